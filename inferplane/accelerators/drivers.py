@@ -1,0 +1,84 @@
+"""The DRA drivers inferplane knows, and what a pool that serves each one looks like.
+
+This is the one home of driver names, their DeviceClasses and their pool taints and labels;
+everything else (XRD rules, pool roles, the catalog's tags) imports them from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from inferplane import API_GROUP
+
+# Labels and taints inferplane puts on the node pools it composes.
+POOL_LABEL = f"{API_GROUP}/pool"
+CPU_LABEL = f"{API_GROUP}/cpu"
+# CPU pools are tainted so that system workloads (and DaemonSets that tolerate only their own
+# vendor's taint) stay off the cores the CPU DRA driver hands out.
+CPU_TAINT_KEY = CPU_LABEL
+
+
+class DriverKind(str, Enum):
+    GPU = "GPU"
+    CPU = "CPU"
+    NETWORK = "network"
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str = "true"
+    effect: str = "NoSchedule"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "value": self.value, "effect": self.effect}
+
+    def toleration(self) -> dict[str, str]:
+        """The toleration that lets a pod onto a node carrying exactly this taint."""
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+@dataclass(frozen=True)
+class Driver:
+    name: str
+    device_class: str
+    kind: DriverKind
+    # The taint a pool serving this driver carries (None: pools are not tainted for it).
+    pool_taint: Taint | None = None
+    # Labels a node serving this driver carries (what the driver's DaemonSet selects on).
+    node_labels: dict[str, str] = field(default_factory=dict)
+
+
+NVIDIA_GPU = Driver(
+    name="gpu.nvidia.com",
+    device_class="gpu.nvidia.com",
+    kind=DriverKind.GPU,
+    pool_taint=Taint("nvidia.com/gpu"),
+    # The NVIDIA DRA driver's node affinity accepts this label (or NFD's PCI vendor 10de labels).
+    node_labels={"nvidia.com/gpu.present": "true"},
+)
+AMD_GPU = Driver(
+    name="gpu.amd.com",
+    device_class="gpu.amd.com",
+    kind=DriverKind.GPU,
+    pool_taint=Taint("amd.com/gpu"),
+    # The AMD GPU operator's default node selector (its NFD rule for PCI vendor 1002).
+    node_labels={"feature.node.kubernetes.io/amd-gpu": "true"},
+)
+CPU = Driver(
+    name="dra.cpu",
+    device_class="dra.cpu",
+    kind=DriverKind.CPU,
+    pool_taint=Taint(CPU_TAINT_KEY),
+    node_labels={CPU_LABEL: "true"},
+)
+DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK)
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET)}
+GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))
+
+
+def driver(name: str) -> Driver | None:
+    """The known driver of that name; None for an unknown one, which is unsupported everywhere."""
+    return DRIVERS.get(name)
