@@ -48,6 +48,8 @@ class Driver:
     pool_taint: Taint | None = None
     # Labels a node serving this driver carries (what the driver's DaemonSet selects on).
     node_labels: dict[str, str] = field(default_factory=dict)
+    # The oldest Kubernetes minor version whose DRA features the driver's default mode relies on.
+    min_kubernetes_version: str | None = None
 
 
 NVIDIA_GPU = Driver(
@@ -72,6 +74,9 @@ CPU = Driver(
     kind=DriverKind.CPU,
     pool_taint=Taint(CPU_TAINT_KEY),
     node_labels={CPU_LABEL: "true"},
+    # Grouped mode (the default: one device per NUMA node, shared by consumable capacity) needs
+    # DRAConsumableCapacity, beta and on by default from Kubernetes 1.36.
+    min_kubernetes_version="1.36",
 )
 DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK)
 

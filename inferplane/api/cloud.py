@@ -1,0 +1,139 @@
+"""Per-cloud blocks shared by classes (how to provision a pool) and clusters (where it runs).
+
+A provider's block is named after it in lower case (`eks`, `gke`, ...); a class or cluster sets the
+block of its provider and no other, which the rules built here enforce.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Name, SecretKeyRef, rule
+
+PROVIDERS = ("EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo")
+SOURCES = PROVIDERS + ("Existing",)
+Provider = Literal["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo"]
+Source = Literal["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"]
+
+
+def block_name(source: str) -> str:
+    """The field holding a source's settings: `EKS` -> `eks`, `Existing` -> `existing`."""
+    return source.lower()
+
+
+def one_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) -> list[dict[str, str]]:
+    """Rules: the discriminator's block is set, and no other source's block is."""
+    rules = []
+    for source in sources:
+        block = block_name(source)
+        rules.append(rule(
+            f"self.{discriminator} != '{source}' || has(self.{block})",
+            f"{owner}.{discriminator} is {source}, so {owner}.{block} is required: add it",
+            field_path=f".{block}", reason="FieldValueRequired"))
+        rules.append(rule(
+            f"!has(self.{block}) || self.{discriminator} == '{source}'",
+            f"{owner}.{block} is set but {owner}.{discriminator} is not {source}: remove {block} or set "
+            f"{discriminator}: {source}",
+            field_path=f".{block}", reason="FieldValueForbidden"))
+    return rules
+
+
+# ---- how a pool is provisioned (InferenceClass.spec.provisioning, and cloud cluster node pools)
+
+
+class Accelerator(ApiModel):
+    type: str = Field(description="The cloud's accelerator name, e.g. nvidia-l4 (GKE) or nvidia-a10g (EKS).")
+    count: int = Field(1, ge=1, description="Accelerators per node.")
+
+
+class _Machine(ApiModel):
+    disk_size_gb: int = Field(100, ge=20, le=65536, description="Boot disk size per node, in GiB.")
+    accelerator: Accelerator | None = Field(
+        None, description="The GPU attached to each node; absent for a pool without an accelerator.")
+
+
+class EKSMachine(_Machine):
+    instance_type: str = Field(description="EC2 instance type, e.g. g6.xlarge or m7i.2xlarge.")
+
+
+class GKEMachine(_Machine):
+    machine_type: str = Field(description="Compute Engine machine type, e.g. g2-standard-8.")
+
+
+class AKSMachine(_Machine):
+    vm_size: str = Field(description="Azure VM size, e.g. Standard_NC24ads_A100_v4.")
+
+
+class NebiusMachine(_Machine):
+    platform: str = Field(description="Nebius platform, e.g. gpu-h100-sxm or cpu-d3.")
+    preset: str = Field(description="Nebius resource preset, e.g. 1gpu-16vcpu-200gb.")
+
+
+class VultrMachine(ApiModel):
+    plan: str = Field(description="Vultr plan, e.g. vcg-a100-1c-6g-4vram.")
+    accelerator: Accelerator | None = None
+
+
+class CivoMachine(ApiModel):
+    size: str = Field(description="Civo node size, e.g. g4p.kube.medium.")
+    accelerator: Accelerator | None = None
+
+
+MACHINE_BLOCKS = {"EKS": EKSMachine, "GKE": GKEMachine, "AKS": AKSMachine, "Nebius": NebiusMachine,
+                  "Vultr": VultrMachine, "Civo": CivoMachine}
+
+
+# ---- where a cluster runs (InferenceCluster.spec.cluster, and the cloud cluster kinds)
+
+
+class _ClusterBlock(ApiModel):
+    kubernetes_version: str | None = Field(
+        None, pattern=KUBERNETES_VERSION,
+        description="Kubernetes minor version, e.g. \"1.36\"; defaults to the cloud's default.")
+    provider_config_name: Name = Field(
+        "default", description="The Crossplane ProviderConfig holding this cloud's credentials.")
+
+
+class EKSSettings(_ClusterBlock):
+    region: str
+    role_arn: str | None = Field(None, description="IAM role of the control plane.")
+    node_role_arn: str | None = Field(None, description="IAM role of the nodes.")
+    subnet_ids: list[str] = Field(default_factory=list)
+
+
+class GKESettings(_ClusterBlock):
+    project: str | None = None
+    location: str = Field(description="Region or zone, e.g. us-central1.")
+
+
+class AKSSettings(_ClusterBlock):
+    location: str
+    resource_group_name: str
+
+
+class NebiusSettings(_ClusterBlock):
+    parent_id: str = Field(description="The Nebius project ID.")
+    subnet_id: str
+
+
+class VultrSettings(_ClusterBlock):
+    region: str
+
+
+class CivoSettings(_ClusterBlock):
+    region: str
+    firewall_id: str | None = None
+    network_id: str | None = None
+
+
+class ExistingSettings(ApiModel):
+    kubeconfig_secret_ref: SecretKeyRef = Field(description="Secret holding the cluster's kubeconfig.")
+    kubernetes_version: str | None = Field(
+        None, pattern=KUBERNETES_VERSION,
+        description="The cluster's Kubernetes version; required when a pool uses a CPU class.")
+
+
+SETTINGS_BLOCKS = {"EKS": EKSSettings, "GKE": GKESettings, "AKS": AKSSettings, "Nebius": NebiusSettings,
+                   "Vultr": VultrSettings, "Civo": CivoSettings, "Existing": ExistingSettings}

@@ -1,0 +1,115 @@
+"""Building blocks shared by every kind: the model base, metadata, conditions, references.
+
+Models are the typed view the composition functions read after admission; their JSON schema
+(with the `x-kubernetes-*` extensions declared here) is what the generated XRDs publish.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+# Kubernetes' own patterns, so that admission refuses what the API server would.
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+QUALIFIED_NAME = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# The pattern controller-gen publishes for resource.Quantity fields.
+QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)"
+            r"|(\.[0-9]+))))?$")
+# Kubernetes minor versions as clusters are declared: "1.36" (a patch may follow).
+KUBERNETES_VERSION = r"^1\.[0-9]+(\.[0-9]+)?$"
+
+
+def rule(expression: str, message: str, field_path: str | None = None, reason: str | None = None) -> dict[str, str]:
+    """One `x-kubernetes-validations` entry: a CEL rule evaluated with `self` bound to the node."""
+    entry = {"rule": expression, "message": message}
+    if field_path:
+        entry["fieldPath"] = field_path
+    if reason:
+        entry["reason"] = reason
+    return entry
+
+
+def list_map(*keys: str) -> dict[str, Any]:
+    """A list whose items are unique by `keys`, merged by them on apply (Kubernetes list-map)."""
+    return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)}
+
+
+class ApiModel(BaseModel):
+    """Fields are camelCase on the wire; unknown fields are refused, never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+
+Quantity = Annotated[
+    int | str,
+    Field(json_schema_extra={"x-kubernetes-int-or-string": True, "pattern": QUANTITY}),
+]
+Name = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+
+
+class ObjectMeta(BaseModel):
+    """Kubernetes object metadata; the fields the runtime sets are kept as they come."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class Condition(ApiModel):
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
+class SecretKeyRef(ApiModel):
+    name: Name
+    namespace: str | None = Field(None, description="Defaults to the namespace inferplane runs in.")
+    key: str
+
+
+class Taint(ApiModel):
+    key: str = Field(pattern=QUALIFIED_NAME)
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class LabelSelectorRequirement(ApiModel):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(ApiModel):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+class Resource(BaseModel):
+    """A whole object: apiVersion, kind, metadata, spec, status. Subclasses set the ClassVars."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    GROUP: ClassVar[str]
+    VERSION: ClassVar[str]
+    KIND: ClassVar[str]
+    PLURAL: ClassVar[str]
+    SCOPE: ClassVar[Literal["Cluster", "Namespaced"]]
+    DESCRIPTION: ClassVar[str]
+    # Printer columns for the generated XRD: (name, JSONPath, type).
+    COLUMNS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+    metadata: ObjectMeta
+
+    @classmethod
+    def api_version_string(cls) -> str:
+        return f"{cls.GROUP}/{cls.VERSION}"

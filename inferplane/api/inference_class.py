@@ -1,0 +1,134 @@
+"""InferenceClass: the devices a node pool has, in DRA's model, and optionally how to provision it."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import ConfigDict, Field
+
+from inferplane import API_GROUP, API_VERSION
+from inferplane.accelerators.drivers import CPU, GPU_DRIVERS
+from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, AKSMachine, CivoMachine, EKSMachine, GKEMachine, \
+    NebiusMachine, Provider, VultrMachine, block_name, one_block_rules
+from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, ApiModel, Name, Quantity, Resource, list_map, rule
+
+_GPU_LIST = "[" + ", ".join(f"'{d}'" for d in GPU_DRIVERS) + "]"
+CLAIMS_GPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver in {_GPU_LIST})"
+CLAIMS_CPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver == '{CPU.name}')"
+HAS_ACCELERATOR = " || ".join(
+    f"(has(self.provisioning.{block_name(p)}) && has(self.provisioning.{block_name(p)}.accelerator))"
+    for p in PROVIDERS)
+
+
+class AttributeValue(ApiModel):
+    """A typed device attribute, as in a ResourceSlice: exactly one of the four types."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [rule(
+        "[has(self.string), has(self.version), has(self.bool), has(self.int)].filter(x, x).size() == 1",
+        "an attribute sets exactly one of string, version, bool or int: keep the one that types the value",
+        reason="FieldValueInvalid")]})
+
+    string: str | None = Field(None, max_length=64)
+    version: str | None = Field(
+        None, max_length=64, pattern=r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$",
+        description="A semantic version such as 1.2.3.")
+    bool_: bool | None = Field(None, alias="bool")
+    int_: int | None = Field(None, alias="int")
+
+    def value(self) -> str | bool | int:
+        for candidate in (self.string, self.version, self.bool_, self.int_):
+            if candidate is not None:
+                return candidate
+        raise ValueError("attribute has no value")
+
+
+# Structural schemas cannot constrain map keys, so a rule does (as Kubernetes' own CRDs do).
+_KEYS_ARE_NAMES = {"x-kubernetes-validations": [rule(
+    f"self.all(k, k.matches('{QUALIFIED_NAME}'))",
+    "keys must be names (numaNode) or qualified names (resource.kubernetes.io/numaNode)",
+    reason="FieldValueInvalid")]}
+
+
+class DeviceSpec(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("self.claim != 'DRA' || has(self.deviceClassName)",
+             "deviceClassName is required when claim is DRA: set it to the driver's DeviceClass "
+             "(e.g. gpu.nvidia.com), or set claim: Synthetic for a device that is never claimed",
+             field_path=".deviceClassName", reason="FieldValueRequired"),
+        rule(f"self.claim != 'DRA' || self.driver != '{CPU.name}' || self.count == 1",
+             f"a {CPU.name} device must have count 1: every device would receive the whole CPU request; "
+             "declare one device and size it with capacity.cpu",
+             field_path=".count", reason="FieldValueInvalid"),
+    ]})
+
+    name: Name
+    claim: Literal["DRA", "Synthetic"] = Field(
+        "DRA", description="DRA: workloads claim it through its driver. Synthetic: described for placement only.")
+    driver: str = Field(pattern=DNS_SUBDOMAIN, max_length=63, description="The DRA driver, e.g. gpu.nvidia.com.")
+    device_class_name: str | None = Field(None, pattern=DNS_SUBDOMAIN, max_length=253)
+    count: int = Field(1, ge=1, le=64, description="Devices of this kind per node.")
+    attributes: dict[str, AttributeValue] = Field(
+        default_factory=dict, description="Bare names are in the driver's domain; qualified names carry their own.",
+        json_schema_extra=_KEYS_ARE_NAMES)
+    capacity: dict[str, Quantity] = Field(
+        default_factory=dict, description="Kubernetes quantities, e.g. memory: 80Gi.",
+        json_schema_extra=_KEYS_ARE_NAMES)
+
+
+class Provisioning(ApiModel):
+    model_config = ConfigDict(json_schema_extra={
+        "x-kubernetes-validations": one_block_rules("provider", PROVIDERS, "provisioning")})
+
+    provider: Provider
+    eks: EKSMachine | None = None
+    gke: GKEMachine | None = None
+    aks: AKSMachine | None = None
+    nebius: NebiusMachine | None = None
+    vultr: VultrMachine | None = None
+    civo: CivoMachine | None = None
+
+    def machine(self) -> EKSMachine | GKEMachine | AKSMachine | NebiusMachine | VultrMachine | CivoMachine:
+        return getattr(self, block_name(self.provider))
+
+
+assert set(MACHINE_BLOCKS) == set(PROVIDERS)
+
+
+class InferenceClassSpec(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule(f"!has(self.provisioning) || !({CLAIMS_CPU} && {CLAIMS_GPU})",
+             f"a provisioned class cannot claim {CPU.name} alongside a GPU driver: a CPU claim could never "
+             "allocate on a GPU pool; split the CPU devices into a class of their own",
+             field_path=".devices", reason="FieldValueForbidden"),
+        rule(f"!has(self.provisioning) || !({HAS_ACCELERATOR}) || {CLAIMS_GPU}",
+             "the provisioning block has an accelerator but no device claims a GPU driver: add a DRA device "
+             f"with driver one of {', '.join(GPU_DRIVERS)}, or remove the accelerator",
+             field_path=".devices", reason="FieldValueInvalid"),
+        rule(f"!has(self.provisioning) || self.provisioning.provider != 'GKE' || !({CLAIMS_GPU}) || "
+             "(has(self.provisioning.gke) && has(self.provisioning.gke.accelerator))",
+             "a GKE class that claims a GPU driver needs provisioning.gke.accelerator: GKE attaches the GPU "
+             "from it (e.g. type: nvidia-l4, count: 1)",
+             field_path=".provisioning.gke", reason="FieldValueRequired"),
+    ]})
+
+    description: str = Field("", max_length=1024)
+    provisioning: Provisioning | None = Field(
+        None, description="How to provision a pool of this class; absent for classes used on existing clusters.")
+    devices: list[DeviceSpec] = Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
+
+    def claimed_drivers(self) -> list[str]:
+        """Drivers whose stacks a pool of this class needs: DRA claims only, sorted, unique."""
+        return sorted({d.driver for d in self.devices if d.claim == "DRA"})
+
+
+class InferenceClass(Resource):
+    GROUP: ClassVar[str] = API_GROUP
+    VERSION: ClassVar[str] = API_VERSION
+    KIND: ClassVar[str] = "InferenceClass"
+    PLURAL: ClassVar[str] = "inferenceclasses"
+    SCOPE: ClassVar[str] = "Cluster"
+    DESCRIPTION: ClassVar[str] = "The devices a node pool has, in DRA's model, and how to provision it."
+    COLUMNS: ClassVar = (("PROVIDER", ".spec.provisioning.provider", "string"),)
+
+    spec: InferenceClassSpec
+    status: dict | None = None

@@ -1,0 +1,95 @@
+"""InferenceCluster: a cluster on a cloud (or an existing one) whose node pools reference classes."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from inferplane import API_GROUP, API_VERSION
+from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, AKSSettings, CivoSettings, EKSSettings, \
+    ExistingSettings, GKESettings, NebiusSettings, Source, VultrSettings, block_name, one_block_rules
+from inferplane.api.common import ApiModel, Condition, Name, Resource, list_map, rule
+
+
+class ClusterSettings(ApiModel):
+    model_config = ConfigDict(json_schema_extra={
+        "x-kubernetes-validations": one_block_rules("source", SOURCES, "cluster")})
+
+    source: Source
+    eks: EKSSettings | None = None
+    gke: GKESettings | None = None
+    aks: AKSSettings | None = None
+    nebius: NebiusSettings | None = None
+    vultr: VultrSettings | None = None
+    civo: CivoSettings | None = None
+    existing: ExistingSettings | None = None
+
+    def settings(self) -> EKSSettings | GKESettings | AKSSettings | NebiusSettings | VultrSettings | CivoSettings \
+            | ExistingSettings:
+        return getattr(self, block_name(self.source))
+
+
+assert set(SETTINGS_BLOCKS) == set(SOURCES)
+
+
+class NodePool(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
+             "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
+             field_path=".minNodeCount", reason="FieldValueInvalid"),
+        rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
+             "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
+             field_path=".maxNodeCount", reason="FieldValueInvalid"),
+    ]})
+
+    name: Name
+    class_name: Name = Field(description="The InferenceClass whose devices this pool's nodes have.")
+    node_count: int = Field(1, ge=0, le=1000)
+    min_node_count: int | None = Field(None, ge=0, le=1000)
+    max_node_count: int | None = Field(None, ge=1, le=1000)
+    zones: list[str] = Field(default_factory=list, max_length=8)
+
+
+class InferenceClusterSpec(ApiModel):
+    cluster: ClusterSettings
+    node_pools: list[NodePool] = Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+
+
+class PoolDevice(ApiModel):
+    name: str
+    driver: str
+    count: int
+    claim: str
+
+
+class SchedulablePool(ApiModel):
+    name: str
+    class_name: str
+    role: str
+    node_count: int
+    devices: list[PoolDevice] = Field(default_factory=list)
+    drivers: list[str] = Field(default_factory=list)
+
+
+class InferenceClusterStatus(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
+    schedulable_pools: list[SchedulablePool] = Field(default_factory=list)
+    dra_drivers: list[str] = Field(default_factory=list)
+
+
+class InferenceCluster(Resource):
+    GROUP: ClassVar[str] = API_GROUP
+    VERSION: ClassVar[str] = API_VERSION
+    KIND: ClassVar[str] = "InferenceCluster"
+    PLURAL: ClassVar[str] = "inferenceclusters"
+    SCOPE: ClassVar[str] = "Cluster"
+    DESCRIPTION: ClassVar[str] = "A cluster on a cloud or an existing one, with node pools that reference classes."
+    COLUMNS: ClassVar = (
+        ("SOURCE", ".spec.cluster.source", "string"),
+        ("READY", '.status.conditions[?(@.type=="ClusterReady")].status', "string"),
+        ("REASON", '.status.conditions[?(@.type=="ClusterReady")].reason', "string"),
+    )
+
+    spec: InferenceClusterSpec
+    status: InferenceClusterStatus | None = None

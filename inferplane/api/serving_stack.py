@@ -1,0 +1,55 @@
+"""ServingStack: the components a cluster needs to serve models, installed on that cluster."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from inferplane import API_VERSION, INFRA_GROUP
+from inferplane.api.cloud import Source
+from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Condition, Name, Resource, SecretKeyRef, list_map
+
+
+class StackSecrets(ApiModel):
+    hugging_face_token: SecretKeyRef | None = Field(None, description="Token engines use to pull gated models.")
+
+
+class StackVersions(ApiModel):
+    kubernetes: str | None = Field(None, pattern=KUBERNETES_VERSION,
+                                   description="The target cluster's Kubernetes version, for charts' kubeVersion.")
+
+
+class Gateway(ApiModel):
+    enabled: bool = True
+    class_name: str = Field("inferplane", description="The GatewayClass of the inference gateway.")
+
+
+class ServingStackSpec(ApiModel):
+    source: Source = Field(description="The cloud the target cluster runs on; selects the component list.")
+    cluster_name: Name = Field(description="The target cluster: names the Helm and Kubernetes ProviderConfigs.")
+    dra_drivers: list[str] | None = Field(
+        None, json_schema_extra={"x-kubernetes-list-type": "set"},
+        description="Drivers the cluster's classes claim. Absent: not yet stamped, the cloud's full list is "
+                    "installed so that an upgrade never strips a running stack. Empty: no device stack.")
+    secrets: StackSecrets = Field(default_factory=StackSecrets)
+    versions: StackVersions = Field(default_factory=StackVersions)
+    gateway: Gateway = Field(default_factory=Gateway)
+
+
+class ServingStackStatus(ApiModel):
+    conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
+    components: list[str] = Field(default_factory=list, description="Keys of the installed components.")
+
+
+class ServingStack(Resource):
+    GROUP: ClassVar[str] = INFRA_GROUP
+    VERSION: ClassVar[str] = API_VERSION
+    KIND: ClassVar[str] = "ServingStack"
+    PLURAL: ClassVar[str] = "servingstacks"
+    SCOPE: ClassVar[str] = "Cluster"
+    DESCRIPTION: ClassVar[str] = "The serving components of one cluster: device stacks, gateway, metrics."
+    COLUMNS: ClassVar = (("SOURCE", ".spec.source", "string"), ("CLUSTER", ".spec.clusterName", "string"))
+
+    spec: ServingStackSpec
+    status: ServingStackStatus | None = None
