@@ -105,3 +105,30 @@ def xrd_files() -> dict[str, str]:
     """File name -> YAML text of every XRD, as committed under inferplane/crossplane/xrds/."""
     return {f"{kind.PLURAL}.{kind.GROUP}.yaml": yaml.dump(xrd(kind), Dumper=_PlainDumper, sort_keys=False, width=120)
             for kind in ALL_KINDS}
+
+
+def structural_problems(schema: dict[str, Any], path: str = "") -> list[str]:
+    """Why the API server would refuse `schema` as structural (empty when it is structural)."""
+    problems = []
+    here = path or "<root>"
+    if "$ref" in schema:
+        problems.append(f"{here}: $ref is not allowed")
+    if "type" not in schema and not schema.get("x-kubernetes-int-or-string") and \
+            not schema.get("x-kubernetes-preserve-unknown-fields"):
+        problems.append(f"{here}: type is missing")
+    if "properties" in schema and "additionalProperties" in schema:
+        problems.append(f"{here}: properties and additionalProperties are mutually exclusive")
+    if schema.get("additionalProperties") is False:
+        problems.append(f"{here}: additionalProperties must not be false")
+    for junction in ("anyOf", "allOf", "oneOf"):
+        for branch in schema.get(junction, []):
+            if set(branch) & {"properties", "items", "additionalProperties", "default", "description"} or (
+                    "type" in branch and not schema.get("x-kubernetes-int-or-string")):
+                problems.append(f"{here}: {junction} may only carry value validations")
+    for name, sub in schema.get("properties", {}).items():
+        problems += structural_problems(sub, f"{path}.{name}" if path else name)
+    if isinstance(schema.get("items"), dict):
+        problems += structural_problems(schema["items"], f"{path}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        problems += structural_problems(schema["additionalProperties"], f"{path}{{}}")
+    return problems

@@ -1,0 +1,14 @@
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# CI clones the repository with shared/ beside it, as the developers' machines have it.
+SHARED_SCHEMAS = REPO.parent / "shared" / "schemas"
+
+
+@pytest.fixture(scope="session")
+def crossplane_crds():
+    from inferplane.admission.openapi import CRDSchemas
+
+    return CRDSchemas.from_dir(SHARED_SCHEMAS / "crossplane")
