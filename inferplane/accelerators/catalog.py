@@ -1,0 +1,310 @@
+"""The serving-stack catalog: every component once, the list each cloud installs, and the join.
+
+This is the one home of chart names, repositories, pins and values. The supported-drivers table,
+the join and the `inferplane stacks` report are all derived from the per-cloud lists below; there
+is no hand-written copy of any of them.
+
+Facts checked against the charts' published sources are stated plainly; the few that could not be
+confirmed are marked *unconfirmed* where they are set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+from inferplane import API_GROUP
+from inferplane.accelerators.component import (
+    Chart,
+    Component,
+    Render,
+    gpu_toleration,
+    pin_errors,
+    shape_errors,
+    tag_errors,
+)
+from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.cloud import SOURCES
+from inferplane.api.serving_stack import ServingStackSpec
+
+# Every composed resource carries its component key, so tooling can find what a stack installed.
+COMPONENT_LABEL = f"{API_GROUP}/component"
+
+# ---- neutral components: every stack has them
+
+CERT_MANAGER = Component(
+    key="cert-manager",
+    namespace="cert-manager",
+    chart=Chart("cert-manager", "https://charts.jetstack.io", "v1.19.1"),
+    # The chart installs and upgrades its own CRDs only when asked to.
+    values=lambda _: {"crds": {"enabled": True}},
+    neutral=True,
+)
+
+# Envoy Gateway's chart ships the Gateway API CRDs with the controller, so one release is the
+# whole gateway stack. Version seen in public install scripts (v1.9.1).
+ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+ENVOY_GATEWAY = Component(
+    key="envoy-gateway",
+    namespace="envoy-gateway-system",
+    chart=Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.9.1"),
+    neutral=True,
+    when=lambda spec: spec.gateway.enabled,
+)
+GATEWAY_CLASS = Component(
+    key="gateway-class",
+    namespace=None,  # GatewayClass is cluster-scoped
+    manifest=lambda spec: {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": spec.gateway.class_name},
+        "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
+    },
+    neutral=True,
+    when=lambda spec: spec.gateway.enabled,
+)
+
+# kube-prometheus-stack brings the Prometheus operator and its ServiceMonitor CRDs, which the GPU
+# exporters' monitors need. Version seen in public material (86.1.1); *unconfirmed* as current.
+PROMETHEUS = Component(
+    key="kube-prometheus-stack",
+    namespace="monitoring",
+    chart=Chart("kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "86.1.1"),
+    values=lambda _: {
+        # Scrape every ServiceMonitor/PodMonitor, not only this release's: the exporters are other
+        # releases (the AMD operator's, NVIDIA's).
+        "prometheus": {"prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False,
+                                          "podMonitorSelectorNilUsesHelmValues": False}},
+        # inferplane reads metrics through Prometheus; dashboards are the user's choice.
+        "grafana": {"enabled": False},
+    },
+    neutral=True,
+)
+
+# LeaderWorkerSet runs multi-node engine members. Version seen in public install scripts (v0.10.0).
+LEADER_WORKER_SET = Component(
+    key="lws",
+    namespace="lws-system",
+    chart=Chart("lws", "oci://registry.k8s.io/lws/charts", "v0.10.0"),
+    neutral=True,
+)
+
+NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, PROMETHEUS, LEADER_WORKER_SET)
+
+# ---- Node Feature Discovery: labels GPU nodes by PCI vendor, which both GPU stacks select on
+
+NODE_FEATURE_DISCOVERY = Component(
+    key="node-feature-discovery",
+    namespace="node-feature-discovery",
+    chart=Chart("node-feature-discovery", "oci://registry.k8s.io/nfd/charts", "0.18.3"),
+    # The worker must reach the tainted GPU nodes it is there to label (its default tolerates none).
+    values=lambda _: {"worker": {"tolerations": [gpu_toleration(NVIDIA_GPU), gpu_toleration(AMD_GPU)]}},
+    dra_drivers=frozenset({NVIDIA_GPU.name, AMD_GPU.name}),
+)
+
+# ---- NVIDIA: the DRA driver and the quota its critical pods need
+
+NVIDIA_NAMESPACE = "nvidia-dra-driver-gpu"
+# Where GKE's COS images install the NVIDIA driver; elsewhere the driver is on the host at `/`,
+# the chart's default. *Unconfirmed* for Vultr and Civo, whose GPU nodes may use NVIDIA's driver
+# container (`/run/nvidia/driver`); kept at the default until checked on a real node.
+GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
+
+def _nvidia_values(driver_root: str | None) -> Render:
+    def values(_: ServingStackSpec) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            # The chart refuses to render GPU support without this acknowledgement.
+            "gpuResourcesEnabledOverride": True,
+            # ComputeDomains are for multi-node NVLink (IMEX); inferplane claims plain GPUs.
+            "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+            "kubeletPlugin": {"tolerations": [gpu_toleration(NVIDIA_GPU)]},
+        }
+        if driver_root:
+            out["nvidiaDriverRoot"] = driver_root
+        return out
+    return values
+
+
+NVIDIA_DRA_DRIVER = Component(
+    key="dra-driver-nvidia-gpu",
+    namespace=NVIDIA_NAMESPACE,
+    chart=Chart("dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.0"),
+    values=_nvidia_values(None),
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+GKE_NVIDIA_DRA_DRIVER = replace(NVIDIA_DRA_DRIVER, values=_nvidia_values(GKE_NVIDIA_DRIVER_ROOT))
+
+# The driver's pods run at priority system-node-critical; outside kube-system the API server
+# admits such pods only under a ResourceQuota that scopes those PriorityClasses in the namespace.
+# 100 pods is far above one kubelet plugin per GPU node plus a controller, and still a bound.
+CRITICAL_PODS_QUOTA = "100"
+NVIDIA_CRITICAL_PODS_QUOTA = Component(
+    key="nvidia-critical-pods-quota",
+    namespace=NVIDIA_NAMESPACE,
+    manifest=lambda _: {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "critical-pods", "namespace": NVIDIA_NAMESPACE},
+        "spec": {
+            "hard": {"pods": CRITICAL_PODS_QUOTA},
+            "scopeSelector": {"matchExpressions": [{
+                "scopeName": "PriorityClass",
+                "operator": "In",
+                "values": ["system-node-critical", "system-cluster-critical"],
+            }]},
+        },
+    },
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+
+# ---- AMD: the GPU operator in DRA mode, configured by its DeviceConfig
+
+AMD_NAMESPACE = "kube-amd-gpu"
+# The operator names its operands after the DeviceConfig: the metrics Service is
+# `<name>-metrics-exporter`, which the metrics collector scrapes.
+AMD_DEVICE_CONFIG_NAME = "inferplane"
+# The operator defaults this image to `latest`. v1.0.1 is the release pinned alongside operator
+# v1.5.1 in public deployments; *unconfirmed* against AMD's own compatibility notes.
+AMD_DRA_DRIVER_IMAGE = "docker.io/rocm/k8s-gpu-dra-driver:v1.0.1"
+AMD_METRICS_EXPORTER_IMAGE = "docker.io/rocm/device-metrics-exporter:v1.5.1"
+AMD_METRICS_PORT = 5000  # the exporter's documented port, named `exporter-port`
+
+AMD_GPU_OPERATOR = Component(
+    key="amd-gpu-operator",
+    namespace=AMD_NAMESPACE,
+    chart=Chart("gpu-operator-charts", "https://rocm.github.io/gpu-operator", "v1.5.1"),
+    values=lambda _: {
+        # Driver management off: the host's amdgpu driver is used, so no KMM.
+        "kmm": {"enabled": False},
+        # NFD is its own component; a second copy from this chart would fight it.
+        "node-feature-discovery": {"enabled": False},
+        # The operator's NFD rule is what labels AMD nodes feature.node.kubernetes.io/amd-gpu.
+        "installdefaultNFDRule": True,
+        # The default DeviceConfig enables the device plugin with `latest` images; we compose our own.
+        "crds": {"defaultCR": {"install": False}},
+    },
+    dra_drivers=frozenset({AMD_GPU.name}),
+)
+AMD_DEVICE_CONFIG = Component(
+    key="amd-device-config",
+    namespace=AMD_NAMESPACE,
+    manifest=lambda _: {
+        "apiVersion": "amd.com/v1alpha1",
+        "kind": "DeviceConfig",
+        "metadata": {"name": AMD_DEVICE_CONFIG_NAME, "namespace": AMD_NAMESPACE},
+        "spec": {
+            "selector": dict(AMD_GPU.node_labels),
+            "driver": {"enable": False},
+            # DRA and the device plugin are mutually exclusive. The node labeller's default image
+            # is `labeller-latest`, and DRA publishes the same facts as device attributes.
+            "devicePlugin": {"enableDevicePlugin": False, "enableNodeLabeller": False},
+            "draDriver": {"enable": True, "image": AMD_DRA_DRIVER_IMAGE,
+                          "tolerations": [gpu_toleration(AMD_GPU)]},
+            "metricsExporter": {"enable": True, "image": AMD_METRICS_EXPORTER_IMAGE,
+                                "serviceType": "ClusterIP", "port": AMD_METRICS_PORT,
+                                "tolerations": [gpu_toleration(AMD_GPU)]},
+        },
+    },
+    dra_drivers=frozenset({AMD_GPU.name}),
+)
+
+# ---- CPU: one chart, the same on every cloud
+
+# Cores 0-1 stay with the OS, kubelet and DaemonSets; the driver hands out the rest.
+RESERVED_CPUS = "0-1"
+CPU_DRA_DRIVER = Component(
+    key="dra-driver-cpu",
+    # The driver's pods run at system-node-critical, which kube-system admits without a quota.
+    namespace="kube-system",
+    chart=Chart("dra-driver-cpu", "oci://registry.k8s.io/dra-driver-cpu/charts", "0.3.0"),
+    values=lambda _: {
+        "nodeSelector": dict(CPU.node_labels),
+        # The chart's default tolerates every NoSchedule taint, which lands it on GPU and fake
+        # nodes too; the CPU pool taint is the only one it should accept.
+        "tolerations": [CPU.pool_taint.toleration()],  # type: ignore[union-attr]
+        # grouped: one device per NUMA node with consumable `cpu` capacity.
+        "driverConfig": {"reservedCPUs": RESERVED_CPUS, "cpuDeviceMode": "grouped"},
+    },
+    dra_drivers=frozenset({CPU.name}),
+)
+
+# ---- per cloud
+
+
+@dataclass(frozen=True)
+class CloudStack:
+    """What one cloud installs, in install order, and the drivers it provides itself."""
+
+    components: tuple[Component, ...]
+    external: frozenset[str] = frozenset()
+
+
+# Clouds that provision their own pools label GPU nodes with the driver's node labels
+# (`nvidia.com/gpu.present`), which the NVIDIA driver's affinity accepts, so they need no NFD.
+_PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, CPU_DRA_DRIVER)
+
+CLOUDS: dict[str, CloudStack] = {
+    # EKS provides DRANET itself (aws-dranet, installed with EFA pools), so dra.net is external.
+    "EKS": CloudStack(_PROVISIONED, external=frozenset({DRANET.name})),
+    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, CPU_DRA_DRIVER)),
+    "AKS": CloudStack(_PROVISIONED),
+    "Nebius": CloudStack(_PROVISIONED),
+    "Vultr": CloudStack(_PROVISIONED),
+    "Civo": CloudStack(_PROVISIONED),
+    # Bring-your-own nodes are labelled by nobody we control: NFD finds the GPUs for both vendors.
+    "Existing": CloudStack((*NEUTRAL, NODE_FEATURE_DISCOVERY, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
+                            AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG, CPU_DRA_DRIVER)),
+}
+
+
+def cloud_stack(cloud: str) -> CloudStack:
+    try:
+        return CLOUDS[cloud]
+    except KeyError:
+        raise KeyError(f"no serving stack for cloud {cloud!r}; known: {', '.join(CLOUDS)}") from None
+
+
+def supported_drivers(cloud: str) -> tuple[str, ...]:
+    """The drivers a cloud can serve, sorted: its components' tags plus what it provides itself."""
+    stack = cloud_stack(cloud)
+    tagged = {d for c in stack.components if not tag_errors(c) for d in c.dra_drivers}
+    return tuple(sorted(tagged | stack.external))
+
+
+def components(cloud: str, claimed: Iterable[str]) -> tuple[Component, ...]:
+    """The join: neutral components plus every tagged one serving a claimed driver, in install order.
+
+    A component with broken tags matches nothing, so a catalog mistake installs less, never more.
+    """
+    drivers = frozenset(claimed)
+    return tuple(c for c in cloud_stack(cloud).components if c.is_neutral() or c.serves_any(drivers))
+
+
+def serving(cloud: str, driver: str) -> tuple[Component, ...]:
+    """The components of a cloud that serve one driver (empty for an external or unsupported one)."""
+    return tuple(c for c in cloud_stack(cloud).components if c.serves_any(frozenset({driver})))
+
+
+def sample_spec(cloud: str) -> ServingStackSpec:
+    """A stack with every option on, to render every value and manifest a cloud can produce."""
+    return ServingStackSpec.model_validate({"source": cloud, "clusterName": "sample"})
+
+
+def catalog_errors() -> list[str]:
+    """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
+    errors: list[str] = []
+    if set(CLOUDS) != set(SOURCES):
+        errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
+    for cloud, stack in CLOUDS.items():
+        keys = [c.key for c in stack.components]
+        if len(keys) != len(set(keys)):
+            errors.append(f"{cloud} lists a component key twice: {keys}")
+        unknown = sorted(stack.external - DRIVERS.keys())
+        if unknown:
+            errors.append(f"{cloud} declares unknown external drivers {unknown}")
+        spec = sample_spec(cloud)
+        for component in stack.components:
+            errors += tag_errors(component) + shape_errors(component)
+            errors += pin_errors(component, spec)
+    return sorted(set(errors))
