@@ -1,0 +1,178 @@
+"""ServingStack composition: the catalog's components for the stack's cloud and claimed drivers,
+as provider-helm Releases and provider-kubernetes Objects on the target cluster.
+
+Conditions this function sets:
+- `DriversSupported`: False with reason `UnsupportedDrivers` when `spec.draDrivers` names a driver
+  the cloud cannot serve (nothing is installed for it; the rest installs normally); True with reason
+  `NotStamped` while `spec.draDrivers` is absent (the cloud's full list is installed, so that an
+  upgrade never strips a running stack); True with `AllSupported` otherwise.
+- `StackReady`: True (`Available`) when every composed resource is observed ready, else False
+  (`Creating`, naming what is still pending); False (`InvalidSpec`) when the stack cannot be read.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import ValidationError
+
+from inferplane.accelerators.catalog import COMPONENT_LABEL, components, supported_drivers
+from inferplane.accelerators.component import Component
+from inferplane.api.serving_stack import ServingStack
+from inferplane.compose.base import Condition, Desired, Event, Request, Resource, Response, is_ready
+
+RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+# The ServingStack is cluster-scoped but the providers' `.m.` kinds are namespaced: composed
+# Releases and Objects live in inferplane's own namespace on the control plane.
+MANAGED_NAMESPACE = "inferplane-system"
+# Cluster-scoped provider configs, named after the target cluster, can be referenced from any
+# namespace, so the stack needs no per-namespace copy of the cluster's credentials.
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+# provider-helm names the Helm release after the external name; the component key keeps release
+# names on the target cluster stable whatever the stack is called.
+EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+
+DRIVERS_SUPPORTED = "DriversSupported"
+STACK_READY = "StackReady"
+
+
+def resource_key(component: Component) -> str:
+    """The stable key of a component's composed resource: `release-<key>` or `object-<key>`."""
+    return f"{component.kind}-{component.key}"
+
+
+class ServingStackComposer:
+    def __init__(self, request: Request):
+        self.request = request
+        self.response = Response()
+        self.stack: ServingStack | None = None
+        self.installed: tuple[Component, ...] = ()
+
+    def compose(self) -> Response:
+        if not self.read_stack():
+            return self.response
+        self.compose_drivers()
+        self.compose_components()
+        self.compose_status()
+        self.compose_readiness()
+        return self.response
+
+    # ---- steps
+
+    def read_stack(self) -> bool:
+        """Parse the composite; an unreadable one keeps what was composed and says why."""
+        try:
+            self.stack = ServingStack.model_validate(self.request.composite)
+            return True
+        except ValidationError as error:
+            name = self.request.composite.get("metadata", {}).get("name", "<unnamed>")
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+            self.response.conditions.append(Condition(
+                STACK_READY, "False", "InvalidSpec",
+                f"ServingStack {name} is invalid ({problems}): fix the spec; composed components are kept as they are"))
+            # Returning nothing would let the runtime garbage-collect a live stack.
+            for key, observed in sorted(self.request.observed.items()):
+                self.response.desired[key] = Desired(_without_status(observed), ready=is_ready(observed))
+            return False
+
+    def compose_drivers(self) -> None:
+        """Choose the drivers to install and report any the cloud cannot serve."""
+        spec = self.spec
+        supported = supported_drivers(spec.source)
+        if spec.dra_drivers is None:
+            claimed = frozenset(supported)
+            self.condition(DRIVERS_SUPPORTED, "True", "NotStamped",
+                           f"ServingStack {self.name} has no spec.draDrivers yet: installing every device stack "
+                           f"{spec.source} supports ({', '.join(supported)}) so that a running stack keeps them")
+        else:
+            claimed = frozenset(spec.dra_drivers)
+            unsupported = sorted(claimed - set(supported))
+            if unsupported:
+                them = "it" if len(unsupported) == 1 else "them"
+                message = (f"ServingStack {self.name} claims {', '.join(unsupported)}, which {spec.source} clusters "
+                           f"cannot serve; {spec.source} clusters support {', '.join(supported)}. Nothing is "
+                           f"installed for {them}: remove {them} from spec.draDrivers, or run the classes that "
+                           f"claim {them} on a cluster whose cloud serves {them}")
+                self.condition(DRIVERS_SUPPORTED, "False", "UnsupportedDrivers", message)
+                self.response.events.append(Event("Warning", "UnsupportedDrivers", message))
+            else:
+                self.condition(DRIVERS_SUPPORTED, "True", "AllSupported",
+                               f"{spec.source} serves every driver ServingStack {self.name} claims")
+        self.installed = tuple(c for c in components(spec.source, claimed) if c.when(spec))
+
+    def compose_components(self) -> None:
+        for component in self.installed:
+            key = resource_key(component)
+            resource = self.release(component) if component.chart else self.object(component)
+            self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+
+    def compose_status(self) -> None:
+        self.response.status["components"] = [c.key for c in self.installed]
+
+    def compose_readiness(self) -> None:
+        pending = [key for key, desired in self.response.desired.items() if not desired.ready]
+        if pending:
+            self.condition(STACK_READY, "False", "Creating",
+                           f"ServingStack {self.name} is waiting for {', '.join(pending)} to become ready")
+        else:
+            self.condition(STACK_READY, "True", "Available", f"every component of ServingStack {self.name} is ready")
+
+    # ---- resources
+
+    def release(self, component: Component) -> Resource:
+        chart = component.chart
+        assert chart is not None
+        release = self.managed(component, RELEASE_API_VERSION, "Release", {
+            "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
+            "namespace": component.namespace,
+            # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers.
+            "values": copy.deepcopy(component.values(self.spec)),
+        })
+        release["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: component.key}
+        return release
+
+    def object(self, component: Component) -> Resource:
+        assert component.manifest is not None
+        return self.managed(component, OBJECT_API_VERSION, "Object",
+                            {"manifest": copy.deepcopy(component.manifest(self.spec))})
+
+    def managed(self, component: Component, api_version: str, kind: str, for_provider: dict[str, Any]) -> Resource:
+        """A namespaced Crossplane managed resource aimed at the stack's cluster."""
+        return {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {
+                "name": f"{self.name}-{component.key}",
+                "namespace": MANAGED_NAMESPACE,
+                "labels": {COMPONENT_LABEL: component.key},
+            },
+            "spec": {
+                "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": self.spec.cluster_name},
+                "forProvider": for_provider,
+            },
+        }
+
+    # ---- helpers
+
+    @property
+    def spec(self):
+        assert self.stack is not None
+        return self.stack.spec
+
+    @property
+    def name(self) -> str:
+        assert self.stack is not None
+        return self.stack.metadata.name
+
+    def condition(self, type_: str, status: str, reason: str, message: str) -> None:
+        self.response.conditions.append(Condition(type_, status, reason, message))
+
+
+def _without_status(resource: Resource) -> Resource:
+    return {k: copy.deepcopy(v) for k, v in resource.items() if k != "status"}
+
+
+def compose_serving_stack(request: Request) -> Response:
+    return ServingStackComposer(request).compose()
