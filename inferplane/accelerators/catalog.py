@@ -267,9 +267,8 @@ def cloud_stack(cloud: str) -> CloudStack:
 
 def supported_drivers(cloud: str) -> tuple[str, ...]:
     """The drivers a cloud can serve, sorted: its components' tags plus what it provides itself."""
-    stack = cloud_stack(cloud)
-    tagged = {d for c in stack.components if not tag_errors(c) for d in c.dra_drivers}
-    return tuple(sorted(tagged | stack.external))
+    tagged = {d for c in _sound(cloud) for d in c.dra_drivers}
+    return tuple(sorted(tagged | cloud_stack(cloud).external))
 
 
 def components(cloud: str, claimed: Iterable[str]) -> tuple[Component, ...]:
@@ -278,12 +277,17 @@ def components(cloud: str, claimed: Iterable[str]) -> tuple[Component, ...]:
     A component with broken tags matches nothing, so a catalog mistake installs less, never more.
     """
     drivers = frozenset(claimed)
-    return tuple(c for c in cloud_stack(cloud).components if c.is_neutral() or c.serves_any(drivers))
+    return tuple(c for c in _sound(cloud) if c.neutral or c.dra_drivers & drivers)
 
 
 def serving(cloud: str, driver: str) -> tuple[Component, ...]:
     """The components of a cloud that serve one driver (empty for an external or unsupported one)."""
-    return tuple(c for c in cloud_stack(cloud).components if c.serves_any(frozenset({driver})))
+    return tuple(c for c in _sound(cloud) if driver in c.dra_drivers)
+
+
+def _sound(cloud: str) -> tuple[Component, ...]:
+    """A cloud's components whose tags are usable; the rest are catalog errors and never installed."""
+    return tuple(c for c in cloud_stack(cloud).components if not tag_errors(c))
 
 
 def sample_spec(cloud: str) -> ServingStackSpec:

@@ -58,12 +58,6 @@ class Component:
         """`release` or `object`: the prefix of the composed resource's key."""
         return "release" if self.chart is not None else "object"
 
-    def is_neutral(self) -> bool:
-        return self.neutral and not self.dra_drivers
-
-    def serves_any(self, drivers: frozenset[str]) -> bool:
-        return not self.neutral and bool(self.dra_drivers & drivers)
-
 
 def gpu_toleration(driver: Driver) -> dict[str, str]:
     """Tolerate a GPU pool's taint whatever its value: clouds pick their own (GKE taints its GPU

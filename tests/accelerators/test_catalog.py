@@ -1,0 +1,129 @@
+"""The catalog as a whole: tags, shapes and pins of every component on every cloud, and the join."""
+
+from dataclasses import replace
+
+import pytest
+
+from inferplane.accelerators import catalog
+from inferplane.accelerators.catalog import (
+    CLOUDS,
+    CPU_DRA_DRIVER,
+    NEUTRAL,
+    catalog_errors,
+    components,
+    sample_spec,
+    serving,
+    supported_drivers,
+)
+from inferplane.accelerators.component import Chart, Component, pin_errors, tag_errors
+from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.cloud import SOURCES
+
+ALL_COMPONENTS = [(cloud, c) for cloud, stack in CLOUDS.items() for c in stack.components]
+
+
+def test_the_catalog_is_sound():
+    assert catalog_errors() == []
+
+
+def test_every_source_has_a_stack():
+    assert list(CLOUDS) == list(SOURCES)
+
+
+@pytest.mark.parametrize("cloud,component", ALL_COMPONENTS, ids=lambda x: getattr(x, "key", x))
+def test_every_component_is_tagged_or_neutral_never_both(cloud, component):
+    assert component.neutral != bool(component.dra_drivers), component.key
+    assert component.dra_drivers <= DRIVERS.keys()
+
+
+@pytest.mark.parametrize("cloud,component", ALL_COMPONENTS, ids=lambda x: getattr(x, "key", x))
+def test_every_chart_and_image_is_pinned(cloud, component):
+    assert pin_errors(component, sample_spec(cloud)) == []
+
+
+def test_a_component_with_neither_tag_is_a_catalog_error_and_never_installed(monkeypatch):
+    untagged = Component("untagged", "x", chart=Chart("x", "oci://example.com/charts", "1.0.0"))
+    both = Component("both", "x", chart=Chart("x", "oci://example.com/charts", "1.0.0"),
+                     dra_drivers=frozenset({CPU.name}), neutral=True)
+    unknown = Component("unknown", "x", chart=Chart("x", "oci://example.com/charts", "1.0.0"),
+                        dra_drivers=frozenset({"tpu.example.com"}))
+    stack = CLOUDS["EKS"]
+    monkeypatch.setitem(CLOUDS, "EKS", replace(stack, components=stack.components + (untagged, both, unknown)))
+
+    errors = catalog_errors()
+    assert any("untagged has no dra_drivers and is not marked neutral" in e for e in errors)
+    assert any("both is marked neutral and also tagged" in e for e in errors)
+    assert any("unknown is tagged with unknown drivers ['tpu.example.com']" in e for e in errors)
+    # Fail closed: none of them is installed, whatever is claimed, and none adds a supported driver.
+    installed = {c.key for c in components("EKS", DRIVERS.keys() | {"tpu.example.com"})}
+    assert not installed & {"untagged", "both", "unknown"}
+    assert "tpu.example.com" not in supported_drivers("EKS")
+
+
+def test_tag_errors_accept_a_neutral_and_a_tagged_component():
+    assert tag_errors(CPU_DRA_DRIVER) == []
+    assert tag_errors(catalog.CERT_MANAGER) == []
+
+
+@pytest.mark.parametrize("version", ["latest", "", None, "v1", "1.x", "1.2", "stable", "main", "~1.2.3", ">=1.0.0"])
+def test_a_floating_chart_version_is_refused(version):
+    floating = replace(CPU_DRA_DRIVER, chart=Chart("dra-driver-cpu", "oci://registry.k8s.io/dra-driver-cpu/charts",
+                                                   version))
+    assert pin_errors(floating, sample_spec("EKS")) != []
+
+
+def test_a_floating_image_in_values_is_refused():
+    component = replace(CPU_DRA_DRIVER, values=lambda _: {
+        "image": {"repository": "registry.k8s.io/dra-driver-cpu/dra-driver-cpu", "tag": ""},
+        "sidecar": {"image": "busybox"},
+        "exporter": {"exporterImage": "docker.io/rocm/device-metrics-exporter:latest"},
+        "ok": {"image": "registry.example.com:5000/x@sha256:" + "a" * 64},
+    })
+    errors = pin_errors(component, sample_spec("EKS"))
+    assert len(errors) == 3
+    assert any("image.repository" not in e and "'registry.k8s.io/dra-driver-cpu/dra-driver-cpu:'" in e for e in errors)
+    assert any("sidecar.image image 'busybox'" in e for e in errors)
+    assert any("exporter.exporterImage" in e for e in errors)
+
+
+def test_a_shared_component_is_defined_once():
+    """Every cloud that installs a component key installs the same chart, pin, namespace and tags."""
+    by_key: dict[str, set] = {}
+    for _, c in ALL_COMPONENTS:
+        by_key.setdefault(c.key, set()).add((c.chart, c.namespace, c.dra_drivers, c.neutral))
+    assert {key: shapes for key, shapes in by_key.items() if len(shapes) > 1} == {}
+
+
+def test_the_cpu_driver_is_on_every_cloud():
+    assert all(CPU_DRA_DRIVER in stack.components for stack in CLOUDS.values())
+
+
+def test_neutral_components_are_on_every_cloud():
+    for stack in CLOUDS.values():
+        assert tuple(c for c in stack.components if c.neutral) == NEUTRAL
+
+
+def test_supported_drivers_are_derived_from_tags_and_external_drivers():
+    for cloud, stack in CLOUDS.items():
+        tags = {d for c in stack.components for d in c.dra_drivers}
+        assert supported_drivers(cloud) == tuple(sorted(tags | stack.external))
+
+
+def test_amd_only_on_existing_and_dranet_external_on_eks():
+    assert [c for c in CLOUDS if AMD_GPU.name in supported_drivers(c)] == ["Existing"]
+    assert [c for c, s in CLOUDS.items() if s.external] == ["EKS"]
+    assert DRANET.name in supported_drivers("EKS") and serving("EKS", DRANET.name) == ()
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_the_join_is_order_independent_and_in_catalog_order(cloud):
+    claimed = [NVIDIA_GPU.name, CPU.name, AMD_GPU.name]
+    forward, backward = components(cloud, claimed), components(cloud, reversed(claimed))
+    assert forward == backward
+    order = [c.key for c in CLOUDS[cloud].components]
+    assert [c.key for c in forward] == sorted((c.key for c in forward), key=order.index)
+
+
+def test_an_unknown_cloud_names_the_known_ones():
+    with pytest.raises(KeyError, match="known: EKS, GKE"):
+        supported_drivers("OpenStack")
