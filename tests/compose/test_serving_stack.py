@@ -1,0 +1,297 @@
+"""ServingStack composition: the join per cloud, the values that matter, conditions, readiness, CRDs."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inferplane.accelerators.catalog import CLOUDS, NEUTRAL, supported_drivers
+from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.cloud import PROVIDERS, SOURCES
+from inferplane.compose.base import Request
+from inferplane.compose.serving_stack import compose_serving_stack
+
+NV, AMD, CPU_, NET = NVIDIA_GPU.name, AMD_GPU.name, CPU.name, DRANET.name
+UNKNOWN = "tpu.example.com"
+ABSENT = object()
+
+NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway-class",
+                "release-kube-prometheus-stack", "release-lws"}
+NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota"}
+CPU_KEYS = {"release-dra-driver-cpu"}
+NFD_KEYS = {"release-node-feature-discovery"}
+AMD_KEYS = {"release-amd-gpu-operator", "object-amd-device-config"}
+
+
+def stack(cloud, drivers=ABSENT, name="stack-1", cluster="cluster-1", **spec):
+    body = {"source": cloud, "clusterName": cluster, **spec}
+    if drivers is not ABSENT:
+        body["draDrivers"] = list(drivers)
+    return {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
+            "metadata": {"name": name}, "spec": body}
+
+
+def compose(cloud, drivers=ABSENT, observed=None, **spec):
+    return compose_serving_stack(Request(composite=stack(cloud, drivers, **spec), observed=observed or {}))
+
+
+def values(response, key):
+    return response.desired[key].resource["spec"]["forProvider"]["values"]
+
+
+def manifest(response, key):
+    return response.desired[key].resource["spec"]["forProvider"]["manifest"]
+
+
+def condition(response, type_):
+    found = response.condition(type_)
+    return found.status, found.reason
+
+
+# ---- the whole set of component keys, per cloud and claimed drivers
+
+# (cloud, claimed drivers, expected keys beyond the neutral ones, drivers reported unsupported)
+CASES = [
+    *[row for cloud in PROVIDERS for row in [
+        (cloud, [], set(), []),
+        (cloud, [NV], NVIDIA_KEYS, []),
+        (cloud, [CPU_], CPU_KEYS, []),
+        (cloud, [NV, CPU_], NVIDIA_KEYS | CPU_KEYS, []),
+        (cloud, [AMD], set(), [AMD]),
+        # EKS provides DRANET itself: supported with no component; elsewhere it is unsupported.
+        (cloud, [NET], set(), [] if cloud == "EKS" else [NET]),
+    ]],
+    ("Existing", [], set(), []),
+    ("Existing", [NV], NFD_KEYS | NVIDIA_KEYS, []),
+    ("Existing", [AMD], NFD_KEYS | AMD_KEYS, []),
+    ("Existing", [CPU_], CPU_KEYS, []),
+    ("Existing", [NET], set(), [NET]),
+    ("Existing", [NV, CPU_], NFD_KEYS | NVIDIA_KEYS | CPU_KEYS, []),
+    ("Existing", [NV, AMD, CPU_], NFD_KEYS | NVIDIA_KEYS | AMD_KEYS | CPU_KEYS, []),
+    ("GKE", [AMD, NV, UNKNOWN], NVIDIA_KEYS, [AMD, UNKNOWN]),
+]
+
+
+@pytest.mark.parametrize("cloud,drivers,extra,unsupported", CASES,
+                         ids=[f"{c}-{'+'.join(d) or 'none'}" for c, d, _, _ in CASES])
+def test_component_keys(cloud, drivers, extra, unsupported):
+    response = compose(cloud, drivers)
+
+    assert set(response.desired) == NEUTRAL_KEYS | extra
+    assert response.status["components"] == [key.split("-", 1)[1] for key in response.desired]
+    if unsupported:
+        assert condition(response, "DriversSupported") == ("False", "UnsupportedDrivers")
+        message = response.condition("DriversSupported").message
+        assert f"claims {', '.join(unsupported)}, which {cloud} clusters cannot serve" in message
+        assert f"{cloud} clusters support {', '.join(supported_drivers(cloud))}" in message
+        assert [(e.type, e.reason) for e in response.events] == [("Warning", "UnsupportedDrivers")]
+    else:
+        assert condition(response, "DriversSupported") == ("True", "AllSupported")
+        assert response.events == []
+
+
+def test_the_eks_unsupported_message_reads_as_documented():
+    message = compose("EKS", [AMD]).condition("DriversSupported").message
+    assert message.startswith("ServingStack stack-1 claims gpu.amd.com, which EKS clusters cannot serve; "
+                              "EKS clusters support dra.cpu, dra.net, gpu.nvidia.com. Nothing is installed for it")
+
+
+# ---- absent versus empty draDrivers
+
+
+@pytest.mark.parametrize("cloud", SOURCES)
+def test_absent_dra_drivers_install_the_clouds_full_list(cloud):
+    response = compose(cloud)
+    assert response.status["components"] == [c.key for c in CLOUDS[cloud].components]
+    assert condition(response, "DriversSupported") == ("True", "NotStamped")
+
+
+@pytest.mark.parametrize("cloud", SOURCES)
+def test_empty_dra_drivers_install_the_neutral_components_only(cloud):
+    response = compose(cloud, [])
+    assert response.status["components"] == [c.key for c in NEUTRAL]
+    assert condition(response, "DriversSupported") == ("True", "AllSupported")
+
+
+def test_stamping_dra_drivers_applies_the_join():
+    before, after = compose("Existing"), compose("Existing", [NV])
+    assert set(before.desired) - set(after.desired) == AMD_KEYS | CPU_KEYS
+
+
+# ---- the values that matter
+
+
+@pytest.mark.parametrize("cloud", SOURCES)
+def test_cpu_driver_stays_on_cpu_pools(cloud):
+    response = compose(cloud, [CPU_])
+    release = response.desired["release-dra-driver-cpu"].resource["spec"]["forProvider"]
+    assert release["chart"] == {"name": "dra-driver-cpu", "repository": "oci://registry.k8s.io/dra-driver-cpu/charts",
+                                "version": "0.3.0"}
+    assert release["values"] == {
+        "nodeSelector": {"inferplane.dev/cpu": "true"},
+        "tolerations": [{"key": "inferplane.dev/cpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+        "driverConfig": {"reservedCPUs": "0-1", "cpuDeviceMode": "grouped"},
+    }
+
+
+@pytest.mark.parametrize("cloud", ["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"])
+def test_nvidia_driver_values(cloud):
+    response = compose(cloud, [NV])
+    got = values(response, "release-dra-driver-nvidia-gpu")
+    assert got["gpuResourcesEnabledOverride"] is True
+    assert got["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert got["kubeletPlugin"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                                    "effect": "NoSchedule"}]
+    assert got.get("nvidiaDriverRoot") == ("/home/kubernetes/bin/nvidia" if cloud == "GKE" else None)
+    quota = manifest(response, "object-nvidia-critical-pods-quota")
+    assert quota["kind"] == "ResourceQuota" and quota["metadata"]["namespace"] == "nvidia-dra-driver-gpu"
+    assert quota["spec"]["scopeSelector"]["matchExpressions"] == [{
+        "scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical", "system-cluster-critical"]}]
+    assert response.desired["release-dra-driver-nvidia-gpu"].resource["spec"]["forProvider"]["namespace"] == \
+        "nvidia-dra-driver-gpu"
+
+
+def test_amd_operator_runs_in_dra_mode_without_driver_management():
+    response = compose("Existing", [AMD])
+    release = response.desired["release-amd-gpu-operator"].resource["spec"]["forProvider"]
+    assert release["chart"] == {"name": "gpu-operator-charts", "repository": "https://rocm.github.io/gpu-operator",
+                                "version": "v1.5.1"}
+    assert release["namespace"] == "kube-amd-gpu"
+    assert release["values"]["kmm"] == {"enabled": False}
+    assert release["values"]["node-feature-discovery"] == {"enabled": False}
+    assert release["values"]["crds"] == {"defaultCR": {"install": False}}
+
+    config = manifest(response, "object-amd-device-config")
+    amd_toleration = [{"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert config["apiVersion"] == "amd.com/v1alpha1" and config["kind"] == "DeviceConfig"
+    assert config["metadata"]["namespace"] == "kube-amd-gpu"
+    spec = config["spec"]
+    assert spec["selector"] == {"feature.node.kubernetes.io/amd-gpu": "true"}
+    assert spec["driver"] == {"enable": False}
+    assert spec["devicePlugin"]["enableDevicePlugin"] is False
+    assert spec["draDriver"]["enable"] is True
+    assert spec["draDriver"]["tolerations"] == amd_toleration
+    assert ":" in spec["draDriver"]["image"] and not spec["draDriver"]["image"].endswith(":latest")
+    assert spec["metricsExporter"]["image"] == "docker.io/rocm/device-metrics-exporter:v1.5.1"
+    assert spec["metricsExporter"]["tolerations"] == amd_toleration
+
+
+def test_nfd_reaches_both_gpu_pools():
+    got = values(compose("Existing", [NV, AMD]), "release-node-feature-discovery")
+    assert got["worker"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+
+
+def test_releases_and_objects_target_the_stacks_cluster():
+    response = compose("EKS", [NV], cluster="prod-eu")
+    for key, desired in response.desired.items():
+        resource = desired.resource
+        assert resource["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "prod-eu"}
+        assert resource["metadata"]["namespace"] == "inferplane-system"
+        component = key.split("-", 1)[1]
+        assert resource["metadata"]["name"] == f"stack-1-{component}"
+        assert resource["metadata"]["labels"] == {"inferplane.dev/component": component}
+        if resource["kind"] == "Release":
+            assert resource["metadata"]["annotations"] == {"crossplane.io/external-name": component}
+
+
+def test_gateway_class_is_named_by_the_spec_and_the_gateway_can_be_switched_off():
+    named = compose("Civo", [], gateway={"className": "edge"})
+    assert manifest(named, "object-gateway-class")["metadata"]["name"] == "edge"
+    off = compose("Civo", [], gateway={"enabled": False})
+    assert set(off.desired) == NEUTRAL_KEYS - {"release-envoy-gateway", "object-gateway-class"}
+
+
+def test_values_are_copies_not_the_catalogs_own_data():
+    first = compose("Existing", [NV])
+    values(first, "release-dra-driver-nvidia-gpu")["kubeletPlugin"]["tolerations"].clear()
+    assert values(compose("Existing", [NV]), "release-dra-driver-nvidia-gpu")["kubeletPlugin"]["tolerations"]
+
+
+# ---- readiness
+
+
+def ready(resource):
+    return {**resource, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def test_stack_is_ready_when_every_composed_resource_is_observed_ready():
+    first = compose("AKS", [CPU_])
+    assert condition(first, "StackReady") == ("False", "Creating")
+    assert all(d.ready is False for d in first.desired.values())
+
+    observed = {key: ready(d.resource) for key, d in first.desired.items()}
+    done = compose("AKS", [CPU_], observed=observed)
+    assert condition(done, "StackReady") == ("True", "Available")
+    assert all(d.ready is True for d in done.desired.values())
+
+    del observed["release-dra-driver-cpu"]
+    partial = compose("AKS", [CPU_], observed=observed)
+    assert condition(partial, "StackReady") == ("False", "Creating")
+    assert partial.condition("StackReady").message.endswith("waiting for release-dra-driver-cpu to become ready")
+
+
+# ---- robustness and determinism
+
+
+def test_an_invalid_stack_keeps_what_was_composed_and_says_why():
+    live = compose("EKS", [NV])
+    observed = {key: ready(d.resource) for key, d in live.desired.items()}
+    broken = stack("EKS", [NV])
+    broken["spec"]["source"] = "OpenStack"
+    response = compose_serving_stack(Request(composite=broken, observed=observed))
+    assert condition(response, "StackReady") == ("False", "InvalidSpec")
+    assert "ServingStack stack-1 is invalid (spec.source" in response.condition("StackReady").message
+    assert {key: d.resource for key, d in response.desired.items()} == \
+        {key: d.resource for key, d in live.desired.items()}
+
+
+def test_the_same_request_gives_byte_identical_output():
+    def dump(response):
+        return json.dumps([{k: d.resource for k, d in response.desired.items()}, response.status,
+                           [c.to_dict() for c in response.conditions]], sort_keys=False)
+    assert dump(compose("Existing", [CPU_, AMD, NV])) == dump(compose("Existing", [CPU_, AMD, NV]))
+
+
+# ---- every composed resource is accepted by the providers' published CRDs
+
+
+@pytest.mark.parametrize("cloud", SOURCES)
+def test_every_composed_resource_validates_against_the_provider_crds(cloud, crossplane_crds):
+    response = compose(cloud, gateway={"className": "inference"})
+    assert response.desired
+    for key, desired in response.desired.items():
+        assert crossplane_crds.validate(desired.resource) == [], key
+
+
+# ---- properties over random clouds and claimed drivers
+
+claims = st.lists(st.sampled_from(sorted(DRIVERS) + [UNKNOWN]), unique=True)
+
+
+@given(cloud=st.sampled_from(SOURCES), claimed=claims, data=st.data())
+def test_join_properties(cloud, claimed, data):
+    response = compose(cloud, claimed)
+    by_key = {c.key: c for c in CLOUDS[cloud].components}
+    installed = [by_key[key] for key in response.status["components"]]
+    supported = set(supported_drivers(cloud))
+
+    # Every installed tagged component serves a claimed driver.
+    assert all(c.neutral or c.dra_drivers & set(claimed) for c in installed)
+    # Every claimed supported driver has a component or is provided by the cloud.
+    for driver in set(claimed) & supported:
+        assert any(driver in c.dra_drivers for c in installed) or driver in CLOUDS[cloud].external
+    # Neutral components are always present.
+    assert [c for c in installed if c.neutral] == list(NEUTRAL)
+    # Unsupported drivers are reported exactly when claimed.
+    expected = ("False", "UnsupportedDrivers") if set(claimed) - supported else ("True", "AllSupported")
+    assert condition(response, "DriversSupported") == expected
+    # The order of draDrivers does not matter.
+    shuffled = compose(cloud, data.draw(st.permutations(claimed)))
+    assert {k: d.resource for k, d in shuffled.desired.items()} == {k: d.resource for k, d in response.desired.items()}
+    assert list(shuffled.desired) == list(response.desired)
+    assert shuffled.status == response.status
+    assert [c.to_dict() for c in shuffled.conditions] == [c.to_dict() for c in response.conditions]
