@@ -19,6 +19,7 @@ from inferplane.accelerators.component import (
     Component,
     Render,
     gpu_toleration,
+    is_pinned_version,
     pin_errors,
     shape_errors,
     tag_errors,
@@ -240,6 +241,10 @@ class CloudStack:
     external: frozenset[str] = frozenset()
 
 
+# What provides dra.net on EKS: AWS's DRANET chart, installed with the cluster's EFA pools (the EKS
+# cloud module's concern, not the serving stack's), which is why EKS declares dra.net external.
+AWS_DRANET_CHART = Chart("aws-dranet", "https://aws.github.io/eks-charts", "1.0.0")
+
 # Clouds that provision their own pools label GPU nodes with the driver's node labels
 # (`nvidia.com/gpu.present`), which the NVIDIA driver's affinity accepts, so they need no NFD.
 _PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, CPU_DRA_DRIVER)
@@ -298,6 +303,8 @@ def sample_spec(cloud: str) -> ServingStackSpec:
 def catalog_errors() -> list[str]:
     """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
     errors: list[str] = []
+    if not is_pinned_version(AWS_DRANET_CHART.version):
+        errors.append(f"chart {AWS_DRANET_CHART.name} version {AWS_DRANET_CHART.version!r} is not an exact pin")
     if set(CLOUDS) != set(SOURCES):
         errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
     for cloud, stack in CLOUDS.items():

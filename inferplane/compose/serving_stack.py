@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from inferplane.accelerators.catalog import COMPONENT_LABEL, components, supported_drivers
 from inferplane.accelerators.component import Component
-from inferplane.api.serving_stack import ServingStack
+from inferplane.api.serving_stack import ServingStack, ServingStackSpec
 from inferplane.compose.base import Condition, Desired, Event, Request, Resource, Response, is_ready
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
@@ -67,11 +67,12 @@ class ServingStackComposer:
             self.stack = ServingStack.model_validate(self.request.composite)
             return True
         except ValidationError as error:
-            name = self.request.composite.get("metadata", {}).get("name", "<unnamed>")
+            metadata = self.request.composite.get("metadata")
+            name = metadata.get("name", "<unnamed>") if isinstance(metadata, dict) else "<unnamed>"
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-            self.response.conditions.append(Condition(
-                STACK_READY, "False", "InvalidSpec",
-                f"ServingStack {name} is invalid ({problems}): fix the spec; composed components are kept as they are"))
+            self.condition(STACK_READY, "False", "InvalidSpec",
+                           f"ServingStack {name} is invalid ({problems}): fix the spec; composed components are "
+                           f"kept as they are")
             # Returning nothing would let the runtime garbage-collect a live stack.
             for key, observed in sorted(self.request.observed.items()):
                 self.response.desired[key] = Desired(_without_status(observed), ready=is_ready(observed))
@@ -157,7 +158,7 @@ class ServingStackComposer:
     # ---- helpers
 
     @property
-    def spec(self):
+    def spec(self) -> ServingStackSpec:
         assert self.stack is not None
         return self.stack.spec
 

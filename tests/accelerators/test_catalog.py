@@ -127,3 +127,9 @@ def test_the_join_is_order_independent_and_in_catalog_order(cloud):
 def test_an_unknown_cloud_names_the_known_ones():
     with pytest.raises(KeyError, match="known: EKS, GKE"):
         supported_drivers("OpenStack")
+
+
+@pytest.mark.parametrize("cloud,component", [(cl, c) for cl, c in ALL_COMPONENTS if c.manifest],
+                         ids=lambda x: getattr(x, "key", x))
+def test_an_objects_namespace_is_the_components(cloud, component):
+    assert component.manifest(sample_spec(cloud))["metadata"].get("namespace") == component.namespace

@@ -135,7 +135,7 @@ def test_cpu_driver_stays_on_cpu_pools(cloud):
     }
 
 
-@pytest.mark.parametrize("cloud", ["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"])
+@pytest.mark.parametrize("cloud", SOURCES)
 def test_nvidia_driver_values(cloud):
     response = compose(cloud, [NV])
     got = values(response, "release-dra-driver-nvidia-gpu")
@@ -295,3 +295,10 @@ def test_join_properties(cloud, claimed, data):
     assert list(shuffled.desired) == list(response.desired)
     assert shuffled.status == response.status
     assert [c.to_dict() for c in shuffled.conditions] == [c.to_dict() for c in response.conditions]
+
+
+@pytest.mark.parametrize("composite", [{}, {"metadata": "x"}, {"metadata": {"name": "s"}, "spec": None}])
+def test_garbage_never_raises(composite):
+    response = compose_serving_stack(Request(composite=composite))
+    assert condition(response, "StackReady") == ("False", "InvalidSpec")
+    assert response.desired == {}
