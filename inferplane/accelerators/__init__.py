@@ -1,0 +1,18 @@
+"""Drivers, serving-stack components with their dra_drivers tags, the join, and supported drivers.
+
+The names other packages use, re-exported from the modules that own them.
+"""
+
+from inferplane.accelerators.catalog import (
+    CLOUDS,
+    catalog_errors,
+    cloud_stack,
+    components,
+    serving,
+    supported_drivers,
+)
+from inferplane.accelerators.component import Chart, Component
+from inferplane.accelerators.report import render_stacks_table
+
+__all__ = ["CLOUDS", "Chart", "Component", "catalog_errors", "cloud_stack", "components", "render_stacks_table",
+           "serving", "supported_drivers"]
