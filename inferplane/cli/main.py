@@ -60,6 +60,14 @@ def xrds(out: Path | None, check: bool) -> None:
     click.echo(f"wrote {len(files)} XRDs to {target}")
 
 
+@cli.command()
+def stacks() -> None:
+    """Per cloud: the drivers inferplane supports and the components that serve each."""
+    from inferplane.accelerators.report import render_stacks_table
+
+    click.echo(render_stacks_table())
+
+
 def main() -> None:
     cli(prog_name="inferplane")
 
