@@ -1,0 +1,221 @@
+"""InferenceCluster: the classes' drivers collected, the gate, role-tagged pools, cloud cluster and stack.
+
+The function never destroys what runs: whenever it cannot compose (a class is missing, a claimed
+driver is unsupported, the cluster's Kubernetes is too old for a driver, a pool's class does not
+fit the cloud), it re-declares every observed composed resource exactly as it was, so that garbage
+collection deletes nothing, and says why in the ClusterReady condition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.accelerators import supported_drivers
+from inferplane.accelerators.drivers import CPU, CPU_LABEL, DRIVERS, POOL_LABEL, DriverKind
+from inferplane.admission.references import effective_kubernetes_version, kubernetes_version_problems
+from inferplane.api.cloud import block_name
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster, NodePool
+from inferplane.api.serving_stack import ServingStack
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.compose.base import Condition, Desired, Request, Requirement, Resource, Response, is_ready
+
+CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
+STACK_KEY = "serving-stack"
+CLUSTER_READY = "ClusterReady"
+STACK_READY = "StackReady"
+
+
+def class_requirement_key(name: str) -> str:
+    return f"class-{name}"
+
+
+def pool_role(klass: InferenceClass) -> str:
+    """GPU when the class claims a GPU driver; every other pool is a CPU pool."""
+    claimed = klass.spec.claimed_drivers()
+    return "GPU" if any(DRIVERS[d].kind is DriverKind.GPU for d in claimed if d in DRIVERS) else "CPU"
+
+
+def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: str) -> tuple[dict[str, str], list[dict]]:
+    labels = {POOL_LABEL: pool.name}
+    taints: list[dict[str, str]] = []
+    if role == "CPU":
+        labels.update(CPU.node_labels)
+        taints.append(CPU.pool_taint.to_dict())
+    else:
+        for name in klass.spec.claimed_drivers():
+            driver = DRIVERS.get(name)
+            if driver and driver.kind is DriverKind.GPU:
+                labels.update(driver.node_labels)
+                if driver.pool_taint:
+                    taints.append(driver.pool_taint.to_dict())
+    return labels, taints
+
+
+class InferenceClusterComposer:
+    def __init__(self, request: Request):
+        self.request = request
+        self.cluster = InferenceCluster.model_validate(request.composite)
+        self.name = self.cluster.metadata.name
+        self.source = self.cluster.spec.cluster.source
+        self.response = Response()
+
+    def compose(self) -> Response:
+        classes = self.require_classes()
+        if classes is None:
+            return self.response
+        blocked = (self.gate_unsupported_devices(classes) or self.gate_kubernetes_version(classes)
+                   or self.gate_pool_classes(classes))
+        if blocked:
+            return self.hold(*blocked)
+        drivers = sorted({d for k in classes.values() for d in k.spec.claimed_drivers()})
+        self.compose_cloud_cluster(classes)
+        self.compose_serving_stack(drivers)
+        self.compose_status(classes, drivers)
+        return self.response
+
+    # ---- steps
+
+    def require_classes(self) -> dict[str, InferenceClass] | None:
+        """Every referenced class, or None after asking for them / reporting the missing ones."""
+        names = sorted({p.class_name for p in self.cluster.spec.node_pools})
+        for name in names:
+            self.response.requirements[class_requirement_key(name)] = Requirement(
+                InferenceClass.api_version_string(), InferenceClass.KIND, name)
+        if any(class_requirement_key(n) not in self.request.required for n in names):
+            self.hold_observed()  # first call: the runtime fetches the classes and calls again
+            return None
+        missing = [n for n in names if not self.request.required.get(class_requirement_key(n))]
+        if missing:
+            self.hold("WaitingForClasses", f"InferenceCluster {self.name} references InferenceClass "
+                      f"{', '.join(missing)}, which {'does' if len(missing) == 1 else 'do'} not exist: "
+                      "create the class or change the pool's className")
+            return None
+        return {n: InferenceClass.model_validate(self.request.required[class_requirement_key(n)]) for n in names}
+
+    def gate_unsupported_devices(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
+        supported = supported_drivers(self.source)
+        offending = []
+        for name, klass in sorted(classes.items()):
+            unsupported = [d for d in klass.spec.claimed_drivers() if d not in supported]
+            if unsupported:
+                offending.append(f"class {name} claims {', '.join(unsupported)}")
+        if not offending:
+            return None
+        return ("UnsupportedDevices",
+                f"{'; '.join(offending)}; {self.source} clusters support {', '.join(sorted(supported))}: "
+                "use classes whose drivers the cloud serves, or run these devices on an Existing cluster")
+
+    def gate_kubernetes_version(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
+        problems = kubernetes_version_problems(self.cluster, classes)
+        if not problems:
+            return None
+        return "KubernetesVersionTooOld", "; ".join(p.message for p in problems)
+
+    def gate_pool_classes(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
+        """On a cloud, every pool's class must say how to provision it on that cloud."""
+        if self.source == "Existing":
+            return None
+        problems = []
+        for pool in self.cluster.spec.node_pools:
+            provisioning = classes[pool.class_name].spec.provisioning
+            if provisioning is None:
+                problems.append(f"pool {pool.name} uses class {pool.class_name}, which has no provisioning: "
+                                f"add provisioning with provider {self.source} to it")
+            elif provisioning.provider != self.source:
+                problems.append(f"pool {pool.name} uses class {pool.class_name}, which provisions on "
+                                f"{provisioning.provider}, not {self.source}: use a {self.source} class")
+        return ("InvalidPoolClass", "; ".join(problems)) if problems else None
+
+    def compose_cloud_cluster(self, classes: dict[str, InferenceClass]) -> None:
+        if self.source == "Existing":
+            return  # nothing to provision: the operator labels the pools' nodes (docs/clouds.md)
+        kind = CLOUD_CLUSTER_KINDS[self.source]
+        settings = self.cluster.spec.cluster.settings().model_dump(by_alias=True, exclude_none=True)
+        version, _ = effective_kubernetes_version(self.cluster)
+        settings["kubernetesVersion"] = version
+        pools = [CLOUD_MODULES[self.source].system_pool()]
+        for pool in self.cluster.spec.node_pools:
+            klass = classes[pool.class_name]
+            role = pool_role(klass)
+            labels, taints = pool_labels_and_taints(pool, klass, role)
+            entry: dict[str, Any] = {"name": pool.name, "role": role, "nodeCount": pool.node_count,
+                                     "labels": labels, "taints": taints,
+                                     "machine": klass.spec.provisioning.machine().model_dump(by_alias=True,
+                                                                                            exclude_none=True)}
+            if pool.min_node_count is not None:
+                entry["minNodeCount"] = pool.min_node_count
+            if pool.max_node_count is not None:
+                entry["maxNodeCount"] = pool.max_node_count
+            if pool.zones:
+                entry["zones"] = list(pool.zones)
+            pools.append(entry)
+        resource = {"apiVersion": kind.api_version_string(), "kind": kind.KIND,
+                    "metadata": {"name": self.name}, "spec": {**settings, "nodePools": pools}}
+        self.desire(CLUSTER_KEY, resource)
+
+    def compose_serving_stack(self, drivers: list[str]) -> None:
+        version, _ = effective_kubernetes_version(self.cluster)
+        spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers}
+        if version:
+            spec["versions"] = {"kubernetes": version}
+        self.desire(STACK_KEY, {"apiVersion": ServingStack.api_version_string(), "kind": ServingStack.KIND,
+                                "metadata": {"name": self.name}, "spec": spec})
+
+    def compose_status(self, classes: dict[str, InferenceClass], drivers: list[str]) -> None:
+        pools = []
+        for pool in self.cluster.spec.node_pools:
+            klass = classes[pool.class_name]
+            pools.append({
+                "name": pool.name, "className": pool.class_name, "role": pool_role(klass),
+                "nodeCount": pool.node_count,
+                "devices": [{"name": d.name, "driver": d.driver, "count": d.count, "claim": d.claim}
+                            for d in klass.spec.devices],
+                "drivers": klass.spec.claimed_drivers(),
+            })
+        self.response.status = {"schedulablePools": pools, "draDrivers": drivers}
+        observed = self.request.observed
+        if self.source == "Existing":
+            self.condition(CLUSTER_READY, "True", "Existing",
+                           f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
+        elif is_ready(observed.get(CLUSTER_KEY)):
+            self.condition(CLUSTER_READY, "True", "Available", f"{self.source} cluster {self.name} is ready")
+        else:
+            self.condition(CLUSTER_READY, "False", "Creating",
+                           f"{self.source} cluster {self.name} and its pools are being provisioned")
+        if is_ready(observed.get(STACK_KEY)):
+            self.condition(STACK_READY, "True", "Available", f"serving stack {self.name} is installed")
+        else:
+            self.condition(STACK_READY, "False", "Installing",
+                           f"serving stack {self.name} is being installed"
+                           f" (device stacks: {', '.join(drivers) if drivers else 'none'})")
+
+    # ---- helpers
+
+    def desire(self, key: str, resource: Resource) -> None:
+        self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+
+    def hold_observed(self) -> None:
+        """Keep every composed resource desired exactly as observed: nothing new, nothing deleted."""
+        for key, observed in sorted(self.request.observed.items()):
+            kept = {k: observed[k] for k in ("apiVersion", "kind", "spec") if k in observed}
+            kept["metadata"] = {"name": observed.get("metadata", {}).get("name", key)}
+            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
+
+    def hold(self, reason: str, message: str) -> Response:
+        self.hold_observed()
+        previous = self.request.composite.get("status") or {}
+        self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers") if k in previous}
+        if self.request.observed:
+            message += " (the running cluster is kept as it is: no new pools, no new drivers)"
+        self.condition(CLUSTER_READY, "False", reason, message)
+        self.condition(STACK_READY, "False", "Blocked", f"serving stack of {self.name} waits for {reason}")
+        return self.response
+
+    def condition(self, type_: str, status: str, reason: str, message: str) -> None:
+        self.response.conditions.append(Condition(type_, status, reason, message))
+
+
+def compose_inference_cluster(request: Request) -> Response:
+    return InferenceClusterComposer(request).compose()
