@@ -60,6 +60,203 @@ def xrds(out: Path | None, check: bool) -> None:
     click.echo(f"wrote {len(files)} XRDs to {target}")
 
 
+STATE_OPTION = click.option(
+    "--state", type=click.Path(path_type=Path), default=None,
+    help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
+OUTPUT_OPTION = click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table")
+FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
+                            type=click.Path(path_type=Path), help="A manifest file or a folder of them (repeatable).")
+
+
+def _runtime(state: Path | None) -> "Runtime":
+    from inferplane.engine.runtime import Runtime, state_dir
+
+    return Runtime(state_dir(state), progress=_progress_bar())
+
+
+def _progress_bar():
+    """A one-line progress report on long reconciles, only where a person is watching."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(done: int, queued: int) -> None:
+        if done % 25 == 0 or queued == 0:
+            click.echo(f"\rreconciling: {done} reconciles, {queued} queued   ", nl=queued == 0, err=True)
+    return report
+
+
+def _print_errors(errors: list) -> None:
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+
+
+def _report_convergence(report) -> None:
+    if report is not None and not report.converged:
+        click.echo("warning: the fleet did not reach a fixpoint; still changing after the iteration bound: "
+                   + ", ".join(f"{k} ({n} reconciles)" for k, n in sorted(report.unconverged.items())), err=True)
+
+
+def _dump(objects: list[dict], output: str) -> str:
+    import json
+
+    import yaml
+
+    if output == "json":
+        return json.dumps(objects if len(objects) != 1 else objects[0], indent=2, sort_keys=True)
+    return yaml.safe_dump_all(objects, sort_keys=True) if len(objects) != 1 else yaml.safe_dump(objects[0], sort_keys=True)
+
+
+@cli.command()
+@FILES_OPTION
+@STATE_OPTION
+def apply(paths: tuple[Path, ...], state: Path | None) -> None:
+    """Admit manifests, store them and reconcile the fleet to a fixpoint."""
+    runtime = _runtime(state)
+    try:
+        result = runtime.apply(list(paths))
+    finally:
+        runtime.close()
+    for key, verb in result.applied:
+        click.echo(f"{key.kind.lower()}.{key.group}/{key.name} {verb}")
+    _print_errors(result.admission.errors)
+    _report_convergence(result.report)
+    sys.exit(1 if result.admission.errors else 0)
+
+
+def _find(runtime, kind_arg: str, name: str | None, namespace: str | None) -> tuple[str, list[dict]]:
+    from inferplane.cli.views import resolve_kind
+
+    everything = runtime.list()
+    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in everything}))
+    if kind is None:
+        raise click.ClickException(f"unknown kind {kind_arg!r}: try inferenceclusters, inferenceclasses, "
+                                   "servingstacks, modeldeployments or a composed kind such as Release")
+    objects = [o for o in everything if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+               and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
+    if name is not None and not objects:
+        raise click.ClickException(f"{kind} {name!r} not found")
+    return kind, objects
+
+
+@cli.command()
+@click.argument("kind")
+@click.argument("name", required=False)
+@click.option("-n", "--namespace", default=None)
+@OUTPUT_OPTION
+@STATE_OPTION
+def get(kind: str, name: str | None, namespace: str | None, output: str, state: Path | None) -> None:
+    """List objects of a kind (or one), as a table, YAML or JSON."""
+    from inferplane.cli.views import get_table
+
+    runtime = _runtime(state)
+    try:
+        resolved, objects = _find(runtime, kind, name, namespace)
+    finally:
+        runtime.close()
+    if output != "table":
+        click.echo(_dump(objects, output))
+    elif not objects:
+        click.echo(f"No {resolved} resources found.", err=True)
+    else:
+        click.echo(get_table(objects))
+
+
+@cli.command()
+@click.argument("kind")
+@click.argument("name")
+@click.option("-n", "--namespace", default=None)
+@STATE_OPTION
+def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+    """Conditions, composed resources and events of one object."""
+    from inferplane.cli.views import describe as render
+    from inferplane.engine.reconciler import controller_of
+    from inferplane.engine.store import Key
+
+    runtime = _runtime(state)
+    try:
+        _, objects = _find(runtime, kind, name, namespace)
+        obj = objects[0]
+        composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
+        click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
+    finally:
+        runtime.close()
+
+
+@cli.command()
+@click.argument("kind")
+@click.argument("name")
+@click.option("-n", "--namespace", default=None)
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
+@STATE_OPTION
+def trace(kind: str, name: str, namespace: str | None, output: str, state: Path | None) -> None:
+    """The tree of everything composed under an object, with each one's readiness."""
+    import json
+
+    from inferplane.cli.views import trace_table, trace_tree
+
+    runtime = _runtime(state)
+    try:
+        _, objects = _find(runtime, kind, name, namespace)
+        tree = trace_tree(objects[0], runtime.list())
+    finally:
+        runtime.close()
+    click.echo(json.dumps(tree, indent=2) if output == "json" else trace_table(tree))
+
+
+@cli.command()
+@click.argument("kind")
+@click.argument("name")
+@click.option("-n", "--namespace", default=None)
+@STATE_OPTION
+def delete(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+    """Delete an object and garbage-collect everything composed under it."""
+    from inferplane.engine.store import Key
+
+    runtime = _runtime(state)
+    try:
+        resolved, objects = _find(runtime, kind, name, namespace)
+        runtime.delete(Key.of(objects[0]))
+    finally:
+        runtime.close()
+    click.echo(f"{resolved.lower()}/{name} deleted")
+
+
+@cli.command()
+@STATE_OPTION
+def fleet(state: Path | None) -> None:
+    """One table: clusters, cloud, ClusterReady and reason, drivers, pools and installed device stacks."""
+    from inferplane.cli.views import fleet_table
+
+    runtime = _runtime(state)
+    try:
+        click.echo(fleet_table(runtime.list()))
+    finally:
+        runtime.close()
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Choice(["fleet", "json"]), default="fleet",
+              help="fleet: the fleet table; json: every resource, inputs with status and everything composed.")
+def render(folder: Path, output: str) -> None:
+    """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
+    import json
+
+    from inferplane.cli.views import fleet_table
+    from inferplane.engine.runtime import Runtime
+
+    runtime = Runtime(None, progress=_progress_bar())
+    try:
+        result = runtime.apply([folder])
+        objects = runtime.list()
+    finally:
+        runtime.close()
+    _print_errors(result.admission.errors)
+    _report_convergence(result.report)
+    click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
+    sys.exit(1 if result.admission.errors else 0)
+
+
 @cli.command()
 def stacks() -> None:
     """Per cloud: the drivers inferplane supports and the components that serve each."""
