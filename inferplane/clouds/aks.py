@@ -1,0 +1,66 @@
+"""AKS: an Azure KubernetesCluster holding the System pool, and one KubernetesClusterNodePool per other pool."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_strings
+
+# AKS installs the NVIDIA driver on GPU pools it is asked to; other pools leave gpuDriver unset.
+GPU_DRIVER = "Install"
+# The cluster's own identity, managed by Azure: no service principal to hand over.
+IDENTITY = {"type": "SystemAssigned"}
+# AKS pool names: a lowercase letter, then lowercase letters and digits, at most 12 in all.
+POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+# A pool name AKS refuses keeps a readable prefix and gets a short hash of the whole name, so that
+# it is stable across reconciles and distinct from its siblings' names.
+NAME_PREFIX = 8
+NAME_HASH = 4
+
+
+def aks_pool_name(name: str) -> str:
+    """The pool's name on AKS: itself when AKS accepts it, else a legal name derived from it."""
+    if POOL_NAME.match(name):
+        return name
+    prefix = re.sub(r"[^a-z0-9]", "", name)
+    if not prefix[:1].isalpha():
+        prefix = "p" + prefix
+    return prefix[:NAME_PREFIX] + hashlib.sha256(name.encode()).hexdigest()[:NAME_HASH]
+
+
+class AKS(ProvisionedCloud):
+    source = "AKS"
+    api_version = "containerservice.azure.m.upbound.io/v1beta1"
+    cluster_kind = "KubernetesCluster"
+    pool_kind = "KubernetesClusterNodePool"
+    cluster_ref = "kubernetesClusterIdRef"
+    inline_pool = "defaultNodePool"
+    # 4 vCPU / 16 GiB, general purpose.
+    system_machine = {"vmSize": "Standard_D4s_v5"}
+    endpoint_field = "fqdn"
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        return {"location": spec.location, "resourceGroupName": spec.resource_group_name,
+                "kubernetesVersion": version, "dnsPrefix": name, "identity": dict(IDENTITY)}
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        size, init = scaling_fields(scaling(pool), count="nodeCount", enabled="autoScalingEnabled",
+                                    minimum="minCount", maximum="maxCount", initial="nodeCount")
+        fields = present(vmSize=pool.machine.vm_size, osDiskSizeGb=pool.machine.disk_size_gb, **size,
+                         nodeLabels=dict(pool.labels), zones=list(pool.zones),
+                         gpuDriver=GPU_DRIVER if pool.role == "GPU" else None)
+        return fields, init
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        return present(mode="System" if pool.role == "System" else "User",
+                       nodeTaints=taint_strings(pool.taints))
+
+    def inline_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        # The default pool is a system pool by definition and has no taints field.
+        fields, init = self.pool_fields(spec, pool)
+        return {"name": aks_pool_name(pool.name), **fields}, init
+
+    def external_name(self, pool: Any) -> str | None:
+        return aks_pool_name(pool.name)

@@ -1,0 +1,231 @@
+"""The protocol every cloud module implements, and what the provisioned clouds share.
+
+A cloud module turns a cloud cluster composite (EKSCluster, GKECluster, ...) into that cloud's
+Crossplane managed resources: the cluster and one node pool per pool, keyed by stable names. The
+provisioned clouds differ in kinds, field names and formats, not in structure, so one base class
+builds the structure and each cloud module only fills in its own fields.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterable, Protocol
+
+from inferplane.accelerators.drivers import POOL_LABEL
+from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
+
+Resource = dict[str, Any]
+
+# The cloud cluster kinds are cluster-scoped but the providers' `.m.upbound.io` kinds are namespaced:
+# composed cloud resources live in inferplane's own namespace on the control plane (the serving
+# stack's Releases live there too).
+MANAGED_NAMESPACE = "inferplane-system"
+# A cluster-scoped provider config can be referenced from any namespace, so credentials need no
+# per-namespace copy; the composite's providerConfigName names it.
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+# Crossplane names the cloud object after this annotation (default: metadata.name); set only where
+# the cloud's naming rules are stricter than Kubernetes' (AKS pools).
+EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+
+CLUSTER_KEY = "cluster"
+
+# The System pool runs the stack's own components (NFD, DRA controllers, metrics, routing). Two
+# nodes keep them available while one node is drained for an upgrade.
+SYSTEM_POOL_NAME = "system"
+SYSTEM_POOL_NODES = 2
+
+
+def pool_key(pool_name: str) -> str:
+    """The stable key of a pool's composed resource."""
+    return f"nodepool-{pool_name}"
+
+
+def connection_secret_name(cluster_name: str) -> str:
+    """The Secret (in MANAGED_NAMESPACE) the cloud cluster writes its connection details to."""
+    return f"{cluster_name}-connection"
+
+
+class CloudModule(Protocol):
+    source: str
+
+    def system_pool(self) -> dict[str, Any] | None:
+        """The System pool in the cloud cluster kind's nodePools wire format; None: nothing to provision."""
+
+    def resources(self, cluster: Any) -> dict[str, Resource]:
+        """The cloud's managed resources for a parsed cloud cluster composite, by stable key."""
+
+    def endpoint(self, observed_cluster: Resource | None) -> str | None:
+        """The API server endpoint the observed cluster resource reports, if any."""
+
+
+# ---- labels, taints and node counts, in each provider's format
+
+
+def upper_snake(effect: str) -> str:
+    """NoSchedule -> NO_SCHEDULE: the Google, AWS and Nebius APIs' enum spelling."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", effect).upper()
+
+
+def taint_objects(taints: Iterable[Any], effect: Callable[[str], str] = str) -> list[dict[str, str]]:
+    """Taints as {key, value, effect} objects; `effect` maps Kubernetes' spelling to the provider's."""
+    out = []
+    for taint in taints:
+        entry = {"key": taint.key}
+        if taint.value:
+            entry["value"] = taint.value
+        entry["effect"] = effect(taint.effect)
+        out.append(entry)
+    return out
+
+
+def taint_strings(taints: Iterable[Any]) -> list[str]:
+    """Taints as kubectl spells them: key=value:Effect (key:Effect without a value)."""
+    return [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in taints]
+
+
+def label_list(labels: dict[str, str]) -> list[dict[str, str]]:
+    """Labels as a list of {key, value}, sorted by key so the output is stable."""
+    return [{"key": k, "value": v} for k, v in sorted(labels.items())]
+
+
+def present(**fields: Any) -> dict[str, Any]:
+    """The fields that carry a value: empty labels, taints and zones are left out, not sent empty."""
+    return {k: v for k, v in fields.items() if v not in (None, [], {})}
+
+
+@dataclass(frozen=True)
+class Scaling:
+    count: int
+    minimum: int
+    maximum: int
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.maximum > self.minimum
+
+
+def scaling(pool: Any) -> Scaling:
+    """A pool's node count and bounds; it autoscales when its bounds leave room.
+
+    InferenceCluster's rules keep min <= count <= max; a hand-written cloud cluster that breaks them
+    gets its bounds widened to include the count rather than a pool the cloud would refuse.
+    """
+    count = pool.node_count
+    low = count if pool.min_node_count is None else min(pool.min_node_count, count)
+    high = count if pool.max_node_count is None else max(pool.max_node_count, count)
+    return Scaling(count, low, high)
+
+
+def scaling_fields(s: Scaling, *, count: str, minimum: str, maximum: str, enabled: str | None = None,
+                   group: str | None = None, initial: str | None = None) -> tuple[dict, dict]:
+    """(forProvider, initProvider) fields of a pool's size, for clouds whose fields differ in name only.
+
+    A fixed pool sets `count`. An autoscaled pool sets its bounds (under `group` when the cloud nests
+    them, with the `enabled` flag when it has one), and its starting size goes to initProvider as
+    `initial`: used when the pool is created, then left to the autoscaler instead of being reset.
+    """
+    if not s.autoscaled:
+        return {count: s.count}, {}
+    bounds: dict[str, Any] = {enabled: True} if enabled else {}
+    bounds.update({minimum: s.minimum, maximum: s.maximum})
+    return ({group: bounds} if group else bounds), ({initial: s.count} if initial else {})
+
+
+# ---- the provisioned clouds
+
+
+class ProvisionedCloud:
+    """A cloud whose clusters inferplane provisions: a cluster resource and one resource per pool."""
+
+    source: ClassVar[str]
+    api_version: ClassVar[str]
+    cluster_kind: ClassVar[str]
+    pool_kind: ClassVar[str]
+    # The pool field that references its cluster by the composed cluster's name.
+    cluster_ref: ClassVar[str]
+    # The cluster field that must hold one pool inline (AKS, Vultr, Civo cannot create a cluster
+    # without one); None when every pool is its own resource.
+    inline_pool: ClassVar[str | None] = None
+    # The machine block of the default System pool: a small general-purpose machine.
+    system_machine: ClassVar[dict[str, Any]]
+    # The field of the cluster's status.atProvider holding its API server endpoint.
+    endpoint_field: ClassVar[str | None] = None
+
+    # ---- what each cloud fills in
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(forProvider, initProvider) fields of a pool, inline or standalone."""
+        raise NotImplementedError
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        """Fields a pool resource needs beyond pool_fields and the cluster reference (its region...)."""
+        return {}
+
+    def inline_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The pool held inline by the cluster resource."""
+        return self.pool_fields(spec, pool)
+
+    def external_name(self, pool: Any) -> str | None:
+        """The pool's name on the cloud, when metadata.name will not do."""
+        return None
+
+    # ---- the protocol
+
+    def system_pool(self) -> dict[str, Any]:
+        return {"name": SYSTEM_POOL_NAME, "role": "System", "nodeCount": SYSTEM_POOL_NODES,
+                "labels": {POOL_LABEL: SYSTEM_POOL_NAME}, "machine": dict(self.system_machine)}
+
+    def resources(self, cluster: Any) -> dict[str, Resource]:
+        name, spec = cluster.metadata.name, cluster.spec
+        version = spec.kubernetes_version or DEFAULT_KUBERNETES_VERSION[self.source]
+        for_provider, init_provider = self.cluster_fields(name, spec, version), {}
+        inlined = self.inlined_pool(spec)
+        if inlined is not None:
+            pool_for, pool_init = self.inline_fields(spec, inlined)
+            for_provider[self.inline_pool] = pool_for
+            if pool_init:
+                init_provider[self.inline_pool] = pool_init
+        out = {CLUSTER_KEY: self.managed(self.cluster_kind, name, spec, for_provider, init_provider)}
+        out[CLUSTER_KEY]["spec"]["writeConnectionSecretToRef"] = {"name": connection_secret_name(name)}
+        for pool in spec.node_pools:
+            if pool is inlined:
+                continue
+            pool_for, pool_init = self.pool_fields(spec, pool)
+            body = {self.cluster_ref: {"name": name}, **self.standalone_fields(spec, pool), **pool_for}
+            resource = self.managed(self.pool_kind, f"{name}-{pool.name}", spec, body, pool_init)
+            external = self.external_name(pool)
+            if external:
+                resource["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: external}
+            out[pool_key(pool.name)] = resource
+        return out
+
+    def endpoint(self, observed_cluster: Resource | None) -> str | None:
+        if not observed_cluster or not self.endpoint_field:
+            return None
+        return ((observed_cluster.get("status") or {}).get("atProvider") or {}).get(self.endpoint_field) or None
+
+    # ---- helpers
+
+    def inlined_pool(self, spec: Any) -> Any | None:
+        """The pool the cluster holds inline: its first System pool, else the default System pool."""
+        if not self.inline_pool:
+            return None
+        system = next((p for p in spec.node_pools if p.role == "System"), None)
+        if system is None:
+            pool_type = type(spec).model_fields["node_pools"].annotation.__args__[0]
+            system = pool_type.model_validate(self.system_pool())
+        return system
+
+    def managed(self, kind: str, name: str, spec: Any, for_provider: dict[str, Any],
+                init_provider: dict[str, Any]) -> Resource:
+        """A namespaced managed resource of this cloud's provider."""
+        body: dict[str, Any] = {"forProvider": for_provider}
+        if init_provider:
+            body["initProvider"] = init_provider
+        body["providerConfigRef"] = {"kind": PROVIDER_CONFIG_KIND, "name": spec.provider_config_name}
+        return {"apiVersion": self.api_version, "kind": kind,
+                "metadata": {"name": name, "namespace": MANAGED_NAMESPACE}, "spec": body}

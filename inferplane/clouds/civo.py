@@ -1,0 +1,32 @@
+"""Civo: a Kubernetes Cluster holding the System pool, and one NodePool per other pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.clouds.base import ProvisionedCloud, present, taint_objects
+
+
+class Civo(ProvisionedCloud):
+    source = "Civo"
+    api_version = "kubernetes.civo.m.upbound.io/v1beta1"
+    cluster_kind = "Cluster"
+    pool_kind = "NodePool"
+    cluster_ref = "clusterIdRef"
+    inline_pool = "pools"
+    # 4 vCPU / 8 GB, standard.
+    system_machine = {"size": "g4s.kube.large"}
+    endpoint_field = "apiEndpoint"
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        return present(name=name, region=spec.region, kubernetesVersion=version, firewallId=spec.firewall_id,
+                       networkId=spec.network_id)
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        # The provider scopes every call of a pool to a region: the cluster's.
+        return {"region": spec.region}
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        # Civo pools have a fixed size (autoscaling is a cluster application): bounds are not sent.
+        return present(label=pool.name, size=pool.machine.size, nodeCount=pool.node_count,
+                       labels=dict(pool.labels), taint=taint_objects(pool.taints)), {}

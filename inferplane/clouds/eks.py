@@ -1,0 +1,47 @@
+"""EKS: an eks.aws Cluster and one managed NodeGroup per pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.clouds.base import ProvisionedCloud, present, scaling, taint_objects, upper_snake
+
+# Amazon Linux 2023 node images: the NVIDIA variant ships the GPU driver and container toolkit the
+# NVIDIA DRA driver expects on the host; every other pool runs the standard image.
+GPU_AMI = "AL2023_x86_64_NVIDIA"
+STANDARD_AMI = "AL2023_x86_64_STANDARD"
+# EKS refuses a node group whose maxSize is below 1, even when it is scaled to zero.
+MIN_MAX_SIZE = 1
+
+
+class EKS(ProvisionedCloud):
+    source = "EKS"
+    api_version = "eks.aws.m.upbound.io/v1beta1"
+    cluster_kind = "Cluster"
+    pool_kind = "NodeGroup"
+    cluster_ref = "clusterNameRef"
+    # 4 vCPU / 16 GiB, general purpose.
+    system_machine = {"instanceType": "m7i.xlarge"}
+    endpoint_field = "endpoint"
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        # The provider requires vpcConfig; the control plane's ENIs go into the cluster's subnets.
+        return present(region=spec.region, roleArn=spec.role_arn, version=version,
+                       vpcConfig={"subnetIds": list(spec.subnet_ids)})
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        # EKS has no zone field on a node group: its nodes go where its subnets are.
+        return present(region=spec.region, nodeRoleArn=spec.node_role_arn, subnetIds=list(spec.subnet_ids))
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        s = scaling(pool)
+        size = {"minSize": s.minimum, "maxSize": max(s.maximum, MIN_MAX_SIZE)}
+        # desiredSize of an autoscaled group is only its starting size: the autoscaler owns it after.
+        init = {"scalingConfig": {"desiredSize": s.count}} if s.autoscaled else {}
+        if not s.autoscaled:
+            size = {"desiredSize": s.count, **size}
+        machine = pool.machine
+        fields = present(instanceTypes=[machine.instance_type], diskSize=machine.disk_size_gb,
+                         amiType=GPU_AMI if pool.role == "GPU" else STANDARD_AMI, scalingConfig=size,
+                         labels=dict(pool.labels), taint=taint_objects(pool.taints, upper_snake))
+        return fields, init

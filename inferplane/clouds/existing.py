@@ -1,0 +1,21 @@
+"""Existing: a cluster the operator runs; inferplane provisions nothing (docs/clouds.md says how to label it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.clouds.base import Resource
+
+
+class Existing:
+    source = "Existing"
+
+    def system_pool(self) -> None:
+        # The stack's components run wherever the operator's cluster has room for them.
+        return None
+
+    def resources(self, cluster: Any) -> dict[str, Resource]:
+        return {}
+
+    def endpoint(self, observed_cluster: Resource | None) -> str | None:
+        return None

@@ -1,0 +1,55 @@
+"""GKE: a container.gcp Cluster without its default pool, and one NodePool per pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+
+# Container-Optimized OS for every pool: GPU drivers for it install to /home/kubernetes/bin/nvidia,
+# where the NVIDIA DRA driver is told to look on GKE.
+IMAGE_TYPE = "COS_CONTAINERD"
+# GKE's own GPU driver installation and device plugin are not supported together with DRA: GPU
+# pools opt out of both, and the serving stack installs the driver and the DRA driver instead.
+GPU_DRIVER_VERSION = "INSTALLATION_DISABLED"
+NO_DEVICE_PLUGIN_LABEL = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+# GKE creates a cluster with a default pool; pools are managed as NodePools, so the default one is
+# created with a single node and removed once the cluster exists.
+DEFAULT_POOL_NODES = 1
+
+
+class GKE(ProvisionedCloud):
+    source = "GKE"
+    api_version = "container.gcp.m.upbound.io/v1beta1"
+    cluster_kind = "Cluster"
+    pool_kind = "NodePool"
+    cluster_ref = "clusterRef"
+    # 4 vCPU / 16 GiB, general purpose.
+    system_machine = {"machineType": "e2-standard-4"}
+    endpoint_field = "endpoint"
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        # GKE protects clusters from deletion by default; whether a cluster lives is the composite's
+        # decision (and the gate keeps live clusters), so the provider must be able to delete it.
+        return present(location=spec.location, project=spec.project, minMasterVersion=version,
+                       removeDefaultNodePool=True, initialNodeCount=DEFAULT_POOL_NODES,
+                       deletionProtection=False)
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        return present(location=spec.location, project=spec.project)
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        # Counts are per zone, as GKE defines them.
+        size, init = scaling_fields(scaling(pool), count="nodeCount", group="autoscaling",
+                                    minimum="minNodeCount", maximum="maxNodeCount", initial="initialNodeCount")
+        machine = pool.machine
+        gpu = pool.role == "GPU"
+        labels = {**pool.labels, **(NO_DEVICE_PLUGIN_LABEL if gpu else {})}
+        accelerators = []
+        if machine.accelerator is not None:
+            accelerators.append({"type": machine.accelerator.type, "count": machine.accelerator.count,
+                                 "gpuDriverInstallationConfig": {"gpuDriverVersion": GPU_DRIVER_VERSION}})
+        node_config = present(machineType=machine.machine_type, diskSizeGb=machine.disk_size_gb,
+                              imageType=IMAGE_TYPE, guestAccelerator=accelerators, labels=labels,
+                              taint=taint_objects(pool.taints, upper_snake))
+        return {**size, "nodeConfig": node_config, **present(nodeLocations=list(pool.zones))}, init

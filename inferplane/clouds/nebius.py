@@ -1,0 +1,46 @@
+"""Nebius: an mk8s Cluster and one NodeGroup per pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+
+# GPU node groups boot an image with NVIDIA drivers preinstalled from this preset (unconfirmed for
+# Kubernetes past 1.31: the provider documents presets up to 1.31); others have no gpuSettings.
+GPU_DRIVERS_PRESET = "cuda12"
+BOOT_DISK_TYPE = "NETWORK_SSD"
+# An empty publicEndpoint asks for one: inferplane installs the serving stack through it, as it
+# does on the other clouds, whose endpoints are public by default.
+PUBLIC_ENDPOINT: dict[str, Any] = {"publicEndpoint": {}}
+
+
+class Nebius(ProvisionedCloud):
+    source = "Nebius"
+    api_version = "mk8s.nebius.m.upbound.io/v1beta1"
+    cluster_kind = "Cluster"
+    pool_kind = "NodeGroup"
+    cluster_ref = "parentIdRef"
+    # 4 vCPU / 16 GiB on the general-purpose Intel platform.
+    system_machine = {"platform": "cpu-d3", "preset": "4vcpu-16gb"}
+
+    def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
+        return {"name": name, "parentId": spec.parent_id,
+                "controlPlane": {"subnetId": spec.subnet_id, "version": version,
+                                 "endpoints": dict(PUBLIC_ENDPOINT)}}
+
+    def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        size, init = scaling_fields(scaling(pool), count="fixedNodeCount", group="autoscaling",
+                                    minimum="minNodeCount", maximum="maxNodeCount")
+        machine = pool.machine
+        template = present(
+            resources={"platform": machine.platform, "preset": machine.preset},
+            bootDisk={"sizeGibibytes": machine.disk_size_gb, "type": BOOT_DISK_TYPE},
+            metadata=present(labels=dict(pool.labels)),
+            taints=taint_objects(pool.taints, upper_snake),
+            gpuSettings={"driversPreset": GPU_DRIVERS_PRESET} if pool.role == "GPU" else None)
+        return {**size, "template": template}, init
+
+    def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
+        # A node group's name is unique within its cluster, its parent.
+        return {"name": pool.name}
