@@ -1,0 +1,91 @@
+"""The cloud cluster kinds (EKSCluster, GKECluster, ...): the cloud's cluster and node pool resources.
+
+The cloud module of the composite's kind does the translation; this function adds readiness and
+the Ready condition. A composite it cannot read keeps everything already composed, as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
+from inferplane.compose.base import Condition, Desired, Request, Resource, Response, is_ready
+
+READY = "Ready"
+# The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
+PROVIDER_OF_KIND = {kind.KIND: provider for provider, kind in CLOUD_CLUSTER_KINDS.items()}
+
+
+class CloudClusterComposer:
+    def __init__(self, request: Request):
+        self.request = request
+        self.composite = request.composite
+        self.name = (self.composite.get("metadata") or {}).get("name", "")
+        self.response = Response()
+
+    def compose(self) -> Response:
+        provider = self.compose_provider()
+        if provider is None:
+            return self.response
+        cluster = self.compose_cluster_model(provider)
+        if cluster is None:
+            return self.response
+        self.compose_resources(provider, cluster)
+        self.compose_status(provider)
+        return self.response
+
+    # ---- steps
+
+    def compose_provider(self) -> str | None:
+        kind = self.composite.get("kind")
+        provider = PROVIDER_OF_KIND.get(kind)
+        if provider is None:
+            self.hold("UnknownKind", f"{kind} {self.name} is not a cloud cluster kind: use one of "
+                                     f"{', '.join(sorted(PROVIDER_OF_KIND))}")
+        return provider
+
+    def compose_cluster_model(self, provider: str) -> Any | None:
+        kind = CLOUD_CLUSTER_KINDS[provider]
+        try:
+            return kind.model_validate(self.composite)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            self.hold("InvalidSpec", f"{kind.KIND} {self.name} is invalid: {problems}: fix the spec")
+            return None
+
+    def compose_resources(self, provider: str, cluster: Any) -> None:
+        for key, resource in CLOUD_MODULES[provider].resources(cluster).items():
+            self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+
+    def compose_status(self, provider: str) -> None:
+        endpoint = CLOUD_MODULES[provider].endpoint(self.request.observed.get(CLUSTER_KEY))
+        if endpoint:
+            self.response.status = {"endpoint": endpoint}
+        waiting = [f"{d.resource['kind']} {d.resource['metadata']['name']}"
+                   for d in self.response.desired.values() if not d.ready]
+        if waiting:
+            self.condition("False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
+                                                f"not ready yet: {', '.join(waiting)}")
+        else:
+            self.condition("True", "Available", f"{provider} cluster {self.name} and its pools are ready")
+
+    # ---- helpers
+
+    def hold(self, reason: str, message: str) -> None:
+        """Keep every composed resource desired as observed (nothing deleted) and say why."""
+        for key, observed in sorted(self.request.observed.items()):
+            kept: Resource = {k: observed[k] for k in ("apiVersion", "kind", "spec") if k in observed}
+            metadata = observed.get("metadata") or {}
+            kept["metadata"] = {k: metadata[k] for k in ("name", "namespace", "annotations") if k in metadata}
+            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
+        self.condition("False", reason, message)
+
+    def condition(self, status: str, reason: str, message: str) -> None:
+        self.response.conditions.append(Condition(READY, status, reason, message))
+
+
+def compose_cloud_cluster(request: Request) -> Response:
+    return CloudClusterComposer(request).compose()

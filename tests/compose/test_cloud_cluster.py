@@ -1,0 +1,197 @@
+"""Cloud cluster composition: the module's resources, readiness from observed state, the Ready condition."""
+
+import json
+
+import pytest
+
+from inferplane.api.cloud import PROVIDERS
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.compose.base import Condition, Desired, Request
+from inferplane.compose.cloud_cluster import compose_cloud_cluster
+
+SETTINGS = {
+    "EKS": {"region": "us-east-1", "subnetIds": ["subnet-a"]},
+    "GKE": {"location": "us-central1"},
+    "AKS": {"location": "eastus", "resourceGroupName": "inference"},
+    "Nebius": {"parentId": "project-e00abc", "subnetId": "vpcsubnet-e00abc"},
+    "Vultr": {"region": "ewr"},
+    "Civo": {"region": "LON1"},
+}
+GPU_MACHINE = {"EKS": {"instanceType": "g6.xlarge"}, "GKE": {"machineType": "g2-standard-8"},
+               "AKS": {"vmSize": "Standard_NC24ads_A100_v4"},
+               "Nebius": {"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb"},
+               "Vultr": {"plan": "vcg-l40s-16c-180g-48vram"}, "Civo": {"size": "an.g1.l40s.kube.x1"}}
+
+
+def composite(cloud, name="c1", **spec):
+    kind = CLOUD_CLUSTER_KINDS[cloud]
+    gpu = {"name": "gpu", "role": "GPU", "nodeCount": 1, "machine": GPU_MACHINE[cloud]}
+    body = {**SETTINGS[cloud], "nodePools": [CLOUD_MODULES[cloud].system_pool(), gpu], **spec}
+    return {"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": name}, "spec": body}
+
+
+def ready(status="True", **at_provider):
+    out = {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "Available"}]}}
+    if at_provider:
+        out["status"]["atProvider"] = at_provider
+    return out
+
+
+def compose(cloud, observed=None, **kw):
+    return compose_cloud_cluster(Request(composite=composite(cloud, **kw), observed=observed or {}))
+
+
+def keys(cloud):
+    return ["cluster", "nodepool-gpu"] if cloud in ("AKS", "Vultr", "Civo") else \
+        ["cluster", "nodepool-system", "nodepool-gpu"]
+
+
+@pytest.mark.parametrize("cloud", PROVIDERS)
+def test_desired_are_the_modules_resources(cloud):
+    response = compose(cloud)
+    model = CLOUD_CLUSTER_KINDS[cloud].model_validate(composite(cloud))
+    expected = CLOUD_MODULES[cloud].resources(model)
+    assert {k: d.resource for k, d in response.desired.items()} == expected
+    assert list(response.desired) == keys(cloud)
+    assert response.requirements == {} and response.events == []
+
+
+# (observed keys that are ready on EKS, what the Ready condition says is not ready yet; None: all ready)
+READINESS = [
+    ([], "Cluster c1, NodeGroup c1-system, NodeGroup c1-gpu"),
+    (["cluster"], "NodeGroup c1-system, NodeGroup c1-gpu"),
+    (["cluster", "nodepool-system"], "NodeGroup c1-gpu"),
+    (["nodepool-system", "nodepool-gpu"], "Cluster c1"),
+    (["cluster", "nodepool-system", "nodepool-gpu"], None),
+]
+
+
+@pytest.mark.parametrize("ready_keys,waiting", READINESS, ids=lambda v: "+".join(v) if isinstance(v, list) else "")
+def test_readiness_and_ready_condition(ready_keys, waiting):
+    response = compose("EKS", {k: ready() for k in ready_keys})
+    assert {k: d.ready for k, d in response.desired.items()} == {k: k in ready_keys for k in keys("EKS")}
+    if waiting:
+        expected = Condition("Ready", "False", "Creating",
+                             f"EKS cluster c1 is being provisioned; not ready yet: {waiting}")
+    else:
+        expected = Condition("Ready", "True", "Available", "EKS cluster c1 and its pools are ready")
+    assert response.conditions == [expected]
+
+
+def test_an_inline_system_pool_is_ready_with_its_cluster():
+    response = compose("Civo", {"cluster": ready(), "nodepool-gpu": ready()})
+    assert response.condition("Ready").status == "True"
+
+
+def test_a_resource_observed_not_ready_is_not_ready():
+    observed = {"cluster": ready("False"), "nodepool-system": ready(), "nodepool-gpu": ready()}
+    response = compose("GKE", observed)
+    assert response.desired["cluster"].ready is False
+    assert response.condition("Ready").message == \
+        "GKE cluster c1 is being provisioned; not ready yet: Cluster c1"
+
+
+@pytest.mark.parametrize("cloud,at_provider,endpoint", [
+    ("EKS", {"endpoint": "https://eks.example"}, "https://eks.example"),
+    ("AKS", {"fqdn": "c1-abc.hcp.eastus.azmk8s.io"}, "c1-abc.hcp.eastus.azmk8s.io"),
+    ("Civo", {"apiEndpoint": "https://civo.example:6443"}, "https://civo.example:6443"),
+    ("Nebius", {}, None),
+])
+def test_endpoint_status(cloud, at_provider, endpoint):
+    response = compose(cloud, {"cluster": ready(**at_provider)} if at_provider else {"cluster": ready()})
+    assert response.status == ({"endpoint": endpoint} if endpoint else {})
+
+
+def test_whole_response_for_a_ready_vultr_cluster():
+    observed = {"cluster": ready(endpoint="https://vke.example"), "nodepool-gpu": ready()}
+    response = compose("Vultr", observed, kubernetesVersion="1.36")
+    pool_ref = {"kind": "ClusterProviderConfig", "name": "default"}
+    assert response.desired == {
+        "cluster": Desired({
+            "apiVersion": "vke.vultr.m.upbound.io/v1beta1", "kind": "Kubernetes",
+            "metadata": {"name": "c1", "namespace": "inferplane-system"},
+            "spec": {"forProvider": {"label": "c1", "region": "ewr", "version": "1.36",
+                                     "nodePools": {"label": "system", "plan": "vc2-4c-8gb", "nodeQuantity": 2,
+                                                   "labels": [{"key": "inferplane.dev/pool", "value": "system"}]}},
+                     "providerConfigRef": pool_ref, "writeConnectionSecretToRef": {"name": "c1-connection"}}},
+            ready=True),
+        "nodepool-gpu": Desired({
+            "apiVersion": "vke.vultr.m.upbound.io/v1beta1", "kind": "KubernetesNodePool",
+            "metadata": {"name": "c1-gpu", "namespace": "inferplane-system"},
+            "spec": {"forProvider": {"clusterIdRef": {"name": "c1"}, "label": "gpu",
+                                     "plan": "vcg-l40s-16c-180g-48vram", "nodeQuantity": 1},
+                     "providerConfigRef": pool_ref}},
+            ready=True),
+    }
+    assert response.status == {"endpoint": "https://vke.example"}
+    assert response.conditions == [Condition("Ready", "True", "Available", "Vultr cluster c1 and its pools are ready")]
+
+
+# ---- a composite the function cannot read keeps what it composed
+
+
+def observed_resources(cloud):
+    desired = compose(cloud).desired
+    out = {}
+    for key, d in desired.items():
+        resource = json.loads(json.dumps(d.resource))
+        resource["metadata"].update(uid=f"uid-{key}", resourceVersion="7")
+        resource["status"] = ready()["status"]
+        out[key] = resource
+    return out
+
+
+def test_an_invalid_spec_keeps_every_composed_resource():
+    observed = observed_resources("EKS")
+    bad = composite("EKS")
+    bad["spec"]["nodePools"][1]["role"] = "TPU"
+    response = compose_cloud_cluster(Request(composite=bad, observed=observed))
+    # As composed: what the API server added (uid, resourceVersion, status) is not re-declared.
+    assert {k: d.resource for k, d in response.desired.items()} == \
+        {k: d.resource for k, d in compose("EKS").desired.items()}
+    assert all(d.ready for d in response.desired.values())
+    condition = response.condition("Ready")
+    assert (condition.status, condition.reason) == ("False", "InvalidSpec")
+    assert condition.message.startswith("EKSCluster c1 is invalid: spec.nodePools.1.role: ")
+    assert condition.message.endswith(": fix the spec")
+
+
+def test_an_invalid_new_composite_composes_nothing():
+    bad = composite("GKE")
+    del bad["spec"]["location"]
+    response = compose_cloud_cluster(Request(composite=bad))
+    assert response.desired == {}
+    assert response.condition("Ready").reason == "InvalidSpec"
+    assert "spec.location: Field required" in response.condition("Ready").message
+
+
+def test_an_unknown_kind_is_a_condition():
+    response = compose_cloud_cluster(Request(composite={"apiVersion": "infrastructure.inferplane.dev/v1alpha1",
+                                                        "kind": "ExistingCluster", "metadata": {"name": "c1"}}))
+    assert response.desired == {}
+    assert response.conditions == [Condition(
+        "Ready", "False", "UnknownKind",
+        "ExistingCluster c1 is not a cloud cluster kind: use one of AKSCluster, CivoCluster, EKSCluster, "
+        "GKECluster, NebiusCluster, VultrCluster")]
+
+
+# ---- determinism
+
+
+@pytest.mark.parametrize("cloud", PROVIDERS)
+def test_same_request_same_response(cloud):
+    observed = {"cluster": ready()}
+
+    def dump(response):
+        return json.dumps({"desired": {k: [d.resource, d.ready] for k, d in response.desired.items()},
+                           "status": response.status, "conditions": [c.to_dict() for c in response.conditions]})
+
+    assert dump(compose(cloud, observed)) == dump(compose(cloud, observed))
+
+
+def test_the_request_is_not_modified():
+    request = Request(composite=composite("AKS"), observed=observed_resources("AKS"))
+    before = json.dumps([request.composite, request.observed], sort_keys=True)
+    compose_cloud_cluster(request)
+    assert json.dumps([request.composite, request.observed], sort_keys=True) == before
