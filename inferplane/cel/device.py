@@ -163,8 +163,9 @@ class DeviceSelector:
 
     def evaluate(self, device: Device) -> bool:
         """True/False, or CelError for an evaluation error or a non-bool result."""
+        context = device.context(self.domains)  # bad device data raises here, not as a mismatch
         try:
-            result = self._run(device.context(self.domains))
+            result = self._run(context)
         except Exception as exc:  # noqa: BLE001 - any library error is an evaluation error
             raise CelError(describe(exc), self.expression) from None
         if result is True or result is False:
@@ -174,8 +175,9 @@ class DeviceSelector:
     def matches(self, device: Device) -> bool:
         """Whether the device is selected; an evaluation error means it is not.
         A non-bool result is a broken selector, not a mismatch: CelError."""
+        context = device.context(self.domains)
         try:
-            result = self._run(device.context(self.domains))
+            result = self._run(context)
         except Exception:  # noqa: BLE001
             return False
         if result is True or result is False:

@@ -136,7 +136,9 @@ def k8s_as_integer(value: Any) -> int:
 
 
 def k8s_is_integer(value: Any) -> bool:
-    # Documented contract: true iff asInteger would succeed (an integer that fits an int64).
+    # The documented contract: true iff asInteger succeeds, i.e. the value is an integer that fits
+    # an int64. (Go answers from its internal representation, so there "1.0" and "1.5Gi", held as
+    # scaled or big decimals, report false although their values are integers.)
     return _integer(_as_quantity(value, "isInteger", value)) is not None
 
 

@@ -160,3 +160,9 @@ def test_from_resource_slice():
     assert CPU.activation["attributes"]["dra.cpu"] == {"numCPUs": 32, "smtEnabled": True, "socketID": 0}
     version = Device.from_resource_slice("gpu.nvidia.com", {"attributes": {"driverVersion": {"version": "550.54.15"}}})
     assert version.attributes["driverVersion"] == parse_semver("550.54.15")
+
+
+def test_bad_device_data_is_an_error_not_a_mismatch():
+    broken = Device(driver="d.com", capacity={"mem": "lots"})
+    with pytest.raises(ValueError, match="capacity 'mem'"):
+        selector('device.driver == "d.com"').matches(broken)

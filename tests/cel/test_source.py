@@ -2,7 +2,10 @@
 
 import cel
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from inferplane.cel import evaluate
 from inferplane.cel.library import FOLDERS
 from inferplane.cel.source import cel_string, device_domains, fold_constants, tokens
 
@@ -48,3 +51,9 @@ def test_fold_constants(source, folded):
 @pytest.mark.parametrize("value", ["plain", 'quo"te', "back\\slash", "\x00tag", "new\nline", "ünï", "😀"])
 def test_cel_string_round_trips(value):
     assert cel.evaluate(cel_string(value)) == value
+
+
+@given(st.text())
+def test_string_literals_survive_folding(value):
+    # Whatever a string literal holds (quotes, backslashes, "quantity(...)"), folding leaves it alone.
+    assert evaluate(f'[{cel_string(value)}, quantity("1")]') == [value, "1"]
