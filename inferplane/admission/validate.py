@@ -20,7 +20,8 @@ from inferplane import cel
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
-from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, Resource
+from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, \
+    Resource
 from inferplane.api.xrd import openapi_schema
 
 
@@ -44,6 +45,7 @@ _PATTERNS = {
     DNS_SUBDOMAIN: "a lowercase DNS subdomain such as gpu.nvidia.com",
     QUALIFIED_NAME: "a name such as numaNode or a qualified name such as resource.kubernetes.io/numaNode",
     KUBERNETES_VERSION: "a Kubernetes minor version such as \"1.36\"",
+    SEMVER: "a semantic version such as 1.2.3",
 }
 _TYPES = {"integer": "an integer", "string": "a string", "boolean": "true or false", "object": "a mapping",
           "array": "a list", "number": "a number"}
@@ -86,6 +88,13 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
         bound = node.get(v.validator)
         return [(path, f"must be {'at least' if v.validator == 'minLength' else 'at most'} {bound} characters long")]
     return [(path, v.message)]
+
+
+def first_line(error: Exception) -> str:
+    """The CEL library's diagnosis without its multi-line source excerpt."""
+    lines = str(error).splitlines() or [str(error)]
+    diagnosis = next((l for l in lines if "ERROR: " in l), lines[0])
+    return diagnosis.split("ERROR: ", 1)[-1].replace("<input>:", "at ")
 
 
 def _join(path: str, name: str) -> str:
@@ -158,8 +167,17 @@ def _apply_defaults(plan: _Plan, value: Any) -> None:
             _apply_defaults(plan.items, item)
 
 
-def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]]) -> None:
-    """List-map uniqueness and CEL rules, at every node that is present."""
+def _parent(path: str) -> str:
+    cut = max(path.rfind("."), path.rfind("["))
+    return path[:cut] if cut > 0 else ""
+
+
+def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]], failed: set[str]) -> None:
+    """List-map uniqueness and CEL rules, at every node that is present.
+
+    `failed` holds the nodes whose own fields broke the schema: their rules would only repeat the
+    schema's error in vaguer words (a wrong type, a misspelt field), so they are skipped.
+    """
     if value is None:
         return
     if plan.map_keys and isinstance(value, list):
@@ -172,11 +190,12 @@ def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]])
                     out.append((f"{path}[{index}]", f"duplicate entry {label} (also at [{seen[key]}]): "
                                                     f"{'/'.join(plan.map_keys)} must be unique"))
                 seen.setdefault(key, index)
-    for entry in plan.rules:
+    for entry in plan.rules if path not in failed else ():
         try:
             ok = cel.evaluate_rule(entry["rule"], value)
         except cel.CelError as exc:
-            out.append((path, f"rule evaluation error ({exc}) in: {entry['rule']}"))
+            if not failed:
+                out.append((path, f"rule evaluation error ({first_line(exc)}) in: {entry['rule']}"))
             continue
         if not ok:
             where = path + entry.get("fieldPath", "") if entry.get("fieldPath") else path
@@ -184,13 +203,13 @@ def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]])
     if isinstance(value, dict):
         for name, child in plan.properties.items():
             if name in value:
-                _check_rules(child, value[name], _join(path, name), out)
+                _check_rules(child, value[name], _join(path, name), out, failed)
         if plan.values:
             for key, item in value.items():
-                _check_rules(plan.values, item, _join(path, key), out)
+                _check_rules(plan.values, item, _join(path, key), out, failed)
     elif isinstance(value, list) and plan.items:
         for index, item in enumerate(value):
-            _check_rules(plan.items, item, f"{path}[{index}]", out)
+            _check_rules(plan.items, item, f"{path}[{index}]", out, failed)
 
 
 class KindAdmission:
@@ -213,10 +232,8 @@ class KindAdmission:
         except fastjsonschema.JsonSchemaException:
             errors = [e for v in violations(self.validator, content)
                       for e in _describe_schema_violation(v, self.schema)]
-        if errors:
-            # Rules assume the schema holds (types, required fields); report them once it does.
-            return errors
-        _check_rules(self.plan, content, "", errors)
+        failed = {p for path, _ in errors for p in (path, _parent(path))}
+        _check_rules(self.plan, content, "", errors, failed)
         return errors
 
 
@@ -292,4 +309,4 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
                         cel.selector(expression)
                     except cel.CelError as exc:
                         yield (f"spec.engines[{e}].members[{m}].nodeSelector.devices[{d}].selectors[{s}]",
-                               f"not a valid CEL expression: {exc}")
+                               f"not a valid CEL expression: {first_line(exc)}")

@@ -18,6 +18,7 @@ DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 # The pattern controller-gen publishes for resource.Quantity fields.
 QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)"
             r"|(\.[0-9]+))))?$")
+SEMVER = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
 # Kubernetes minor versions as clusters are declared: "1.36" (a patch may follow).
 KUBERNETES_VERSION = r"^1\.[0-9]+(\.[0-9]+)?$"
 

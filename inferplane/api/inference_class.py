@@ -10,7 +10,7 @@ from inferplane import API_GROUP, API_VERSION
 from inferplane.accelerators.drivers import CPU, GPU_DRIVERS
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, AKSMachine, CivoMachine, EKSMachine, GKEMachine, \
     NebiusMachine, Provider, VultrMachine, block_name, one_block_rules
-from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, ApiModel, Name, Quantity, Resource, list_map, rule
+from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, list_map, rule
 
 _GPU_LIST = "[" + ", ".join(f"'{d}'" for d in GPU_DRIVERS) + "]"
 CLAIMS_GPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver in {_GPU_LIST})"
@@ -30,7 +30,7 @@ class AttributeValue(ApiModel):
 
     string: str | None = Field(None, max_length=64)
     version: str | None = Field(
-        None, max_length=64, pattern=r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$",
+        None, max_length=64, pattern=SEMVER,
         description="A semantic version such as 1.2.3.")
     bool_: bool | None = Field(None, alias="bool")
     int_: int | None = Field(None, alias="int")
@@ -44,7 +44,8 @@ class AttributeValue(ApiModel):
 
 # Structural schemas cannot constrain map keys, so a rule does (as Kubernetes' own CRDs do).
 _KEYS_ARE_NAMES = {"x-kubernetes-validations": [rule(
-    f"self.all(k, k.matches('{QUALIFIED_NAME}'))",
+    # In a CEL string literal a backslash escapes, so the regex's own backslashes are doubled.
+    "self.all(k, k.matches('" + QUALIFIED_NAME.replace("\\", "\\\\") + "'))",
     "keys must be names (numaNode) or qualified names (resource.kubernetes.io/numaNode)",
     reason="FieldValueInvalid")]}
 

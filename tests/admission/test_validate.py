@@ -1,0 +1,182 @@
+"""Admission: the bundled recipes pass, and every bad manifest gets its exact, actionable message."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferplane.admission import admit_manifests, admit_paths
+from inferplane.admission.manifests import Manifest
+
+HERE = Path(__file__).parent
+BAD = HERE / "bad"
+REPO = HERE.parents[1]
+
+EXPECTED = {
+    "accelerator-without-gpu.yaml": [
+        "InferenceClass/accelerator-without-gpu: spec.devices: the provisioning block has an accelerator but no "
+        "device claims a GPU driver: add a DRA device with driver one of gpu.amd.com, gpu.nvidia.com, or remove "
+        "the accelerator"],
+    "attribute-two-types.yaml": [
+        "InferenceClass/two-types: spec.devices[0].attributes.productName: an attribute sets exactly one of "
+        "string, version, bool or int: keep the one that types the value"],
+    "bad-quantity.yaml": [
+        "InferenceClass/bad-quantity: spec.devices[0].capacity.memory: must be a Kubernetes quantity such as "
+        "80Gi, 500m or 4, got '80GB'"],
+    "bad-selector.yaml": [
+        "ModelDeployment/bad-selector: spec.engines[0].members[0].nodeSelector.devices[0].selectors[0]: not a "
+        "valid CEL expression: at 1:37: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', "
+        "'-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"],
+    "cluster-two-blocks.yaml": [
+        "InferenceCluster/two-blocks: spec.cluster.vultr: cluster.vultr is set but cluster.source is not Vultr: "
+        "remove vultr or set source: Vultr",
+        "InferenceCluster/two-blocks: spec.nodePools[0].maxNodeCount: nodeCount is above maxNodeCount: raise "
+        "maxNodeCount or lower nodeCount"],
+    "cpu-beside-gpu.yaml": [
+        "InferenceClass/cpu-beside-gpu: spec.devices: a provisioned class cannot claim dra.cpu alongside a GPU "
+        "driver: a CPU claim could never allocate on a GPU pool; split the CPU devices into a class of their own"],
+    "cpu-cluster-old-kubernetes.yaml#1": [
+        "InferenceCluster/eks-cpu-old: spec.cluster.eks.kubernetesVersion: pool cpu uses class eks-cpu, which "
+        "claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has 1.34 (the EKS default): set "
+        "spec.cluster.eks.kubernetesVersion to \"1.36\" or later"],
+    "cpu-count-two.yaml": [
+        "InferenceClass/cpu-count-two: spec.devices[0].count: a dra.cpu device must have count 1: every device "
+        "would receive the whole CPU request; declare one device and size it with capacity.cpu"],
+    "dra-without-device-class.yaml": [
+        "InferenceClass/no-device-class: spec.devices[0].deviceClassName: deviceClassName is required when claim "
+        "is DRA: set it to the driver's DeviceClass (e.g. gpu.nvidia.com), or set claim: Synthetic for a device "
+        "that is never claimed"],
+    "duplicate-device.yaml": [
+        "InferenceClass/duplicate-device: spec.devices[1]: duplicate entry name=gpu (also at [0]): name must be "
+        "unique"],
+    "gke-gpu-without-accelerator.yaml": [
+        "InferenceClass/gke-gpu-without-accelerator: spec.provisioning.gke: a GKE class that claims a GPU driver "
+        "needs provisioning.gke.accelerator: GKE attaches the GPU from it (e.g. type: nvidia-l4, count: 1)"],
+    "malformed.yaml:8:6": [
+        "malformed YAML: expected <block end>, but found '<block mapping start>': fix the syntax at this line"],
+    "many-errors.yaml": [
+        "InferenceClass/many-errors: spec.devices[0].capacity.memory: must be a Kubernetes quantity such as 80Gi, "
+        "500m or 4, got 'lots'",
+        "InferenceClass/many-errors: spec.devices[0].claim: 'dra' is not allowed: use one of DRA, Synthetic",
+        "InferenceClass/many-errors: spec.devices[0].count: must be at least 1, got -1: set it to 1 or more"],
+    "provider-without-block.yaml": [
+        "InferenceClass/gke-without-block: spec.provisioning.eks: provisioning.eks is set but "
+        "provisioning.provider is not EKS: remove eks or set provider: EKS",
+        "InferenceClass/gke-without-block: spec.provisioning.gke: provisioning.provider is GKE, so "
+        "provisioning.gke is required: add it"],
+    "unknown-field.yaml": [
+        "InferenceClass/unknown-field: spec.colour: unknown field \"colour\": remove it (known fields: "
+        "description, devices, provisioning)",
+        "InferenceClass/unknown-field: spec.devices[0].deviceClassname: unknown field \"deviceClassname\": did "
+        "you mean deviceClassName?"],
+    "unknown-kind.yaml": [
+        "InferenceClas/unknown-kind: unknown kind InferenceClas (inferplane.dev/v1alpha1): did you mean "
+        "InferenceClass?"],
+    "wrong-api-version.yaml": [
+        "InferenceClass/wrong-api-version: apiVersion inferplane.dev/v1 does not serve InferenceClass: use "
+        "apiVersion: inferplane.dev/v1alpha1"],
+    "zero-count.yaml": [
+        "InferenceClass/zero-count: spec.devices[0].count: must be at least 1, got 0: set it to 1 or more"],
+}
+
+
+def _errors_by_source(result):
+    found: dict[str, list[str]] = {}
+    for error in result.errors:
+        text = str(error)
+        source, message = text.split(": ", 1)
+        found.setdefault(source.removeprefix(f"{BAD}/"), []).append(message)
+    return found
+
+
+def test_every_bad_manifest_gets_its_exact_errors_all_at_once():
+    result = admit_paths([BAD])
+    assert _errors_by_source(result) == EXPECTED
+    # The only thing admitted is the (valid) class beside the too-old cluster.
+    assert [o.metadata.name for _, o in result.admitted] == ["eks-cpu"]
+
+
+def test_bundled_recipes_are_admitted():
+    result = admit_paths([REPO / "recipes"])
+    assert result.errors == []
+    kinds = {o.kind for _, o in result.admitted}
+    assert kinds == {"InferenceClass", "InferenceCluster", "ModelDeployment"}
+
+
+def test_defaults_are_applied_as_the_api_server_would():
+    body = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "l4"},
+            "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com"}]}}
+    result = admit_manifests([Manifest("inline", body)])
+    (_, klass), = result.admitted
+    device = klass.spec.devices[0]
+    assert (device.claim, device.count) == ("DRA", 1)
+    assert body["spec"]["devices"][0] == {"name": "gpu", "driver": "gpu.nvidia.com",
+                                          "deviceClassName": "gpu.nvidia.com"}, "the input is never mutated"
+
+
+def test_cpu_cluster_is_checked_against_classes_already_known():
+    cluster = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+               "spec": {"cluster": {"source": "Civo", "civo": {"region": "LON1"}},
+                        "nodePools": [{"name": "cpu", "className": "civo-cpu"}]}}
+    known = admit_paths([REPO / "recipes/mixed-fleet/classes.yaml"])
+    classes = {o.metadata.name: o for _, o in known.admitted}
+    result = admit_manifests([Manifest("inline", cluster)], known_classes=classes)
+    assert [e.message for e in result.errors] == [
+        "pool cpu uses class civo-cpu, which claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has "
+        "1.33 (the Civo default): set spec.cluster.civo.kubernetesVersion to \"1.36\" or later"]
+    # Declaring 1.36 admits it.
+    cluster["spec"]["cluster"]["civo"]["kubernetesVersion"] = "1.36"
+    assert admit_manifests([Manifest("inline", cluster)], known_classes=classes).ok
+
+
+def test_existing_cluster_with_cpu_pool_must_declare_its_version():
+    cluster = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "lab"},
+               "spec": {"cluster": {"source": "Existing", "existing": {
+                   "kubeconfigSecretRef": {"name": "k", "key": "kubeconfig"}}},
+                   "nodePools": [{"name": "epyc", "className": "lab-epyc"}]}}
+    known = admit_paths([REPO / "recipes/mixed-fleet/classes.yaml"])
+    classes = {o.metadata.name: o for _, o in known.admitted}
+    result = admit_manifests([Manifest("inline", cluster)], known_classes=classes)
+    assert [e.message for e in result.errors] == [
+        "pool epyc uses class lab-epyc, which claims dra.cpu; that needs Kubernetes >= 1.36 and this cluster's "
+        "version is not declared: set spec.cluster.existing.kubernetesVersion to the version the cluster runs"]
+
+
+@pytest.mark.parametrize("body, expected", [
+    ({"kind": "InferenceClass", "metadata": {"name": "x"}}, "apiVersion missing: every manifest names its "
+                                                             "apiVersion and kind"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "Bad_Name"},
+      "spec": {"devices": [{"name": "a", "driver": "dra.cpu", "deviceClassName": "dra.cpu"}]}},
+     "metadata.name: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending alphanumeric) "
+     "of at most 63 characters, got 'Bad_Name'"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": []}}, "spec.devices: must have at least 1 item"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": [{"name": "a", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "count": "two"}]}},
+     "spec.devices[0].count: must be an integer, got 'two'"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": [{"name": "a", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+                            "attributes": {"cc": {"version": "8.9"}}}]}},
+     "spec.devices[0].attributes.cc.version: must be a semantic version such as 1.2.3, got '8.9'"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": [{"name": "a", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+                            "capacity": {"bad key!": "1"}}]}},
+     "spec.devices[0].capacity: keys must be names (numaNode) or qualified names (resource.kubernetes.io/numaNode)"),
+])
+def test_single_mistakes(body, expected):
+    result = admit_manifests([Manifest("inline", body)])
+    messages = [f"{e.path}: {e.message}" if e.path else e.message for e in result.errors]
+    assert messages == [expected]
+
+
+def test_validate_command_exit_codes_and_output():
+    bad = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(BAD)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 23 errors"
+    good = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(REPO / "recipes")],
+                          capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.splitlines()[0].split() == ["KIND", "NAME", "SOURCE"]
