@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable, Protocol
+from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
 from inferplane.accelerators.drivers import POOL_LABEL
 from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
@@ -216,7 +216,8 @@ class ProvisionedCloud:
             return None
         system = next((p for p in spec.node_pools if p.role == "System"), None)
         if system is None:
-            pool_type = type(spec).model_fields["node_pools"].annotation.__args__[0]
+            # The kind's pool model, from its spec's nodePools: list[<Provider>NodePool].
+            pool_type = get_args(type(spec).model_fields["node_pools"].annotation)[0]
             system = pool_type.model_validate(self.system_pool())
         return system
 
