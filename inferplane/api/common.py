@@ -104,6 +104,7 @@ class Resource(BaseModel):
     PLURAL: ClassVar[str]
     SCOPE: ClassVar[Literal["Cluster", "Namespaced"]]
     DESCRIPTION: ClassVar[str]
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
     # Printer columns for the generated XRD: (name, JSONPath, type).
     COLUMNS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
 

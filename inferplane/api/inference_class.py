@@ -129,6 +129,7 @@ class InferenceClass(Resource):
     PLURAL: ClassVar[str] = "inferenceclasses"
     SCOPE: ClassVar[str] = "Cluster"
     DESCRIPTION: ClassVar[str] = "The devices a node pool has, in DRA's model, and how to provision it."
+    SHORT_NAMES: ClassVar = ("iclass",)
     COLUMNS: ClassVar = (("PROVIDER", ".spec.provisioning.provider", "string"),)
 
     spec: InferenceClassSpec

@@ -85,6 +85,7 @@ class InferenceCluster(Resource):
     PLURAL: ClassVar[str] = "inferenceclusters"
     SCOPE: ClassVar[str] = "Cluster"
     DESCRIPTION: ClassVar[str] = "A cluster on a cloud or an existing one, with node pools that reference classes."
+    SHORT_NAMES: ClassVar = ("icluster",)
     COLUMNS: ClassVar = (
         ("SOURCE", ".spec.cluster.source", "string"),
         ("READY", '.status.conditions[?(@.type=="ClusterReady")].status', "string"),

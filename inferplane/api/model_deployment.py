@@ -63,6 +63,7 @@ class ModelDeployment(Resource):
     PLURAL: ClassVar[str] = "modeldeployments"
     SCOPE: ClassVar[str] = "Namespaced"
     DESCRIPTION: ClassVar[str] = "Replicas of an inference engine placed onto pools whose devices match."
+    SHORT_NAMES: ClassVar = ("md",)
     COLUMNS: ClassVar = (("MODEL", ".spec.model", "string"), ("REPLICAS", ".spec.replicas", "integer"))
 
     spec: ModelDeploymentSpec

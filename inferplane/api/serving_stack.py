@@ -49,6 +49,7 @@ class ServingStack(Resource):
     PLURAL: ClassVar[str] = "servingstacks"
     SCOPE: ClassVar[str] = "Cluster"
     DESCRIPTION: ClassVar[str] = "The serving components of one cluster: device stacks, gateway, metrics."
+    SHORT_NAMES: ClassVar = ("stack",)
     COLUMNS: ClassVar = (("SOURCE", ".spec.source", "string"), ("CLUSTER", ".spec.clusterName", "string"))
 
     spec: ServingStackSpec

@@ -94,7 +94,8 @@ def xrd(kind: type[Resource]) -> dict[str, Any]:
         "metadata": {"name": f"{kind.PLURAL}.{kind.GROUP}"},
         "spec": {
             "group": kind.GROUP,
-            "names": {"kind": kind.KIND, "plural": kind.PLURAL},
+            "names": {"kind": kind.KIND, "plural": kind.PLURAL,
+                      **({"shortNames": list(kind.SHORT_NAMES)} if kind.SHORT_NAMES else {})},
             "scope": kind.SCOPE,
             "versions": [version],
         },

@@ -153,9 +153,8 @@ def resolve_kind(name: str, present: list[str]) -> str | None:
         resource = KINDS_BY_NAME.get(kind)
         names = {kind.lower(), kind.lower() + "s", kind.lower() + "es"}
         if resource is not None:
-            names.add(resource.PLURAL)
-        short = "".join(ch for ch in kind if ch.isupper()).lower()
-        if wanted in names or (resource is not None and wanted == short):
+            names.update((resource.PLURAL, *resource.SHORT_NAMES))
+        if wanted in names:
             return kind
     return None
 

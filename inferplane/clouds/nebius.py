@@ -9,10 +9,8 @@ from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_f
 # GPU node groups boot an image with NVIDIA drivers preinstalled from this preset (unconfirmed for
 # Kubernetes past 1.31: the provider documents presets up to 1.31); others have no gpuSettings.
 GPU_DRIVERS_PRESET = "cuda12"
+# Replicated network SSD: the provider's general-purpose boot disk, which survives a host failure.
 BOOT_DISK_TYPE = "NETWORK_SSD"
-# An empty publicEndpoint asks for one: inferplane installs the serving stack through it, as it
-# does on the other clouds, whose endpoints are public by default.
-PUBLIC_ENDPOINT: dict[str, Any] = {"publicEndpoint": {}}
 
 
 class Nebius(ProvisionedCloud):
@@ -26,8 +24,10 @@ class Nebius(ProvisionedCloud):
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         return {"name": name, "parentId": spec.parent_id,
+                # An empty publicEndpoint asks for one: the serving stack is installed through it, as
+                # on the other clouds, whose endpoints are public by default.
                 "controlPlane": {"subnetId": spec.subnet_id, "version": version,
-                                 "endpoints": dict(PUBLIC_ENDPOINT)}}
+                                 "endpoints": {"publicEndpoint": {}}}}
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         size, init = scaling_fields(scaling(pool), count="fixedNodeCount", group="autoscaling",

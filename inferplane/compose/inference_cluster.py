@@ -65,11 +65,13 @@ class InferenceClusterComposer:
         classes = self.require_classes()
         if classes is None:
             return self.response
+        drivers = sorted({d for k in classes.values() for d in k.spec.claimed_drivers()})
         blocked = (self.gate_unsupported_devices(classes) or self.gate_kubernetes_version(classes)
                    or self.gate_pool_classes(classes))
         if blocked:
-            return self.hold(*blocked)
-        drivers = sorted({d for k in classes.values() for d in k.spec.claimed_drivers()})
+            self.hold(*blocked)
+            self.response.status["draDrivers"] = drivers  # what the classes claim, blocked or not
+            return self.response
         self.compose_cloud_cluster(classes)
         self.compose_serving_stack(drivers)
         self.compose_status(classes, drivers)
