@@ -539,6 +539,21 @@ def test_same_input_same_output(cloud):
     assert first is not second
 
 
+def wipe(node):
+    """Empty every dict and list reachable from node, as a careless caller might."""
+    children = list(node.values()) if isinstance(node, dict) else list(node)
+    for child in children:
+        if isinstance(child, (dict, list)):
+            wipe(child)
+    node.clear()
+
+
+@pytest.mark.parametrize("cloud", PROVIDERS)
+def test_outputs_share_nothing_with_the_module_or_each_other(cloud):
+    wipe(compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)))
+    assert compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)) == EXPECTED[cloud]
+
+
 def test_existing_composes_nothing():
     existing = CLOUD_MODULES["Existing"]
     assert existing.resources(object()) == {}
