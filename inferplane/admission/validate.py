@@ -7,14 +7,13 @@ node. Every error is reported at once, with its field path, the object and what 
 
 from __future__ import annotations
 
-import copy
 import difflib
 import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import fastjsonschema
+import jsonschema_rs
 
 from inferplane import cel
 from inferplane.admission.manifests import Manifest
@@ -49,6 +48,15 @@ _PATTERNS = {
 }
 _TYPES = {"integer": "an integer", "string": "a string", "boolean": "true or false", "object": "a mapping",
           "array": "a list", "number": "a number"}
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data, without deepcopy's memo bookkeeping (twice as fast)."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    return value
 
 
 def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> list[tuple[str, str]]:
@@ -155,7 +163,7 @@ def _apply_defaults(plan: _Plan, value: Any) -> None:
     if isinstance(value, dict):
         for name, default in plan.defaults.items():
             if name not in value:
-                value[name] = copy.deepcopy(default)
+                value[name] = json_copy(default)
         for name, child in plan.properties.items():
             if name in value:
                 _apply_defaults(child, value[name])
@@ -172,7 +180,8 @@ def _parent(path: str) -> str:
     return path[:cut] if cut > 0 else ""
 
 
-def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]], failed: set[str]) -> None:
+def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]], failed: set[str],
+                 document: cel.Document, steps: tuple[str | int, ...] = ()) -> None:
     """List-map uniqueness and CEL rules, at every node that is present.
 
     `failed` holds the nodes whose own fields broke the schema: their rules would only repeat the
@@ -192,24 +201,36 @@ def _check_rules(plan: _Plan, value: Any, path: str, out: list[tuple[str, str]],
                 seen.setdefault(key, index)
     for entry in plan.rules if path not in failed else ():
         try:
-            ok = cel.evaluate_rule(entry["rule"], value)
+            ok = document.check(entry["rule"], steps)
         except cel.CelError as exc:
             if not failed:
                 out.append((path, f"rule evaluation error ({first_line(exc)}) in: {entry['rule']}"))
             continue
         if not ok:
             where = path + entry.get("fieldPath", "") if entry.get("fieldPath") else path
-            out.append((where.lstrip("."), entry["message"]))
+            out.append((where.lstrip("."), _rule_message(entry, document, steps)))
     if isinstance(value, dict):
         for name, child in plan.properties.items():
             if name in value:
-                _check_rules(child, value[name], _join(path, name), out, failed)
+                _check_rules(child, value[name], _join(path, name), out, failed, document, steps + (name,))
         if plan.values:
             for key, item in value.items():
-                _check_rules(plan.values, item, _join(path, key), out, failed)
+                _check_rules(plan.values, item, _join(path, key), out, failed, document, steps + (key,))
     elif isinstance(value, list) and plan.items:
         for index, item in enumerate(value):
-            _check_rules(plan.items, item, f"{path}[{index}]", out, failed)
+            _check_rules(plan.items, item, f"{path}[{index}]", out, failed, document, steps + (index,))
+
+
+def _rule_message(entry: dict[str, str], document: cel.Document, steps: tuple[str | int, ...]) -> str:
+    """messageExpression when it evaluates to a string, else the static message (as Kubernetes does)."""
+    if "messageExpression" in entry:
+        try:
+            message = document.evaluate(entry["messageExpression"], steps)
+            if isinstance(message, str) and message:
+                return message
+        except cel.CelError:
+            pass
+    return entry.get("message") or f"failed rule: {entry['rule']}"
 
 
 class KindAdmission:
@@ -219,21 +240,25 @@ class KindAdmission:
         self.kind = kind
         self.schema = openapi_schema(kind)
         self.validator = openapi_validator(self.schema)
-        self._fast = fastjsonschema.compile(to_jsonschema(self.schema))
+        # Rust-backed, ~1 us for a typical manifest: the common case (valid) pays nothing more; only
+        # a failure takes the slower path that reports every error with its field path.
+        self._fast = jsonschema_rs.validator_for(to_jsonschema(self.schema))
         self.plan = _plan(self.schema)
 
     def check(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         """Default `body` in place and return every (field path, message) wrong with it."""
         _apply_defaults(self.plan, body)
         content = {k: v for k, v in body.items() if k in ("spec", "status")}
-        try:
-            self._fast(content)  # the common case, valid, costs one generated function call
-            errors: list[tuple[str, str]] = []
-        except fastjsonschema.JsonSchemaException:
+        errors: list[tuple[str, str]] = []
+        if not self._fast.is_valid(content):
             errors = [e for v in violations(self.validator, content)
                       for e in _describe_schema_violation(v, self.schema)]
         failed = {p for path, _ in errors for p in (path, _parent(path))}
-        _check_rules(self.plan, content, "", errors, failed)
+        try:
+            document = cel.Document(content)
+        except cel.CelError as exc:
+            return errors + [("", f"cannot evaluate rules: {exc}")]
+        _check_rules(self.plan, content, "", errors, failed, document)
         return errors
 
 
@@ -247,7 +272,7 @@ _TOP_LEVEL = {"apiVersion", "kind", "metadata", "spec", "status"}
 
 def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     """The typed, defaulted object, or every error that keeps it out."""
-    body = copy.deepcopy(manifest.body)
+    body = json_copy(manifest.body)
     kind_name = body.get("kind")
     name = str((body.get("metadata") or {}).get("name", "<unnamed>")) if isinstance(body.get("metadata"), dict) \
         else "<unnamed>"

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Name, SecretKeyRef, rule
+from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Name, SecretKeyRef
 
 PROVIDERS = ("EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo")
 SOURCES = PROVIDERS + ("Existing",)
@@ -24,20 +24,25 @@ def block_name(source: str) -> str:
 
 
 def one_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) -> list[dict[str, str]]:
-    """Rules: the discriminator's block is set, and no other source's block is."""
-    rules = []
-    for source in sources:
-        block = block_name(source)
-        rules.append(rule(
-            f"self.{discriminator} != '{source}' || has(self.{block})",
-            f"{owner}.{discriminator} is {source}, so {owner}.{block} is required: add it",
-            field_path=f".{block}", reason="FieldValueRequired"))
-        rules.append(rule(
-            f"!has(self.{block}) || self.{discriminator} == '{source}'",
-            f"{owner}.{block} is set but {owner}.{discriminator} is not {source}: remove {block} or set "
-            f"{discriminator}: {source}",
-            field_path=f".{block}", reason="FieldValueForbidden"))
-    return rules
+    """Rules: the discriminator's block is set, and no other source's block is.
+
+    Two rules for all sources (not two per source): every rule costs an evaluation per manifest.
+    """
+    blocks = [(source, block_name(source)) for source in sources]
+    required = " || ".join(f"(self.{discriminator} == '{s}' && has(self.{b}))" for s, b in blocks)
+    stray = " && ".join(f"(!has(self.{b}) || self.{discriminator} == '{s}')" for s, b in blocks)
+    stray_names = ", ".join(f"has(self.{b}) && self.{discriminator} != '{s}' ? '{b}' : ''" for s, b in blocks)
+    return [
+        {"rule": required,
+         "messageExpression": f"'{owner}.{discriminator} is ' + self.{discriminator} + ', so {owner}.' + "
+                              f"self.{discriminator}.lowerAscii() + ' is required: add it'",
+         "reason": "FieldValueRequired"},
+        {"rule": stray,
+         "messageExpression": f"'{owner} sets ' + [{stray_names}].filter(b, b != '').join(', ') + "
+                              f"' but {owner}.{discriminator} is ' + self.{discriminator} + "
+                              f"': keep only {owner}.' + self.{discriminator}.lowerAscii()",
+         "reason": "FieldValueForbidden"},
+    ]
 
 
 # ---- how a pool is provisioned (InferenceClass.spec.provisioning, and cloud cluster node pools)

@@ -3,11 +3,12 @@ x-kubernetes-validations rules, on the `cel` library (Rust core) with compile-on
 
 from .device import Device, DeviceSelector, selector, split_qualified
 from .env import CelError, Program, compile_expression, evaluate, evaluate_rule
+from .rules import Document, rule_at
 from .quantity import canonical_quantity, format_quantity, is_quantity, parse_quantity
 from .semver import Semver, is_semver, parse_semver
 
 __all__ = [
-    "CelError", "Program", "compile_expression", "evaluate", "evaluate_rule",
+    "CelError", "Program", "Document", "rule_at", "compile_expression", "evaluate", "evaluate_rule",
     "Device", "DeviceSelector", "selector", "split_qualified",
     "parse_quantity", "is_quantity", "format_quantity", "canonical_quantity",
     "Semver", "parse_semver", "is_semver",

@@ -1,0 +1,471 @@
+"""What every serving-stack component runs on its target cluster: its DaemonSets and Deployments.
+
+For each catalog component, a description of the workloads its chart (or object) creates: kind,
+name, namespace, and the pod's nodeSelector, affinity and tolerations taken from the component's
+rendered values the way the chart's templates take them (chart defaults, then Helm's merge of our
+values over them). A component that creates no workload says so explicitly; a component with no
+description at all is an error (`UnknownComponent`), so a new catalog entry cannot slip into the
+simulated cluster unplaced.
+
+Each workload also says where it belongs, which is what the placement audit checks:
+- `System`: a controller; it belongs on the System pool and nowhere else;
+- `Drivers`: a device stack's node agent; it belongs only on pools whose class claims one of its
+  drivers (and a DRA kubelet plugin publishes that driver's ResourceSlices where it runs);
+- `EveryNode`: a node agent meant for every node it tolerates (node metrics, feature discovery).
+
+Names and defaults are read from the charts' published templates and values at the pinned versions
+where they could be checked; the few that could not are marked *unconfirmed* where they are set.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Mapping
+
+from inferplane.accelerators.catalog import (
+    AMD_GPU_OPERATOR,
+    CERT_MANAGER,
+    CPU_DRA_DRIVER,
+    ENVOY_GATEWAY,
+    GATEWAY_CLASS,
+    LEADER_WORKER_SET,
+    NODE_FEATURE_DISCOVERY,
+    NVIDIA_CRITICAL_PODS_QUOTA,
+    NVIDIA_DRA_DRIVER,
+    PROMETHEUS,
+    AMD_DEVICE_CONFIG,
+)
+from inferplane.accelerators.drivers import AMD_GPU, CPU, NVIDIA_GPU
+
+Values = dict[str, Any]
+# A component's rendered body: Helm values for a release, the manifest for an object.
+Rendered = Mapping[str, Any]
+# Every installed component's rendered body, by component key: an operator's operands are
+# described by the custom resources other components create.
+Installed = Mapping[str, Rendered]
+
+
+class Placement(str, Enum):
+    SYSTEM = "System"
+    DRIVERS = "Drivers"
+    EVERY_NODE = "EveryNode"
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str  # DaemonSet, Deployment or StatefulSet
+    name: str
+    namespace: str
+    component: str
+    placement: Placement
+    # The drivers whose pools a `Drivers` workload belongs on.
+    drivers: frozenset[str] = frozenset()
+    replicas: int = 1  # ignored for a DaemonSet
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    requests: Mapping[str, str] = field(default_factory=dict)
+    container: str = "main"
+    # A DRA kubelet plugin: the driver whose ResourceSlices it publishes on its node.
+    publishes_slices_for: str | None = None
+
+    def pod_spec(self) -> dict[str, Any]:
+        """The pod template's spec as the chart renders it (the fields placement reads)."""
+        spec: dict[str, Any] = {}
+        if self.node_selector:
+            spec["nodeSelector"] = dict(self.node_selector)
+        if self.affinity:
+            spec["affinity"] = copy.deepcopy(dict(self.affinity))
+        if self.tolerations:
+            spec["tolerations"] = [dict(t) for t in self.tolerations]
+        container: dict[str, Any] = {"name": self.container}
+        if self.requests:
+            container["resources"] = {"requests": dict(self.requests)}
+        spec["containers"] = [container]
+        return spec
+
+
+class UnknownComponent(KeyError):
+    """A component with no workload description: describe it here before it can be simulated."""
+
+
+Describe = Callable[[Rendered, Installed], tuple[Workload, ...]]
+
+
+def workloads(component: str, rendered: Rendered, installed: Installed | None = None) -> tuple[Workload, ...]:
+    """The workloads a component creates on its cluster, from its rendered values or manifest."""
+    try:
+        describe = DESCRIPTIONS[component]
+    except KeyError:
+        raise UnknownComponent(
+            f"component {component} has no workload description: add one to inferplane/accelerators/"
+            "workloads.py (or mark it as creating none)") from None
+    return describe(rendered, installed or {})
+
+
+# ---- Helm's view of values
+
+
+def helm_merge(defaults: Mapping[str, Any], values: Mapping[str, Any]) -> Values:
+    """Our values over a chart's defaults, as Helm coalesces them: maps merge key by key, anything
+    else (lists included) replaces the default, and null deletes the key."""
+    out: Values = copy.deepcopy(dict(defaults))
+    for key, value in values.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = helm_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def dig(tree: Mapping[str, Any], path: str, default: Any = None) -> Any:
+    """tree["a"]["b"] for "a.b", or default when any step is missing or null."""
+    node: Any = tree
+    for step in path.split("."):
+        if not isinstance(node, Mapping) or node.get(step) is None:
+            return default
+        node = node[step]
+    return node
+
+
+def _tolerations(value: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(dict(t) for t in value or [])
+
+
+def no_workloads(why: str) -> Describe:
+    """An explicit "creates nothing that runs", with the reason kept for readers."""
+    def describe(_: Rendered, __: Installed) -> tuple[Workload, ...]:
+        return ()
+    describe.__doc__ = why
+    return describe
+
+
+# ---- neutral components: controllers, on the System pool
+
+# cert-manager v1.19.1: three Deployments named after the release, each with the chart's global
+# nodeSelector kubernetes.io/os=linux and no tolerations. (The startupapicheck Job is a post-install
+# hook that completes; it holds no node.)
+CERT_MANAGER_DEFAULTS: Values = {
+    "replicaCount": 1, "nodeSelector": {"kubernetes.io/os": "linux"}, "tolerations": [], "affinity": {},
+    "webhook": {"replicaCount": 1, "nodeSelector": {"kubernetes.io/os": "linux"}, "tolerations": [],
+                "affinity": {}},
+    "cainjector": {"enabled": True, "replicaCount": 1, "nodeSelector": {"kubernetes.io/os": "linux"},
+                   "tolerations": [], "affinity": {}},
+}
+
+
+def _cert_manager(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(CERT_MANAGER_DEFAULTS, rendered)
+    key, ns = CERT_MANAGER.key, CERT_MANAGER.namespace or ""
+    parts = [("cert-manager", values, "cert-manager-controller"),
+             ("cert-manager-webhook", values["webhook"], "cert-manager-webhook")]
+    if values["cainjector"].get("enabled", True):
+        parts.append(("cert-manager-cainjector", values["cainjector"], "cert-manager-cainjector"))
+    return tuple(
+        Workload("Deployment", name, ns, key, Placement.SYSTEM, replicas=int(part.get("replicaCount", 1)),
+                 node_selector=part.get("nodeSelector") or {}, affinity=part.get("affinity") or {},
+                 tolerations=_tolerations(part.get("tolerations")), container=container)
+        for name, part, container in parts)
+
+
+# Envoy Gateway v1.9.1: the `envoy-gateway` Deployment; placement from deployment.pod.*.
+# (Envoy proxy fleets are created per Gateway by the controller; the stack creates no Gateway.)
+ENVOY_GATEWAY_DEFAULTS: Values = {
+    "deployment": {"replicas": 1, "pod": {"nodeSelector": {}, "tolerations": [], "affinity": {}},
+                   "envoyGateway": {"resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}}},
+}
+
+
+def _envoy_gateway(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(ENVOY_GATEWAY_DEFAULTS, rendered)
+    pod = values["deployment"]["pod"]
+    return (Workload("Deployment", "envoy-gateway", ENVOY_GATEWAY.namespace or "", ENVOY_GATEWAY.key,
+                     Placement.SYSTEM, replicas=int(values["deployment"]["replicas"]),
+                     node_selector=pod.get("nodeSelector") or {}, affinity=pod.get("affinity") or {},
+                     tolerations=_tolerations(pod.get("tolerations")),
+                     requests=dig(values, "deployment.envoyGateway.resources.requests", {}),
+                     container="envoy-gateway"),)
+
+
+# kube-prometheus-stack 86.1.1, release `kube-prometheus-stack`: the operator and kube-state-metrics
+# Deployments, the node exporter DaemonSet, and the Prometheus and Alertmanager StatefulSets the
+# operator creates from the chart's custom resources. The node exporter's subchart tolerates every
+# NoSchedule taint on purpose (node metrics on every node) and keeps off virtual kubelets and Fargate
+# by a default required affinity.
+PROMETHEUS_DEFAULTS: Values = {
+    "prometheusOperator": {"enabled": True, "nodeSelector": {}, "tolerations": [], "affinity": {}},
+    "kube-state-metrics": {"nodeSelector": {}, "tolerations": [], "affinity": {}},
+    "kubeStateMetrics": {"enabled": True},
+    "nodeExporter": {"enabled": True},
+    "prometheus-node-exporter": {
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"effect": "NoSchedule", "operator": "Exists"}],
+        "affinity": {},
+    },
+    "prometheus": {"enabled": True, "prometheusSpec": {"replicas": 1, "nodeSelector": {}, "tolerations": [],
+                                                      "affinity": {}}},
+    "alertmanager": {"enabled": True, "alertmanagerSpec": {"replicas": 1, "nodeSelector": {}, "tolerations": [],
+                                                          "affinity": {}}},
+}
+# What the node exporter template renders when its affinity value is empty.
+NODE_EXPORTER_DEFAULT_AFFINITY: Values = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["fargate"]},
+        {"key": "type", "operator": "NotIn", "values": ["virtual-kubelet"]},
+    ]}]}}}
+
+
+def _prometheus(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(PROMETHEUS_DEFAULTS, rendered)
+    key, ns, release = PROMETHEUS.key, PROMETHEUS.namespace or "", PROMETHEUS.key
+    out = []
+
+    def controller(kind: str, name: str, part: Mapping[str, Any], container: str) -> Workload:
+        return Workload(kind, name, ns, key, Placement.SYSTEM, replicas=int(part.get("replicas", 1)),
+                        node_selector=part.get("nodeSelector") or {}, affinity=part.get("affinity") or {},
+                        tolerations=_tolerations(part.get("tolerations")), container=container)
+
+    if dig(values, "prometheusOperator.enabled", True):
+        out.append(controller("Deployment", f"{release}-operator", values["prometheusOperator"],
+                              "kube-prometheus-stack"))
+    if dig(values, "kubeStateMetrics.enabled", True):
+        out.append(controller("Deployment", f"{release}-kube-state-metrics", values["kube-state-metrics"],
+                              "kube-state-metrics"))
+    if dig(values, "prometheus.enabled", True):
+        out.append(controller("StatefulSet", f"prometheus-{release}-prometheus",
+                              values["prometheus"]["prometheusSpec"], "prometheus"))
+    if dig(values, "alertmanager.enabled", True):
+        out.append(controller("StatefulSet", f"alertmanager-{release}-alertmanager",
+                              values["alertmanager"]["alertmanagerSpec"], "alertmanager"))
+    if dig(values, "nodeExporter.enabled", True):
+        exporter = values["prometheus-node-exporter"]
+        out.append(Workload("DaemonSet", f"{release}-prometheus-node-exporter", ns, key, Placement.EVERY_NODE,
+                            node_selector=exporter.get("nodeSelector") or {},
+                            affinity=exporter.get("affinity") or NODE_EXPORTER_DEFAULT_AFFINITY,
+                            tolerations=_tolerations(exporter.get("tolerations")), container="node-exporter"))
+    return tuple(out)
+
+
+# LeaderWorkerSet v0.10.0: `lws-controller-manager`, placement from the top-level values.
+LWS_DEFAULTS: Values = {"replicaCount": 1, "nodeSelector": {}, "tolerations": [], "affinity": {}}
+
+
+def _lws(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(LWS_DEFAULTS, rendered)
+    return (Workload("Deployment", f"{LEADER_WORKER_SET.key}-controller-manager", LEADER_WORKER_SET.namespace or "",
+                     LEADER_WORKER_SET.key, Placement.SYSTEM, replicas=int(values["replicaCount"]),
+                     node_selector=values.get("nodeSelector") or {}, affinity=values.get("affinity") or {},
+                     tolerations=_tolerations(values.get("tolerations")), container="manager"),)
+
+
+# ---- Node Feature Discovery 0.18.3, release `node-feature-discovery`
+
+NFD_DEFAULTS: Values = {
+    "master": {"enable": True, "replicaCount": 1, "nodeSelector": {},
+               "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
+                                "effect": "NoSchedule"}],
+               # Preferred only: it scores control-plane nodes up but rejects none.
+               "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                   {"weight": 1, "preference": {"matchExpressions": [
+                       {"key": "node-role.kubernetes.io/control-plane", "operator": "In", "values": [""]}]}}]}},
+               "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}},
+    "worker": {"enable": True, "nodeSelector": {}, "tolerations": [], "affinity": {},
+               "resources": {"requests": {"cpu": "5m", "memory": "64Mi"}}},
+    "gc": {"enable": True, "replicaCount": 1, "nodeSelector": {}, "tolerations": [], "affinity": {},
+           "resources": {"requests": {"cpu": "10m", "memory": "128Mi"}}},
+}
+
+
+def _nfd(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(NFD_DEFAULTS, rendered)
+    key, ns, release = NODE_FEATURE_DISCOVERY.key, NODE_FEATURE_DISCOVERY.namespace or "", NODE_FEATURE_DISCOVERY.key
+    out = []
+    for part, kind, placement in (("master", "Deployment", Placement.SYSTEM),
+                                  ("worker", "DaemonSet", Placement.EVERY_NODE),
+                                  ("gc", "Deployment", Placement.SYSTEM)):
+        v = values[part]
+        if not v.get("enable", True):
+            continue
+        out.append(Workload(kind, f"{release}-{part}", ns, key, placement, replicas=int(v.get("replicaCount", 1)),
+                            node_selector=v.get("nodeSelector") or {}, affinity=v.get("affinity") or {},
+                            tolerations=_tolerations(v.get("tolerations")),
+                            requests=dig(v, "resources.requests", {}), container=part))
+    return tuple(out)
+
+
+# ---- NVIDIA: dra-driver-nvidia-gpu 0.4.0
+
+# The kubelet plugin's default required affinity: NFD's PCI vendor 10de labels (any device, 3D
+# controller 0302, VGA 0300), NFD's Tegra CPU vendor, or the GPU operator's gpu.present label.
+NVIDIA_KUBELET_PLUGIN_AFFINITY: Values = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                               "values": ["NVIDIA"]}]},
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+    ]}}}
+NVIDIA_DEFAULTS: Values = {
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+    "kubeletPlugin": {"nodeSelector": {}, "affinity": NVIDIA_KUBELET_PLUGIN_AFFINITY,
+                      "tolerations": [{"key": NVIDIA_GPU.pool_taint.key, "operator": "Exists",  # type: ignore[union-attr]
+                                       "effect": "NoSchedule"}]},
+    # The ComputeDomain controller (rendered only with ComputeDomains on); its control-plane
+    # affinity is preferred, so it lands on whatever untainted node there is.
+    "controller": {"replicas": 1, "nodeSelector": {},
+                   "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                                    "effect": "NoSchedule"},
+                                   {"key": "node-role.kubernetes.io/master", "operator": "Exists",
+                                    "effect": "NoSchedule"},
+                                   {"key": "CriticalAddonsOnly", "operator": "Exists"}],
+                   "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                       {"weight": 100, "preference": {"matchExpressions": [
+                           {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}}},
+}
+# The chart names its objects after the chart, not the release.
+NVIDIA_CHART = "dra-driver-nvidia-gpu"
+
+
+def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(NVIDIA_DEFAULTS, rendered)
+    key, ns = NVIDIA_DRA_DRIVER.key, NVIDIA_DRA_DRIVER.namespace or ""
+    gpus = bool(dig(values, "resources.gpus.enabled", False))
+    domains = bool(dig(values, "resources.computeDomains.enabled", False))
+    out = []
+    if gpus or domains:
+        plugin = values["kubeletPlugin"]
+        out.append(Workload("DaemonSet", f"{NVIDIA_CHART}-kubelet-plugin", ns, key, Placement.DRIVERS,
+                            drivers=frozenset({NVIDIA_GPU.name}), node_selector=plugin.get("nodeSelector") or {},
+                            affinity=plugin.get("affinity") or {}, tolerations=_tolerations(plugin.get("tolerations")),
+                            container="gpus" if gpus else "compute-domains",
+                            publishes_slices_for=NVIDIA_GPU.name if gpus else None))
+    if domains:
+        controller = values["controller"]
+        out.append(Workload("Deployment", f"{NVIDIA_CHART}-controller", ns, key, Placement.SYSTEM,
+                            replicas=int(controller.get("replicas", 1)),
+                            node_selector=controller.get("nodeSelector") or {},
+                            affinity=controller.get("affinity") or {},
+                            tolerations=_tolerations(controller.get("tolerations")), container="compute-domain"))
+    return tuple(out)
+
+
+# ---- AMD: the GPU operator v1.5.1 and the operands of each DeviceConfig
+
+AMD_OPERATOR_DEFAULTS: Values = {
+    "controllerManager": {
+        "replicas": 1, "nodeSelector": {},
+        "manager": {"tolerations": [
+            {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
+             "effect": "NoSchedule"}],
+            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}},
+        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [
+                {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}},
+    },
+    # The remediation workflow controller (Argo), on by default. *Unconfirmed* for v1.5.1: name and
+    # tolerations read from the chart's current template.
+    "remediation": {"enabled": True, "controller": {"nodeSelector": {}, "affinity": {}}},
+}
+# The operator names the chart's controller `<release>-<chart>-controller-manager`.
+AMD_OPERATOR_CHART = "gpu-operator-charts"
+
+
+def _amd_operator(rendered: Rendered, installed: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(AMD_OPERATOR_DEFAULTS, rendered)
+    key, ns = AMD_GPU_OPERATOR.key, AMD_GPU_OPERATOR.namespace or ""
+    manager = values["controllerManager"]
+    out = [Workload("Deployment", f"{key}-{AMD_OPERATOR_CHART}-controller-manager", ns, key, Placement.SYSTEM,
+                    replicas=int(manager.get("replicas", 1)), node_selector=manager.get("nodeSelector") or {},
+                    affinity=manager.get("affinity") or {},
+                    tolerations=_tolerations(dig(manager, "manager.tolerations")),
+                    requests=dig(manager, "manager.resources.requests", {}), container="manager")]
+    if dig(values, "remediation.enabled", False):
+        controller = dig(values, "remediation.controller", {})
+        out.append(Workload("Deployment", "amd-gpu-operator-workflow-controller", ns, key, Placement.SYSTEM,
+                            node_selector=controller.get("nodeSelector") or {},
+                            affinity=controller.get("affinity") or {},
+                            tolerations=({"key": "amd-gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"},),
+                            container="workflow-controller"))
+    # The operator reconciles every DeviceConfig into its operands; without the operator, a
+    # DeviceConfig runs nothing.
+    for body in installed.values():
+        if body.get("kind") == "DeviceConfig" and str(body.get("apiVersion", "")).startswith("amd.com/"):
+            out.extend(device_config_operands(body))
+    return tuple(out)
+
+
+def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
+    """The DaemonSets the AMD operator runs for one DeviceConfig, named `<name>-<operand>-daemonset`
+    (DRA driver, metrics exporter) or `<name>-<operand>` (device plugin, node labeller), each on
+    the DeviceConfig's selector with that operand's own tolerations (default: none)."""
+    metadata, spec = device_config.get("metadata") or {}, device_config.get("spec") or {}
+    name, ns = metadata.get("name", ""), metadata.get("namespace", "")
+    selector = spec.get("selector") or dict(AMD_GPU.node_labels)
+    amd = frozenset({AMD_GPU.name})
+    out = []
+
+    def operand(suffix: str, tolerations: Any, container: str, node_selector: Any = None,
+                publishes: str | None = None) -> Workload:
+        return Workload("DaemonSet", f"{name}-{suffix}", ns, AMD_GPU_OPERATOR.key, Placement.DRIVERS, drivers=amd,
+                        node_selector=node_selector or selector, tolerations=_tolerations(tolerations),
+                        container=container, publishes_slices_for=publishes)
+
+    dra, plugin = spec.get("draDriver") or {}, spec.get("devicePlugin") or {}
+    metrics = spec.get("metricsExporter") or {}
+    if dra.get("enable", False):
+        out.append(operand("dra-driver-daemonset", dra.get("tolerations"), "dra-driver", publishes=AMD_GPU.name))
+    # The CRD defaults the device plugin and node labeller on; DRA mode turns them off.
+    if plugin.get("enableDevicePlugin", True):
+        out.append(operand("device-plugin", plugin.get("devicePluginTolerations"), "device-plugin"))
+    if plugin.get("enableNodeLabeller", True):
+        out.append(operand("node-labeller", plugin.get("nodeLabellerTolerations"), "node-labeller"))
+    if metrics.get("enable", False):
+        out.append(operand("metrics-exporter-daemonset", metrics.get("tolerations"), "metrics-exporter",
+                           node_selector=metrics.get("selector")))
+    return tuple(out)
+
+
+# ---- CPU: dra-driver-cpu 0.3.0, release `dra-driver-cpu` in kube-system
+
+CPU_DRIVER_DEFAULTS: Values = {
+    "nodeSelector": {},
+    # The chart's default: every NoSchedule taint (the catalog replaces it with the CPU pool taint).
+    "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+    "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}},
+}
+
+
+def _cpu_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(CPU_DRIVER_DEFAULTS, rendered)
+    return (Workload("DaemonSet", CPU_DRA_DRIVER.key, CPU_DRA_DRIVER.namespace or "", CPU_DRA_DRIVER.key,
+                     Placement.DRIVERS, drivers=frozenset({CPU.name}), node_selector=values.get("nodeSelector") or {},
+                     tolerations=_tolerations(values.get("tolerations")),
+                     requests=dig(values, "resources.requests", {}), container="dracpu",
+                     publishes_slices_for=CPU.name),)
+
+
+# ---- every catalog component, by key
+
+DESCRIPTIONS: dict[str, Describe] = {
+    CERT_MANAGER.key: _cert_manager,
+    ENVOY_GATEWAY.key: _envoy_gateway,
+    GATEWAY_CLASS.key: no_workloads("a GatewayClass is configuration; Envoy Gateway's controller reads it"),
+    PROMETHEUS.key: _prometheus,
+    LEADER_WORKER_SET.key: _lws,
+    NODE_FEATURE_DISCOVERY.key: _nfd,
+    NVIDIA_DRA_DRIVER.key: _nvidia,
+    NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
+    AMD_GPU_OPERATOR.key: _amd_operator,
+    AMD_DEVICE_CONFIG.key: no_workloads("the operator runs a DeviceConfig's operands; they are described under "
+                                        f"{AMD_GPU_OPERATOR.key}"),
+    CPU_DRA_DRIVER.key: _cpu_driver,
+}

@@ -1,0 +1,371 @@
+"""The simulated target cluster: what a cluster would hold, given its pools and its serving stack.
+
+`simulate_cluster` is a pure, deterministic function. From the cluster's pools and the Helm
+Releases and Kubernetes Objects its serving stack composed, it returns the Kubernetes objects the
+cluster would then hold:
+- KWOK-shaped Nodes, `<cluster>-<pool>-<i>`, with the pool's labels, taints and allocatable;
+- each component's DaemonSets, Deployments and StatefulSets (from `accelerators.workloads`) and
+  their Pods, placed by the scheduling predicates: a DaemonSet pod on every node the DaemonSet
+  controller selects, replicas spread over feasible nodes in a fixed order, and a pod that fits
+  nowhere left Pending with the scheduler's message;
+- a `resource.k8s.io/v1` ResourceSlice from every running DRA kubelet plugin, listing the devices
+  its node's class declares for that driver, shaped like that driver's real slices.
+
+`audit` reads those objects back and reports misplacements (see simulation_audit.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Sequence
+
+from inferplane import API_GROUP
+from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.accelerators.workloads import Placement, Workload, workloads
+from inferplane.api.inference_class import DeviceSpec
+from inferplane.cel.quantity import format_quantity, parse_quantity
+from inferplane.engine.simulation_slices import resource_slice
+from inferplane.scheduling.predicates import (
+    NodeAffinity,
+    NodeInfo,
+    NodeSelector,
+    TaintToleration,
+    filter_nodes,
+    unschedulable_message,
+)
+
+Resource = dict[str, Any]
+
+# KWOK's marks of a fake node. The taint KWOK usually adds (kwok.x-k8s.io/node=fake:NoSchedule)
+# is left off: these nodes stand in for the cloud's real ones, so placement must be judged by the
+# taints the real nodes carry, not by one that no chart tolerates.
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_LABEL = "type"
+# What the audit needs to know about a node and a pod, carried on the objects themselves so that
+# the audit can run over objects read back from a store.
+POOL_ROLE_ANNOTATION = f"{API_GROUP}/pool-role"
+POOL_DRIVERS_ANNOTATION = f"{API_GROUP}/pool-drivers"
+WORKLOAD_ANNOTATION = f"{API_GROUP}/workload"
+PLACEMENT_ANNOTATION = f"{API_GROUP}/placement"
+DRIVERS_ANNOTATION = f"{API_GROUP}/drivers"
+APP_LABEL = "app.kubernetes.io/name"
+
+# A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
+# from its class's `cpu` capacity, which is what the CPU driver hands out.
+DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+
+# Tolerations the DaemonSet controller adds to every pod it creates, so that node agents survive
+# node conditions (DaemonSet util.AddOrUpdateDaemonPodTolerations).
+DAEMONSET_TOLERATIONS = tuple(
+    {"key": f"node.kubernetes.io/{condition}", "operator": "Exists", "effect": effect}
+    for condition, effect in (("not-ready", "NoExecute"), ("unreachable", "NoExecute"),
+                              ("disk-pressure", "NoSchedule"), ("memory-pressure", "NoSchedule"),
+                              ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule")))
+# What the DaemonSet controller checks before it creates a pod for a node: selector, affinity and
+# taints, but not resources (the scheduler then binds the pod, or leaves it Pending).
+DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
+
+KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "Pod": 4, "ResourceSlice": 5}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One node pool as the simulation sees it.
+
+    `devices` are the pool's class devices (InferenceClass spec.devices); the System pool has none.
+    `allocatable` overrides the derived node size.
+    """
+
+    name: str
+    role: str  # System, GPU or CPU
+    node_count: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Mapping[str, str], ...] = ()
+    devices: tuple[DeviceSpec, ...] = ()
+    allocatable: Mapping[str, str] | None = None
+
+    @classmethod
+    def from_wire(cls, entry: Mapping[str, Any], devices: Iterable[DeviceSpec | Mapping[str, Any]] = ()) -> "Pool":
+        """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, labels, taints})
+        and its class's devices (DeviceSpec models or spec.devices dicts)."""
+        return cls(
+            name=entry["name"], role=entry["role"], node_count=int(entry.get("nodeCount", 1)),
+            labels=dict(entry.get("labels") or {}), taints=tuple(dict(t) for t in entry.get("taints") or []),
+            devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices))
+
+    @property
+    def drivers(self) -> tuple[str, ...]:
+        """The drivers whose stacks this pool claims: DRA devices only, sorted."""
+        return tuple(sorted({d.driver for d in self.devices if d.claim == "DRA"}))
+
+
+def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]) -> list[Resource]:
+    """The objects the cluster would hold: Nodes, workloads, Pods, ResourceSlices, in a fixed order.
+
+    `installed` are the serving stack's composed resources (provider-helm Releases and
+    provider-kubernetes Objects carrying the component label); resources without the label are not
+    serving-stack components and are ignored. A labelled component without a workload description
+    raises `UnknownComponent`.
+    """
+    return ClusterSimulation(cluster_name, pools, installed).simulate()
+
+
+class ClusterSimulation:
+    def __init__(self, cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]):
+        self.cluster = cluster_name
+        self.pools = sorted(pools, key=lambda p: p.name)
+        self.installed = installed_components(installed)
+        self.nodes: list[NodeInfo] = []
+        self.pool_of: dict[str, Pool] = {}
+        self.workloads: list[Workload] = []
+        self.pods: list[tuple[Workload, Resource]] = []
+        self.objects: list[Resource] = []
+
+    def simulate(self) -> list[Resource]:
+        self.make_nodes()
+        self.collect_workloads()
+        # DaemonSet pods first: they run at node-critical priority and would preempt replicas.
+        for workload in self.workloads:
+            if workload.kind == "DaemonSet":
+                self.place_daemonset(workload)
+        for workload in self.workloads:
+            if workload.kind != "DaemonSet":
+                self.place_replicas(workload)
+        self.publish_slices()
+        return sorted(self.objects, key=_order)
+
+    # ---- steps
+
+    def make_nodes(self) -> None:
+        for pool in self.pools:
+            for index in range(pool.node_count):
+                node = kwok_node(f"{self.cluster}-{pool.name}-{index}", pool)
+                self.nodes.append(NodeInfo(node))
+                self.pool_of[node["metadata"]["name"]] = pool
+                self.objects.append(node)
+
+    def collect_workloads(self) -> None:
+        for key, body in sorted(self.installed.items()):
+            self.workloads.extend(workloads(key, body, self.installed))
+        self.workloads.sort(key=lambda w: (w.namespace, w.name))
+
+    def place_daemonset(self, workload: Workload) -> None:
+        template = workload.pod_spec()
+        desired = running = 0
+        for info in self.nodes:
+            candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
+            if not filter_nodes(candidate, [info], DAEMONSET_PREDICATES)[0]:
+                continue  # the DaemonSet controller creates no pod for this node
+            desired += 1
+            spec = {**candidate, "affinity": pin_to_node(candidate.get("affinity"), info.name)}
+            name = f"{workload.name}-{_suffix(info.name, 5)}"
+            running += self.schedule(workload, name, spec)
+        self.objects.append(workload_object(workload, desired=desired, ready=running))
+
+    def place_replicas(self, workload: Workload) -> None:
+        spec = workload.pod_spec()
+        template_hash = _suffix(f"{workload.namespace}/{workload.name}", 10)
+        running = 0
+        for index in range(workload.replicas):
+            if workload.kind == "StatefulSet":
+                name = f"{workload.name}-{index}"
+            else:
+                name = f"{workload.name}-{template_hash}-{_suffix(f'{workload.name}/{index}', 5)}"
+            running += self.schedule(workload, name, copy.deepcopy(spec))
+        self.objects.append(workload_object(workload, desired=workload.replicas, ready=running))
+
+    def schedule(self, workload: Workload, name: str, spec: Resource) -> bool:
+        """Bind one pod to the best feasible node, or leave it Pending; True when it runs."""
+        feasible, rejected = filter_nodes(spec, self.nodes)
+        chosen = None
+        if feasible:
+            infos = {info.name: info for info in self.nodes}
+            mine = {n: sum(1 for w, p in self.pods if w is workload and p["spec"].get("nodeName") == n)
+                    for n in feasible}
+            # Spread one workload's replicas first, then fill the emptiest node; names break ties
+            # so that the same input always gives the same placement.
+            chosen = min(feasible, key=lambda n: (mine[n], infos[n].pods, n))
+            infos[chosen].bind(spec)
+        message = None if chosen else unschedulable_message(len(self.nodes), rejected)
+        pod = pod_object(workload, name, spec, chosen, message)
+        self.pods.append((workload, pod))
+        self.objects.append(pod)
+        return chosen is not None
+
+    def publish_slices(self) -> None:
+        for workload, pod in self.pods:
+            node, driver = pod["spec"].get("nodeName"), workload.publishes_slices_for
+            if not node or not driver:
+                continue
+            devices = [d for d in self.pool_of[node].devices if d.claim == "DRA" and d.driver == driver]
+            # A driver on a node whose class declares none of its devices publishes nothing; the
+            # audit reports the misplacement itself.
+            if devices:
+                slice_ = resource_slice(node, driver, devices)
+                if slice_ is not None:
+                    self.objects.append(slice_)
+
+
+# ---- objects
+
+
+def installed_components(resources: Iterable[Resource]) -> dict[str, Resource]:
+    """{component key: rendered values (Release) or manifest (Object)} of the labelled resources."""
+    out: dict[str, Resource] = {}
+    for resource in resources:
+        labels = (resource.get("metadata") or {}).get("labels") or {}
+        key = labels.get(COMPONENT_LABEL)
+        if not key:
+            continue
+        for_provider = (resource.get("spec") or {}).get("forProvider") or {}
+        if resource.get("kind") == "Release":
+            out[key] = for_provider.get("values") or {}
+        else:
+            out[key] = for_provider.get("manifest") or {}
+    return out
+
+
+def kwok_node(name: str, pool: Pool) -> Resource:
+    allocatable = node_allocatable(pool)
+    annotations = {KWOK_ANNOTATION: "fake", POOL_ROLE_ANNOTATION: pool.role}
+    if pool.drivers:
+        annotations[POOL_DRIVERS_ANNOTATION] = ",".join(pool.drivers)
+    node: Resource = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": annotations,
+            # The kubelet's well-known labels first; the pool's own labels may not override `type`.
+            "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                       **pool.labels, KWOK_LABEL: "kwok"},
+        },
+        "spec": {},
+        "status": {
+            "allocatable": allocatable,
+            "capacity": dict(allocatable),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "message": "kubelet is posting ready status"}],
+        },
+    }
+    if pool.taints:
+        node["spec"]["taints"] = [_taint(t) for t in pool.taints]
+    return node
+
+
+def node_allocatable(pool: Pool) -> dict[str, str]:
+    """The pool's node size: declared, else a CPU pool's class `cpu` capacity, else the default."""
+    out = dict(DEFAULT_ALLOCATABLE)
+    if pool.role == "CPU":
+        cpu = sum((parse_quantity(d.capacity["cpu"]) * d.count for d in pool.devices
+                   if d.claim == "DRA" and "cpu" in d.capacity), Fraction(0))
+        if cpu > 0:
+            out["cpu"] = format_quantity(cpu)
+    out.update(pool.allocatable or {})
+    return out
+
+
+def _taint(taint: Mapping[str, str]) -> dict[str, str]:
+    out = {"key": taint["key"]}
+    if taint.get("value"):
+        out["value"] = taint["value"]
+    out["effect"] = taint.get("effect", "NoSchedule")
+    return out
+
+
+def pod_object(workload: Workload, name: str, spec: Resource, node: str | None, pending: str | None) -> Resource:
+    annotations = {WORKLOAD_ANNOTATION: _owner_of(workload), **_placement(workload)}
+    if node is not None:
+        spec = {"nodeName": node, **spec}
+        status = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
+                                                     {"type": "Ready", "status": "True"}]}
+    else:
+        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                                                      "reason": "Unschedulable", "message": pending}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": workload.namespace, "labels": _labels(workload),
+                     "annotations": annotations},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def workload_object(workload: Workload, *, desired: int, ready: int) -> Resource:
+    spec: Resource = {
+        "selector": {"matchLabels": {APP_LABEL: workload.name}},
+        "template": {"metadata": {"labels": _labels(workload)}, "spec": workload.pod_spec()},
+    }
+    if workload.kind == "DaemonSet":
+        status = {"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberMisscheduled": 0,
+                  "numberReady": ready, "numberAvailable": ready}
+        if desired > ready:
+            status["numberUnavailable"] = desired - ready
+    else:
+        spec = {"replicas": workload.replicas, **spec}
+        if workload.kind == "StatefulSet":
+            # The Prometheus operator's governing Services are `prometheus-operated` and
+            # `alertmanager-operated`, the first word of the StatefulSet's name.
+            spec["serviceName"] = f"{workload.name.split('-')[0]}-operated"
+        status = {"replicas": desired, "readyReplicas": ready, "availableReplicas": ready}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": workload.kind,
+        "metadata": {"name": workload.name, "namespace": workload.namespace,
+                     "labels": {COMPONENT_LABEL: workload.component}, "annotations": _placement(workload)},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def pin_to_node(affinity: Mapping[str, Any] | None, node: str) -> Resource:
+    """The DaemonSet controller's node pinning: each required term also has to match the node's
+    name (an existing term keeps its expressions; a pod without required terms gets one)."""
+    out = copy.deepcopy(dict(affinity or {}))
+    node_affinity = out.setdefault("nodeAffinity", {})
+    required = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    field_term = [{"key": "metadata.name", "operator": "In", "values": [node]}]
+    terms = required.get("nodeSelectorTerms") or []
+    required["nodeSelectorTerms"] = [{**t, "matchFields": field_term} for t in terms] or [{"matchFields": field_term}]
+    return out
+
+
+def with_daemonset_tolerations(tolerations: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    out = [dict(t) for t in tolerations or []]
+    out += [dict(t) for t in DAEMONSET_TOLERATIONS if t not in out]
+    return out
+
+
+def _placement(workload: Workload) -> dict[str, str]:
+    """Where the workload belongs, for the audit: its placement and the drivers it serves."""
+    out = {PLACEMENT_ANNOTATION: workload.placement.value}
+    if workload.drivers:
+        out[DRIVERS_ANNOTATION] = ",".join(sorted(workload.drivers))
+    return out
+
+
+def _labels(workload: Workload) -> dict[str, str]:
+    return {APP_LABEL: workload.name, COMPONENT_LABEL: workload.component}
+
+
+def _owner_of(workload: Workload) -> str:
+    return f"{workload.kind}/{workload.name}"
+
+
+# Kubernetes' generated-name alphabet: no vowels (no words) and no look-alike characters.
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def _suffix(text: str, length: int) -> str:
+    """A stable generated-name suffix: the same text always gives the same characters."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
+
+
+def _order(obj: Resource) -> tuple:
+    metadata = obj["metadata"]
+    return KIND_ORDER.get(obj["kind"], 9), metadata.get("namespace", ""), metadata["name"]

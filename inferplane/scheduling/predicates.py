@@ -1,0 +1,263 @@
+"""Kubernetes' scheduling predicates as small filter plugins over a node snapshot.
+
+Each plugin is one concept of kube-scheduler's default profile, checked in the scheduler's order:
+TaintToleration, NodeSelector and NodeAffinity (one plugin, NodeAffinity, in kube-scheduler; two
+here so each reads as one idea), then NodeResourcesFit. As in the scheduler's framework, a node is
+rejected by the first plugin that fails it, and the rejection's reasons are worded exactly as
+kube-scheduler words them, so that the Pending message a user reads here is the one `kubectl
+describe pod` would show: "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated
+taint {nvidia.com/gpu: true}."
+
+A pod is given as its `spec` (nodeSelector, affinity, tolerations, containers); a node as a Node
+object, wrapped in a NodeInfo that also counts what the pods already bound to it request.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from inferplane.cel.quantity import parse_quantity
+
+PodSpec = Mapping[str, Any]
+Node = Mapping[str, Any]
+
+# The scheduler's own wording (pkg/scheduler/framework/plugins): users search for these strings.
+UNTOLERATED_TAINT = "node(s) had untolerated taint {{{key}: {value}}}"
+NODE_AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT = "Insufficient {resource}"
+
+# Only these effects keep a pod off a node; PreferNoSchedule is a scoring hint, never a filter.
+FILTERING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+# ---- the snapshot
+
+
+@dataclass
+class NodeInfo:
+    """A node and what the pods already bound to it consume (the scheduler's NodeInfo)."""
+
+    node: Node
+    requested: dict[str, Fraction] = field(default_factory=dict)
+    pods: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node["metadata"]["name"]
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.node.get("metadata", {}).get("labels") or {}
+
+    @property
+    def taints(self) -> list[Mapping[str, str]]:
+        return (self.node.get("spec") or {}).get("taints") or []
+
+    def allocatable(self, resource: str) -> Fraction:
+        value = ((self.node.get("status") or {}).get("allocatable") or {}).get(resource)
+        return parse_quantity(str(value)) if value is not None else Fraction(0)
+
+    def bind(self, pod: PodSpec) -> None:
+        """Account for a pod placed here, so the next pod sees what is left."""
+        for resource, amount in pod_requests(pod).items():
+            self.requested[resource] = self.requested.get(resource, Fraction(0)) + amount
+        self.pods += 1
+
+
+def pod_requests(pod: PodSpec) -> dict[str, Fraction]:
+    """The pod's effective requests: its containers' requests summed, or its largest init container's
+    request where that is larger (init containers run one at a time, before the others)."""
+    total: dict[str, Fraction] = {}
+    for container in pod.get("containers") or []:
+        for resource, value in _requests(container).items():
+            total[resource] = total.get(resource, Fraction(0)) + value
+    for container in pod.get("initContainers") or []:
+        for resource, value in _requests(container).items():
+            total[resource] = max(total.get(resource, Fraction(0)), value)
+    return total
+
+
+def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
+    requests = (container.get("resources") or {}).get("requests") or {}
+    return {name: parse_quantity(str(value)) for name, value in requests.items()}
+
+
+# ---- the plugins
+
+
+class Filter(Protocol):
+    """A scheduling predicate: the reasons a node cannot run the pod (empty: it can)."""
+
+    name: str
+
+    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]: ...
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Whether one toleration tolerates one taint (Toleration.ToleratesTaint in k8s.io/api).
+
+    An empty effect matches every effect; an empty key (only valid with Exists) matches every key;
+    Exists ignores the value, Equal (the default operator) compares it.
+    """
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False  # an unknown operator tolerates nothing: fail closed
+
+
+def untolerated_taint(tolerations: Iterable[Mapping[str, Any]], taints: Iterable[Mapping[str, Any]],
+                      effects: Sequence[str] = FILTERING_EFFECTS) -> Mapping[str, Any] | None:
+    """The first taint with one of `effects` that no toleration tolerates, in the node's order."""
+    tolerations = list(tolerations)
+    for taint in taints:
+        if taint.get("effect") in effects and not any(tolerates(t, taint) for t in tolerations):
+            return taint
+    return None
+
+
+class TaintToleration:
+    name = "TaintToleration"
+
+    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
+        taint = untolerated_taint(pod.get("tolerations") or [], node.taints)
+        if taint is None:
+            return []
+        return [UNTOLERATED_TAINT.format(key=taint.get("key", ""), value=taint.get("value") or "")]
+
+
+class NodeSelector:
+    """spec.nodeSelector: every key must be a node label with exactly that value."""
+
+    name = "NodeSelector"
+
+    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
+        selector = pod.get("nodeSelector") or {}
+        labels = node.labels
+        if all(key in labels and labels[key] == value for key, value in selector.items()):
+            return []
+        return [NODE_AFFINITY_MISMATCH]
+
+
+class NodeAffinity:
+    """requiredDuringSchedulingIgnoredDuringExecution: the terms are ORed, each term's expressions
+    and fields ANDed. Preferred terms only score, so they never reject a node."""
+
+    name = "NodeAffinity"
+
+    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
+        required = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        if required is None:
+            return []
+        if any(term_matches(term, node.node) for term in required.get("nodeSelectorTerms") or []):
+            return []
+        return [NODE_AFFINITY_MISMATCH]
+
+
+def term_matches(term: Mapping[str, Any], node: Node) -> bool:
+    """One nodeSelectorTerm. An empty term matches no node (as Kubernetes documents it)."""
+    expressions = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not expressions and not fields:
+        return False
+    metadata = node.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    # metadata.name is the only field a node selector may match on.
+    node_fields = {"metadata.name": metadata.get("name")}
+    return (all(requirement_matches(e, labels) for e in expressions)
+            and all(requirement_matches(f, node_fields) for f in fields))
+
+
+def requirement_matches(requirement: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """One NodeSelectorRequirement against a node's labels (or fields)."""
+    key, operator = requirement.get("key"), requirement.get("operator")
+    values = [str(v) for v in requirement.get("values") or []]
+    present = key in labels and labels[key] is not None
+    if operator == "In":
+        return present and str(labels[key]) in values
+    if operator == "NotIn":
+        return not present or str(labels[key]) not in values
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt"):
+        # Both sides are integers; a missing or non-integer label never matches.
+        if not present or len(values) != 1:
+            return False
+        try:
+            label, bound = int(str(labels[key])), int(values[0])
+        except ValueError:
+            return False
+        return label > bound if operator == "Gt" else label < bound
+    return False  # an unknown operator matches nothing: fail closed
+
+
+class NodeResourcesFit:
+    """The pod's cpu and memory requests fit in what the node has left, and it has a pod slot."""
+
+    name = "NodeResourcesFit"
+    resources = ("cpu", "memory")
+
+    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
+        reasons = []
+        if node.pods + 1 > node.allocatable("pods"):
+            reasons.append(TOO_MANY_PODS)
+        requests = pod_requests(pod)
+        for resource in self.resources:
+            wanted = requests.get(resource, Fraction(0))
+            # A resource the pod does not request never fails it, even on a full node.
+            if wanted > 0 and wanted > node.allocatable(resource) - node.requested.get(resource, Fraction(0)):
+                reasons.append(INSUFFICIENT.format(resource=resource))
+        return reasons
+
+
+# kube-scheduler's default order for these plugins.
+DEFAULT_FILTERS: tuple[Filter, ...] = (TaintToleration(), NodeSelector(), NodeAffinity(), NodeResourcesFit())
+
+
+# ---- running them
+
+
+def as_node_info(node: NodeInfo | Node) -> NodeInfo:
+    return node if isinstance(node, NodeInfo) else NodeInfo(node)
+
+
+def filter_nodes(pod: PodSpec, nodes: Iterable[NodeInfo | Node],
+                 filters: Sequence[Filter] = DEFAULT_FILTERS) -> tuple[list[str], dict[str, list[str]]]:
+    """(names of the nodes that can run the pod, {rejected node: the reasons}), in the nodes' order.
+
+    A node's reasons come from the first plugin that rejects it, as in the scheduler's framework.
+    """
+    feasible: list[str] = []
+    rejected: dict[str, list[str]] = {}
+    for info in map(as_node_info, nodes):
+        for plugin in filters:
+            reasons = plugin.filter(pod, info)
+            if reasons:
+                rejected[info.name] = reasons
+                break
+        else:
+            feasible.append(info.name)
+    return feasible, rejected
+
+
+def unschedulable_message(node_count: int, rejected: Mapping[str, Sequence[str]]) -> str:
+    """The scheduler's FitError message: each reason with how many nodes gave it, sorted as text."""
+    histogram = Counter(reason for reasons in rejected.values() for reason in reasons)
+    reasons = sorted(f"{count} {reason}" for reason, count in histogram.items())
+    if not reasons:
+        return f"0/{node_count} nodes are available."
+    return f"0/{node_count} nodes are available: {', '.join(reasons)}."
