@@ -12,7 +12,8 @@ import time
 
 from inferplane.admission.manifests import Manifest
 from inferplane import cel
-from inferplane.admission.validate import _apply_defaults, admit, json_copy, kind_admission
+from inferplane.admission.structural import apply_defaults, json_copy
+from inferplane.admission.validate import admit, kind_admission
 from inferplane.api.inference_class import InferenceClass
 
 TYPICAL_CLASS = {
@@ -52,7 +53,7 @@ def main() -> None:
 
     def straightforward() -> None:
         body = json_copy(TYPICAL_CLASS)
-        _apply_defaults(compiled.plan, body)
+        apply_defaults(compiled.plan, body)
         content = {"spec": body["spec"]}
         assert not list(compiled.validator.iter_errors(content))
         assert all(evaluate_rules(compiled.plan, content))

@@ -105,16 +105,35 @@ class CRDSchemas:
     def kinds(self) -> list[tuple[str, str]]:
         return sorted(self._schemas)
 
-    @functools.cache
-    def validator(self, api_version: str, kind: str) -> jsonschema.protocols.Validator:
+    def schema(self, api_version: str, kind: str) -> dict[str, Any]:
         try:
-            schema = self._schemas[(api_version, kind)]
+            return self._schemas[(api_version, kind)]
         except KeyError:
             raise KeyError(f"no CRD defines {kind} in {api_version}") from None
-        return openapi_validator(schema)
+
+    @functools.cache
+    def validator(self, api_version: str, kind: str) -> jsonschema.protocols.Validator:
+        return openapi_validator(self.schema(api_version, kind))
+
+    @functools.cache
+    def plan(self, api_version: str, kind: str) -> Any:
+        from inferplane.admission.structural import plan_for
+
+        return plan_for(self.schema(api_version, kind))
 
     def validate(self, obj: dict[str, Any]) -> list[SchemaViolation]:
-        """Every way `obj` would be refused by an API server serving these CRDs (empty when accepted)."""
-        return list(violations(self.validator(obj["apiVersion"], obj["kind"]), obj))
+        """Every way `obj` would be refused by an API server serving these CRDs (empty when accepted):
+        the schema with unknown fields refused, then, after defaulting, list-map keys and the CRD's
+        `x-kubernetes-validations` rules."""
+        from inferplane.admission.structural import apply_defaults, json_copy, rule_failures
+
+        found = list(violations(self.validator(obj["apiVersion"], obj["kind"]), obj))
+        defaulted = json_copy(obj)
+        plan = self.plan(obj["apiVersion"], obj["kind"])
+        apply_defaults(plan, defaulted)
+        schema_errors = [(v.path, v.message) for v in found]
+        found += [SchemaViolation(path, message, "x-kubernetes-validations")
+                  for path, message in rule_failures(plan, defaulted, schema_errors)]
+        return found
 
     __hash__ = object.__hash__

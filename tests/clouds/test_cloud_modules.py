@@ -491,7 +491,7 @@ def test_every_resource_validates_against_its_provider_crd(provider_crds, cloud,
 def test_the_crd_check_catches_what_the_api_server_refuses(provider_crds):
     resource = compose("EKS", system("EKS"))["cluster"]
     del resource["spec"]["forProvider"]["vpcConfig"]
-    assert provider_crds.violations(resource) == [".spec: spec.forProvider.vpcConfig is a required parameter"]
+    assert provider_crds.violations(resource) == ["spec: spec.forProvider.vpcConfig is a required parameter"]
     resource = compose("EKS", system("EKS"))["nodepool-system"]
     resource["spec"]["forProvider"]["taints"] = []
     assert provider_crds.violations(resource)
