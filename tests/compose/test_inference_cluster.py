@@ -1,0 +1,183 @@
+"""InferenceCluster composition: drivers collected, the gate, role-tagged pools on every source."""
+
+import copy
+
+import pytest
+
+from inferplane.compose.base import Request
+from inferplane.compose.inference_cluster import compose_inference_cluster
+
+MACHINES = {
+    "EKS": ({"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"}),
+    "GKE": ({"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}, {"machineType": "n2-standard-8"}),
+    "AKS": ({"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
+            {"vmSize": "Standard_D8s_v5"}),
+    "Nebius": ({"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb", "accelerator": {"type": "h100"}},
+               {"platform": "cpu-d3", "preset": "8vcpu-32gb"}),
+    "Vultr": ({"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}}, {"plan": "vc2-8c-32gb"}),
+    "Civo": ({"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}}, {"size": "g4p.kube.medium"}),
+}
+SETTINGS = {
+    "EKS": {"region": "us-east-2", "roleArn": "arn:role/c", "nodeRoleArn": "arn:role/n", "subnetIds": ["s-1"]},
+    "GKE": {"project": "p", "location": "us-central1"},
+    "AKS": {"location": "westeurope", "resourceGroupName": "rg"},
+    "Nebius": {"parentId": "project-1", "subnetId": "subnet-1"},
+    "Vultr": {"region": "ewr"},
+    "Civo": {"region": "LON1"},
+    "Existing": {"kubeconfigSecretRef": {"name": "kc", "key": "kubeconfig"}},
+}
+SOURCES = list(SETTINGS)
+NVIDIA = {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1,
+          "attributes": {}, "capacity": {"memory": "24Gi"}}
+AMD = {"name": "gpu", "claim": "DRA", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com", "count": 1,
+       "attributes": {}, "capacity": {}}
+CPU = {"name": "cpu", "claim": "DRA", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "count": 1,
+       "attributes": {}, "capacity": {"cpu": "8"}}
+SYNTHETIC = {"name": "nic", "claim": "Synthetic", "driver": "lab.example.com", "count": 2, "attributes": {},
+             "capacity": {}}
+
+
+def klass(name, source, devices, gpu_machine):
+    spec = {"description": "", "devices": devices}
+    if source != "Existing":
+        gpu, cpu = MACHINES[source]
+        spec["provisioning"] = {"provider": source, source.lower(): copy.deepcopy(gpu if gpu_machine else cpu)}
+    return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
+            "spec": spec}
+
+
+def cluster(source, pools, name="c1"):
+    return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
+            "spec": {"cluster": {"source": source, source.lower(): {**SETTINGS[source], "kubernetesVersion": "1.36"}},
+                     "nodePools": [{"name": p, "className": c, "nodeCount": 2, "zones": []} for p, c in pools]}}
+
+
+def request(composite, classes, observed=None):
+    return Request(composite, observed or {}, {f"class-{k['metadata']['name']}": k for k in classes})
+
+
+GPU_POOL = {"name": "gpus", "role": "GPU", "nodeCount": 2,
+            "labels": {"inferplane.dev/pool": "gpus", "nvidia.com/gpu.present": "true"},
+            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}
+CPU_POOL = {"name": "cpus", "role": "CPU", "nodeCount": 2,
+            "labels": {"inferplane.dev/pool": "cpus", "inferplane.dev/cpu": "true"},
+            "taints": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}]}
+
+CASES = {
+    # case: (classes as (name, devices, gpu machine), pools as (pool, class), expected pools, drivers)
+    "nvidia": ([("nv", [NVIDIA], True)], [("gpus", "nv")], [GPU_POOL], ["gpu.nvidia.com"]),
+    "cpu": ([("cpu", [CPU], False)], [("cpus", "cpu")], [CPU_POOL], ["dra.cpu"]),
+    "nvidia+cpu": ([("nv", [NVIDIA], True), ("cpu", [CPU], False)], [("gpus", "nv"), ("cpus", "cpu")],
+                   [GPU_POOL, CPU_POOL], ["dra.cpu", "gpu.nvidia.com"]),
+    "synthetic-only": ([("syn", [SYNTHETIC], False)], [("cpus", "syn")], [CPU_POOL], []),
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_supported_clusters_compose_their_cloud_cluster_and_stack(source, case):
+    class_specs, pools, expected_pools, drivers = CASES[case]
+    classes = [klass(n, source, d, gpu) for n, d, gpu in class_specs]
+    response = compose_inference_cluster(request(cluster(source, pools), classes))
+
+    expected_keys = {"serving-stack"} if source == "Existing" else {"cluster", "serving-stack"}
+    assert set(response.desired) == expected_keys
+    assert response.desired["serving-stack"].resource == {
+        "apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack", "metadata": {"name": "c1"},
+        "spec": {"source": source, "clusterName": "c1", "draDrivers": drivers, "versions": {"kubernetes": "1.36"}}}
+    if source != "Existing":
+        composed = response.desired["cluster"].resource
+        assert (composed["apiVersion"], composed["kind"]) == ("infrastructure.inferplane.dev/v1alpha1",
+                                                              f"{source}Cluster")
+        spec = composed["spec"]
+        assert {k: v for k, v in spec.items() if k != "nodePools"} == {
+            **SETTINGS[source], "kubernetesVersion": "1.36", "providerConfigName": "default"}
+        system, *user_pools = spec["nodePools"]
+        assert (system["name"], system["role"]) == ("system", "System")
+        by_class = {pool: name for pool, name in pools}
+        expected = []
+        for pool in expected_pools:
+            gpu_machine = next(g for n, _, g in class_specs if n == by_class[pool["name"]])
+            machine = dict(MACHINES[source][0 if gpu_machine else 1])
+            if "accelerator" in machine:
+                machine["accelerator"] = {**machine["accelerator"], "count": 1}
+            if source in ("EKS", "GKE", "AKS", "Nebius"):
+                machine["diskSizeGb"] = 100
+            expected.append({**pool, "machine": machine})
+        assert user_pools == expected
+    status = response.status
+    assert status["draDrivers"] == drivers
+    assert [(p["name"], p["role"], p["drivers"]) for p in status["schedulablePools"]] == \
+        [(p["name"], p["role"], [d for d in drivers if d in {x["driver"] for c in class_specs for x in c[1]
+                                                              if c[0] == dict(pools)[p["name"]]}])
+         for p in expected_pools]
+    conditions = {c.type: (c.status, c.reason) for c in response.conditions}
+    assert conditions == {"ClusterReady": ("True", "Existing") if source == "Existing" else ("False", "Creating"),
+                          "StackReady": ("False", "Installing")}
+
+
+@pytest.mark.parametrize("source", [s for s in SOURCES if s != "Existing"])
+def test_amd_on_a_provisioned_cloud_is_refused_before_anything_is_provisioned(source):
+    classes = [klass("amd", source, [AMD], True), klass("nv", source, [NVIDIA], True)]
+    response = compose_inference_cluster(request(cluster(source, [("a", "amd"), ("n", "nv")]), classes))
+    assert response.desired == {}
+    ready = response.condition("ClusterReady")
+    supported = "dra.cpu, dra.net, gpu.nvidia.com" if source == "EKS" else "dra.cpu, gpu.nvidia.com"
+    assert (ready.status, ready.reason, ready.message) == (
+        "False", "UnsupportedDevices",
+        f"class amd claims gpu.amd.com; {source} clusters support {supported}: use classes whose drivers the cloud "
+        "serves, or run these devices on an Existing cluster")
+
+
+def test_the_gate_names_every_offending_class():
+    classes = [klass("amd-a", "EKS", [AMD], True), klass("amd-b", "EKS", [AMD, SYNTHETIC], True),
+               klass("nv", "EKS", [NVIDIA], True)]
+    response = compose_inference_cluster(
+        request(cluster("EKS", [("a", "amd-a"), ("b", "amd-b"), ("n", "nv")]), classes))
+    assert response.condition("ClusterReady").message.startswith(
+        "class amd-a claims gpu.amd.com; class amd-b claims gpu.amd.com; EKS clusters support")
+
+
+def test_existing_cluster_serves_amd_and_cpu():
+    classes = [klass("amd", "Existing", [AMD], True), klass("cpu", "Existing", [CPU], False)]
+    response = compose_inference_cluster(request(cluster("Existing", [("gpus", "amd"), ("cpus", "cpu")]), classes))
+    assert set(response.desired) == {"serving-stack"}
+    assert response.desired["serving-stack"].resource["spec"]["draDrivers"] == ["dra.cpu", "gpu.amd.com"]
+    assert [(p["name"], p["role"]) for p in response.status["schedulablePools"]] == [("gpus", "GPU"), ("cpus", "CPU")]
+
+
+def test_missing_classes_are_named_and_nothing_is_composed():
+    response = compose_inference_cluster(
+        Request(cluster("EKS", [("a", "x"), ("b", "y")]), {}, {"class-x": None, "class-y": None}))
+    ready = response.condition("ClusterReady")
+    assert (ready.reason, ready.message) == (
+        "WaitingForClasses", "InferenceCluster c1 references InferenceClass x, y, which do not exist: create the "
+                             "class or change the pool's className")
+    assert response.desired == {}
+
+
+def test_first_call_asks_for_the_classes():
+    response = compose_inference_cluster(Request(cluster("GKE", [("a", "x")]), {}, {}))
+    assert {k: (r.kind, r.name) for k, r in response.requirements.items()} == {"class-x": ("InferenceClass", "x")}
+    assert response.desired == {}
+
+
+def test_a_class_of_another_cloud_is_refused():
+    response = compose_inference_cluster(request(cluster("EKS", [("a", "g")]), [klass("g", "GKE", [NVIDIA], True)]))
+    ready = response.condition("ClusterReady")
+    assert (ready.reason, ready.message) == (
+        "InvalidPoolClass", "pool a uses class g, which provisions on GKE, not EKS: use a EKS class")
+
+
+def test_a_live_cluster_that_becomes_unsupported_keeps_everything_as_it_was():
+    classes = [klass("nv", "EKS", [NVIDIA], True)]
+    first = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]), classes))
+    observed = {key: {**d.resource, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+                for key, d in first.desired.items()}
+    changed = [klass("nv", "EKS", [AMD], True)]
+    held = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]), changed, observed))
+    assert {k: d.resource for k, d in held.desired.items()} == {k: d.resource for k, d in first.desired.items()}
+    assert all(d.ready for d in held.desired.values())
+    ready = held.condition("ClusterReady")
+    assert ready.reason == "UnsupportedDevices"
+    assert ready.message.endswith("(the running cluster is kept as it is: no new pools, no new drivers)")
