@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping
 
 from inferplane.accelerators.catalog import (
+    AMD_DEVICE_CONFIG,
     AMD_GPU_OPERATOR,
     CERT_MANAGER,
     CPU_DRA_DRIVER,
@@ -35,7 +36,6 @@ from inferplane.accelerators.catalog import (
     NVIDIA_CRITICAL_PODS_QUOTA,
     NVIDIA_DRA_DRIVER,
     PROMETHEUS,
-    AMD_DEVICE_CONFIG,
 )
 from inferplane.accelerators.drivers import AMD_GPU, CPU, NVIDIA_GPU
 

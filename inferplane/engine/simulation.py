@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
-from inferplane.accelerators.workloads import Placement, Workload, workloads
+from inferplane.accelerators.workloads import Workload, workloads
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.engine.simulation_slices import resource_slice

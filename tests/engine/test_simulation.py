@@ -1,0 +1,322 @@
+"""The simulated target cluster: KWOK-shaped nodes, the real catalog's workloads placed by the
+scheduling predicates, ResourceSlices shaped like each driver's, and the placement audit."""
+
+import copy
+import json
+import random
+
+import pytest
+
+from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.accelerators.drivers import AMD_GPU, CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
+from inferplane.accelerators.workloads import UnknownComponent
+from inferplane.api.inference_class import DeviceSpec
+from inferplane.compose.base import Request
+from inferplane.compose.serving_stack import compose_serving_stack
+from inferplane.engine.simulation import Pool, simulate_cluster
+from inferplane.engine.simulation_audit import audit
+
+# ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
+
+SYSTEM = Pool("system", "System", 2, {POOL_LABEL: "system"})
+
+
+def device(driver, name=None, **fields):
+    return DeviceSpec.model_validate({"name": name or driver.split(".")[0], "driver": driver,
+                                      "deviceClassName": driver, **fields})
+
+
+def gpu_pool(driver, name, nodes=2, **device_fields):
+    return Pool(name, "GPU", nodes, {POOL_LABEL: name, **driver.node_labels}, (driver.pool_taint.to_dict(),),
+                (device(driver.name, **device_fields),))
+
+
+def cpu_pool(name="cpu", nodes=1, cpu="30", **device_fields):
+    return Pool(name, "CPU", nodes, {POOL_LABEL: name, CPU_LABEL: "true"}, (CPU.pool_taint.to_dict(),),
+                (device(CPU.name, capacity={"cpu": cpu}, **device_fields),))
+
+
+def stack(cloud, drivers):
+    composite = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
+                 "metadata": {"name": "c1"},
+                 "spec": {"source": cloud, "clusterName": "c1", "draDrivers": sorted(drivers)}}
+    return [d.resource for d in compose_serving_stack(Request(composite)).desired.values()]
+
+
+def with_values(resources, component, values):
+    """The stack with one component's rendered values replaced (as a broken catalog would render)."""
+    out = copy.deepcopy(resources)
+    for r in out:
+        if r["metadata"]["labels"][COMPONENT_LABEL] == component:
+            r["spec"]["forProvider"]["values"] = values
+    return out
+
+
+def kinds(objects, kind):
+    return [o for o in objects if o["kind"] == kind]
+
+
+def pods_of(objects, prefix):
+    return [p for p in kinds(objects, "Pod") if p["metadata"]["name"].startswith(prefix)]
+
+
+def placed_on(objects, prefix):
+    return sorted(p["spec"]["nodeName"] for p in pods_of(objects, prefix))
+
+
+def system_placed(objects):
+    return [p for p in kinds(objects, "Pod") if p["metadata"]["annotations"]["inferplane.dev/placement"] == "System"]
+
+
+EKS_POOLS = [SYSTEM, gpu_pool(NVIDIA_GPU, "h100", nodes=2), cpu_pool("cpu", nodes=2)]
+
+
+@pytest.fixture(scope="module")
+def eks():
+    return simulate_cluster("c1", EKS_POOLS, stack("EKS", [NVIDIA_GPU.name, CPU.name]))
+
+
+# ---- placement of the real catalog
+
+
+def test_nodes_are_kwok_shaped(eks):
+    nodes = {n["metadata"]["name"]: n for n in kinds(eks, "Node")}
+    assert sorted(nodes) == ["c1-cpu-0", "c1-cpu-1", "c1-h100-0", "c1-h100-1", "c1-system-0", "c1-system-1"]
+    gpu = nodes["c1-h100-0"]
+    assert gpu["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
+    assert gpu["metadata"]["labels"]["type"] == "kwok"
+    assert gpu["metadata"]["labels"][POOL_LABEL] == "h100"
+    assert gpu["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
+    assert gpu["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+    assert gpu["status"]["allocatable"] == {"cpu": "8", "memory": "32Gi", "pods": "110"}
+    # A CPU pool's cores are its class's cpu capacity.
+    assert nodes["c1-cpu-0"]["status"]["allocatable"]["cpu"] == "30"
+    assert "taints" not in nodes["c1-system-0"]["spec"]
+
+
+def test_each_dra_driver_lands_only_on_its_pools(eks):
+    assert placed_on(eks, "dra-driver-cpu-") == ["c1-cpu-0", "c1-cpu-1"]
+    assert placed_on(eks, "dra-driver-nvidia-gpu-kubelet-plugin-") == ["c1-h100-0", "c1-h100-1"]
+
+
+def test_controllers_land_on_the_system_pool(eks):
+    controllers = system_placed(eks)
+    names = {p["metadata"]["name"].rsplit("-", 2)[0] for p in controllers}
+    assert {"cert-manager", "cert-manager-webhook", "envoy-gateway", "lws-controller-manager"} <= names
+    assert {p["spec"]["nodeName"] for p in controllers} == {"c1-system-0", "c1-system-1"}
+    assert all(p["status"]["phase"] == "Running" for p in kinds(eks, "Pod"))
+
+
+def test_the_real_catalog_passes_the_audit(eks):
+    assert audit(eks) == []
+
+
+def test_existing_cluster_with_three_vendors_places_each_stack_on_its_pools():
+    pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv", nodes=1), gpu_pool(AMD_GPU, "mi300", nodes=2), cpu_pool()]
+    objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))
+    assert placed_on(objects, "inferplane-dra-driver-daemonset-") == ["c1-mi300-0", "c1-mi300-1"]
+    assert placed_on(objects, "inferplane-metrics-exporter-daemonset-") == ["c1-mi300-0", "c1-mi300-1"]
+    assert placed_on(objects, "dra-driver-nvidia-gpu-kubelet-plugin-") == ["c1-nv-0"]
+    assert placed_on(objects, "dra-driver-cpu-") == ["c1-cpu-0"]
+    # NFD's worker tolerates both GPU taints, not the CPU pool's: every node but the CPU one.
+    assert placed_on(objects, "node-feature-discovery-worker-") == [
+        "c1-mi300-0", "c1-mi300-1", "c1-nv-0", "c1-system-0", "c1-system-1"]
+    assert {s["spec"]["nodeName"]: s["spec"]["driver"] for s in kinds(objects, "ResourceSlice")} == {
+        "c1-mi300-0": AMD_GPU.name, "c1-mi300-1": AMD_GPU.name, "c1-nv-0": NVIDIA_GPU.name, "c1-cpu-0": CPU.name}
+    assert audit(objects) == []
+
+
+def test_workload_objects_report_their_pods(eks):
+    daemonsets = {d["metadata"]["name"]: d for d in kinds(eks, "DaemonSet")}
+    assert daemonsets["dra-driver-cpu"]["status"]["desiredNumberScheduled"] == 2
+    assert daemonsets["dra-driver-cpu"]["status"]["numberReady"] == 2
+    deployment = next(d for d in kinds(eks, "Deployment") if d["metadata"]["name"] == "envoy-gateway")
+    assert deployment["status"] == {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+
+
+def test_daemonset_pods_are_pinned_and_carry_the_controllers_tolerations(eks):
+    (pod, *_) = pods_of(eks, "dra-driver-cpu-")
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [pod["spec"]["nodeName"]]}]}]
+    assert {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"} in pod["spec"][
+        "tolerations"]
+
+
+# ---- the audit
+
+
+def test_a_driver_that_tolerates_everything_is_caught():
+    # The CPU chart's own default: every NoSchedule taint, no nodeSelector.
+    resources = with_values(stack("EKS", [NVIDIA_GPU.name, CPU.name]), "dra-driver-cpu",
+                            {"tolerations": [{"operator": "Exists", "effect": "NoSchedule"}]})
+    objects = simulate_cluster("c1", EKS_POOLS, resources)
+    assert len(placed_on(objects, "dra-driver-cpu-")) == 6  # every node
+    findings = [f for f in audit(objects) if f.reason == "DriverOnForeignPool"]
+    assert sorted(f.node for f in findings) == ["c1-h100-0", "c1-h100-1", "c1-system-0", "c1-system-1"]
+    gpu = next(f for f in findings if f.node == "c1-h100-0")
+    assert gpu.pod.startswith("kube-system/dra-driver-cpu-")
+    assert "serves dra.cpu" in gpu.message and "GPU pool h100, which claims gpu.nvidia.com" in gpu.message
+    assert "taint nvidia.com/gpu=true:NoSchedule is tolerated by {operator: Exists, effect: NoSchedule} " \
+           "(it tolerates every taint with effect NoSchedule)" in gpu.message
+    system = next(f for f in findings if f.node == "c1-system-0")
+    assert "claims no driver" in system.message and "has no taints" in system.message
+
+
+def test_a_controller_outside_the_system_pool_is_caught():
+    resources = with_values(stack("EKS", [NVIDIA_GPU.name, CPU.name]), "lws",
+                            {"replicaCount": 6, "tolerations": [{"operator": "Exists"}]})
+    findings = audit(simulate_cluster("c1", EKS_POOLS, resources))
+    assert {f.reason for f in findings} == {"ControllerOutsideSystemPool"}
+    assert {f.node for f in findings} == {"c1-cpu-0", "c1-cpu-1", "c1-h100-0", "c1-h100-1"}
+    assert all(f.pod.startswith("lws-system/lws-controller-manager-") for f in findings)
+    assert "controllers belong on the System pool" in findings[0].message
+
+
+def test_without_a_system_pool_controllers_stay_pending_with_the_schedulers_reason():
+    objects = simulate_cluster("c1", EKS_POOLS[1:], stack("EKS", [NVIDIA_GPU.name, CPU.name]))
+    pending = [p for p in kinds(objects, "Pod") if p["status"]["phase"] == "Pending"]
+    assert pending and all(p["metadata"]["annotations"]["inferplane.dev/placement"] == "System" for p in pending)
+    condition = pending[0]["status"]["conditions"][0]
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == ("0/4 nodes are available: 2 node(s) had untolerated taint {inferplane.dev/cpu: "
+                                    "true}, 2 node(s) had untolerated taint {nvidia.com/gpu: true}.")
+    findings = audit(objects)
+    assert {f.reason for f in findings} == {"PodPending"}
+    assert len(findings) == len(pending)
+
+
+def test_a_pool_its_driver_never_reaches_is_caught():
+    resources = with_values(stack("EKS", [CPU.name]), "dra-driver-cpu",
+                            {"nodeSelector": {"cpu-nodes": "yes"}, "tolerations": [CPU.pool_taint.toleration()]})
+    objects = simulate_cluster("c1", [SYSTEM, cpu_pool()], resources)
+    assert kinds(objects, "ResourceSlice") == []
+    (finding,) = audit(objects)
+    assert (finding.reason, finding.pod, finding.node) == ("DriverMissing", None, "c1-cpu-0")
+    assert "claims dra.cpu but DaemonSet/dra-driver-cpu runs no pod there" in finding.message
+    assert "didn't match Pod's node affinity/selector" in finding.message
+
+
+def test_a_daemonset_pod_that_does_not_fit_stays_pending():
+    small = Pool("cpu", "CPU", 1, {POOL_LABEL: "cpu", CPU_LABEL: "true"}, (CPU.pool_taint.to_dict(),),
+                 (device(CPU.name, capacity={"cpu": "30"}),), allocatable={"cpu": "50m"})
+    objects = simulate_cluster("c1", [SYSTEM, small], stack("EKS", [CPU.name]))
+    (pod,) = pods_of(objects, "dra-driver-cpu-")
+    assert pod["status"]["phase"] == "Pending"
+    assert pod["status"]["conditions"][0]["message"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.")
+    daemonset = next(d for d in kinds(objects, "DaemonSet") if d["metadata"]["name"] == "dra-driver-cpu")
+    assert daemonset["status"]["numberUnavailable"] == 1
+    assert [f.reason for f in audit(objects)] == ["PodPending"]
+
+
+# ---- ResourceSlices
+
+
+def slices(objects, driver):
+    return [s for s in kinds(objects, "ResourceSlice") if s["spec"]["driver"] == driver]
+
+
+def test_nvidia_slices_have_the_drivers_shape_with_the_class_over_it():
+    pool = gpu_pool(NVIDIA_GPU, "a100", nodes=1, count=2, capacity={"memory": "40Gi"},
+                    attributes={"productName": {"string": "NVIDIA A100-SXM4-40GB"},
+                                "architecture": {"string": "Ampere"},
+                                "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}})
+    (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("EKS", [NVIDIA_GPU.name])), NVIDIA_GPU.name)
+    assert slice_["metadata"]["name"] == "c1-a100-0-gpu.nvidia.com"
+    assert slice_["spec"]["nodeName"] == "c1-a100-0"
+    assert slice_["spec"]["pool"] == {"name": "c1-a100-0", "generation": 1, "resourceSliceCount": 1}
+    devices = slice_["spec"]["devices"]
+    assert [d["name"] for d in devices] == ["gpu-0", "gpu-1"]
+    first = devices[0]
+    assert set(first["attributes"]) == {"type", "uuid", "productName", "brand", "architecture",
+                                        "cudaComputeCapability", "driverVersion", "cudaDriverVersion",
+                                        "resource.kubernetes.io/pcieRoot"}
+    assert first["attributes"]["productName"] == {"string": "NVIDIA A100-SXM4-40GB"}
+    assert first["attributes"]["architecture"] == {"string": "Ampere"}
+    for versioned in ("cudaComputeCapability", "driverVersion", "cudaDriverVersion"):
+        assert set(first["attributes"][versioned]) == {"version"}
+    assert first["capacity"] == {"memory": {"value": "40Gi"}}
+    assert devices[0]["attributes"]["uuid"] != devices[1]["attributes"]["uuid"]
+
+
+def test_cpu_slices_qualify_their_keys_and_take_the_class_cpu():
+    pool = cpu_pool(cpu="30", attributes={"numCPUs": {"int": 28}})
+    (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Civo", [CPU.name])), CPU.name)
+    (dev,) = slice_["spec"]["devices"]
+    assert dev == {
+        "name": "cpudevnuma000",
+        # The class's bare `numCPUs` is the driver's dra.cpu/numCPUs, spelled as the driver spells it.
+        "attributes": {"dra.cpu/numCPUs": {"int": 28}, "dra.cpu/smtEnabled": {"bool": True},
+                       "dra.cpu/socketID": {"int": 0}, "resource.kubernetes.io/numaNode": {"int": 0}},
+        "capacity": {"dra.cpu/cpu": {"value": "30"}},
+        "allowMultipleAllocations": True,
+    }
+
+
+def test_amd_slices_have_the_drivers_shape():
+    pool = gpu_pool(AMD_GPU, "mi325x", nodes=1, count=2, attributes={"productName": {"string": "AMD Instinct MI325X"}},
+                    capacity={"memory": "256Gi"})
+    (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Existing", [AMD_GPU.name])), AMD_GPU.name)
+    first, second = slice_["spec"]["devices"]
+    assert (first["name"], second["name"]) == ("gpu-0-128", "gpu-1-129")
+    assert {"productName", "family", "deviceID", "driverVersion"} <= set(first["attributes"])
+    assert first["attributes"]["productName"] == {"string": "AMD Instinct MI325X"}
+    assert set(first["capacity"]) == {"memory", "computeUnits", "simdUnits"}
+    assert first["capacity"]["memory"] == {"value": "256Gi"}
+
+
+def test_synthetic_devices_and_unsimulated_drivers_publish_nothing():
+    synthetic = Pool("syn", "GPU", 1, {POOL_LABEL: "syn", **NVIDIA_GPU.node_labels}, (NVIDIA_GPU.pool_taint.to_dict(),),
+                     (device(NVIDIA_GPU.name, claim="Synthetic"), device("dra.net", name="nic")))
+    objects = simulate_cluster("c1", [SYSTEM, synthetic], stack("EKS", [NVIDIA_GPU.name]))
+    assert placed_on(objects, "dra-driver-nvidia-gpu-kubelet-plugin-") == ["c1-syn-0"]
+    assert kinds(objects, "ResourceSlice") == []
+
+
+# ---- inputs and determinism
+
+
+def test_same_input_same_output_whatever_the_order():
+    resources = stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name])
+    pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv"), gpu_pool(AMD_GPU, "amd"), cpu_pool(nodes=2)]
+    first = json.dumps(simulate_cluster("c1", pools, resources), sort_keys=True)
+    assert json.dumps(simulate_cluster("c1", pools, resources), sort_keys=True) == first
+    shuffled_pools, shuffled_resources = pools[:], resources[:]
+    random.Random(7).shuffle(shuffled_pools)
+    random.Random(7).shuffle(shuffled_resources)
+    assert json.dumps(simulate_cluster("c1", shuffled_pools, shuffled_resources), sort_keys=True) == first
+
+
+def test_pool_from_the_cloud_clusters_wire_format():
+    entry = {"name": "cpu", "role": "CPU", "nodeCount": 3, "labels": {POOL_LABEL: "cpu"},
+             "taints": [CPU.pool_taint.to_dict()], "machine": {"size": "g4p.kube.medium"}}
+    pool = Pool.from_wire(entry, [{"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
+                                   "capacity": {"cpu": "4"}}])
+    assert (pool.name, pool.role, pool.node_count, pool.drivers) == ("cpu", "CPU", 3, ("dra.cpu",))
+    assert pool.taints == (CPU.pool_taint.to_dict(),)
+
+
+def test_unlabelled_resources_are_ignored_and_unknown_components_refused():
+    resources = stack("EKS", [])
+    unlabelled = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+    assert simulate_cluster("c1", [SYSTEM], resources + [unlabelled]) == simulate_cluster("c1", [SYSTEM], resources)
+    stray = copy.deepcopy(resources[0])
+    stray["metadata"]["labels"][COMPONENT_LABEL] = "mystery"
+    with pytest.raises(UnknownComponent, match="mystery"):
+        simulate_cluster("c1", [SYSTEM], resources + [stray])
+
+
+# ---- Kubernetes' published schemas
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.36"])
+def test_objects_validate_against_kubernetes_schemas(version):
+    from inferplane.engine.simulation_schema import SchemaUnavailable, schema_errors
+
+    pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv"), gpu_pool(AMD_GPU, "amd"), cpu_pool()]
+    objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))
+    try:
+        assert schema_errors(objects, version) == []
+    except SchemaUnavailable as missing:
+        pytest.skip(str(missing))
