@@ -1,0 +1,113 @@
+"""The embedded reconciler: fixpoint, garbage collection, and the gate never deleting a live cluster."""
+
+from pathlib import Path
+
+import yaml
+
+from inferplane.engine.reconciler import Reconciler
+from inferplane.engine.runtime import Runtime
+from inferplane.engine.store import Key
+
+REPO = Path(__file__).resolve().parents[2]
+EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+
+
+def composed_under(runtime, root_kind, root_name):
+    """Every object composed (transitively) under a root, by key, without status."""
+    objects = runtime.list()
+    by_owner = {}
+    for obj in objects:
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            by_owner.setdefault(ref["uid"], []).append(obj)
+    root = next(o for o in objects if o["kind"] == root_kind and o["metadata"]["name"] == root_name)
+    found, todo = {}, [root]
+    while todo:
+        for child in by_owner.get(todo.pop()["metadata"]["uid"], []):
+            found[str(Key.of(child))] = {k: v for k, v in child.items() if k != "status"}
+            todo.append(child)
+    return found
+
+
+def condition(obj, type_):
+    return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
+
+
+def test_supported_cluster_reaches_a_ready_fixpoint():
+    runtime = Runtime(None)
+    result = runtime.apply([EKS_RECIPE])
+    assert result.report.converged
+    cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    assert condition(cluster, "ClusterReady")["status"] == "True"
+    assert condition(cluster, "StackReady")["status"] == "True"
+    assert condition(cluster, "Ready")["status"] == "True"
+    composed = composed_under(runtime, "InferenceCluster", "eks-l4")
+    kinds = sorted({key.split("/")[0] for key in composed})
+    assert kinds == ["Cluster", "EKSCluster", "NodeGroup", "Object", "Release", "ServingStack"]
+    # A second reconcile changes nothing: the fixpoint holds.
+    before = runtime.list()
+    assert Reconciler(runtime.store).run().reconciles > 0
+    assert runtime.list() == before
+
+
+def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp_path):
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    live = composed_under(runtime, "InferenceCluster", "eks-l4")
+    assert any(k.startswith("NodeGroup/") for k in live)
+
+    klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
+    result = runtime.apply([tmp_path / "class.yaml"])
+    assert result.admission.ok and result.report.converged
+
+    assert composed_under(runtime, "InferenceCluster", "eks-l4") == live
+    cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    ready = condition(cluster, "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("False", "UnsupportedDevices")
+    assert ready["message"] == (
+        "class eks-l4 claims gpu.amd.com; EKS clusters support dra.cpu, dra.net, gpu.nvidia.com: use classes whose "
+        "drivers the cloud serves, or run these devices on an Existing cluster (the running cluster is kept as it "
+        "is: no new pools, no new drivers)")
+
+
+def test_deleting_a_cluster_garbage_collects_everything_composed():
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    assert runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    kinds = sorted({o["kind"] for o in runtime.list()})
+    assert kinds == ["InferenceClass", "ModelDeployment"]
+
+
+def test_removing_a_pool_garbage_collects_only_its_node_group(tmp_path):
+    runtime = Runtime(None)
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["nodePools"].append({"name": "spare", "className": "eks-l4", "nodeCount": 1})
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    runtime.apply([EKS_RECIPE / "class.yaml", tmp_path / "cluster.yaml"])
+    names = {o["metadata"]["name"] for o in runtime.list("NodeGroup")}
+    assert names == {"eks-l4-system", "eks-l4-l4", "eks-l4-spare"}
+    cluster["spec"]["nodePools"].pop()
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    runtime.apply([tmp_path / "cluster.yaml"])
+    assert {o["metadata"]["name"] for o in runtime.list("NodeGroup")} == {"eks-l4-system", "eks-l4-l4"}
+
+
+def test_a_function_that_never_settles_is_reported_not_looped_forever():
+    from inferplane.compose.base import Desired, Response
+    from inferplane.engine.store import Store
+
+    store = Store(None)
+    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
+               "spec": {}})
+    calls = {"n": 0}
+
+    def restless(request):
+        calls["n"] += 1  # a new desired value every time: never a fixpoint
+        return Response(desired={"cm": Desired({"apiVersion": "v1", "kind": "ConfigMap",
+                                                "metadata": {"name": "cm", "namespace": "default"},
+                                                "data": {"n": str(calls["n"])}})})
+
+    report = Reconciler(store, functions={"InferenceCluster": restless}).run()
+    assert not report.converged
+    assert report.unconverged == {"InferenceCluster/x": 25}
