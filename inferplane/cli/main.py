@@ -112,12 +112,16 @@ def _dump(objects: list[dict], output: str) -> str:
 def apply(paths: tuple[Path, ...], state: Path | None) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint."""
     runtime = _runtime(state)
+
+    def acknowledge(key, verb: str) -> None:
+        # Printed once the write is committed: every line on screen survives a crash.
+        click.echo(f"{key.kind.lower()}.{key.group}/{key.name} {verb}")
+        sys.stdout.flush()
+
     try:
-        result = runtime.apply(list(paths))
+        result = runtime.apply(list(paths), on_applied=acknowledge)
     finally:
         runtime.close()
-    for key, verb in result.applied:
-        click.echo(f"{key.kind.lower()}.{key.group}/{key.name} {verb}")
     _print_errors(result.admission.errors)
     _report_convergence(result.report)
     sys.exit(1 if result.admission.errors else 0)
@@ -138,19 +142,43 @@ def _find(runtime, kind_arg: str, name: str | None, namespace: str | None) -> tu
     return kind, objects
 
 
+def _find_in_cluster(runtime, cluster: str, kind_arg: str, name: str | None,
+                     namespace: str | None) -> tuple[str, list[dict]]:
+    from inferplane.cli.views import resolve_kind
+
+    held = runtime.store.cluster_objects(cluster).get(cluster)
+    if held is None:
+        raise click.ClickException(f"no simulated cluster {cluster!r}: `inferplane get inferenceclusters` lists them")
+    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in held}))
+    if kind is None:
+        raise click.ClickException(f"unknown kind {kind_arg!r} in cluster {cluster}: try nodes, pods, daemonsets, "
+                                   "deployments or resourceslices")
+    objects = [o for o in held if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+               and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
+    if name is not None and not objects:
+        raise click.ClickException(f"{kind} {name!r} not found in cluster {cluster}")
+    return kind, objects
+
+
 @cli.command()
 @click.argument("kind")
 @click.argument("name", required=False)
 @click.option("-n", "--namespace", default=None)
+@click.option("--cluster", default=None,
+              help="Read a target cluster's simulated objects (nodes, pods, resourceslices, ...) instead.")
 @OUTPUT_OPTION
 @STATE_OPTION
-def get(kind: str, name: str | None, namespace: str | None, output: str, state: Path | None) -> None:
+def get(kind: str, name: str | None, namespace: str | None, cluster: str | None, output: str,
+        state: Path | None) -> None:
     """List objects of a kind (or one), as a table, YAML or JSON."""
     from inferplane.cli.views import get_table
 
     runtime = _runtime(state)
     try:
-        resolved, objects = _find(runtime, kind, name, namespace)
+        if cluster is not None:
+            resolved, objects = _find_in_cluster(runtime, cluster, kind, name, namespace)
+        else:
+            resolved, objects = _find(runtime, kind, name, namespace)
     finally:
         runtime.close()
     if output != "table":

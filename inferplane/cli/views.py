@@ -34,20 +34,38 @@ def json_path(obj: Any, path: str) -> Any:
     return node
 
 
+# Columns of the Kubernetes kinds a simulated cluster holds, as kubectl shows them.
+_BUILTIN_COLUMNS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "Node": (("STATUS", lambda o: "Ready" if condition(o, "Ready").get("status") == "True" else "NotReady"),
+             ("POOL", lambda o: o["metadata"].get("labels", {}).get("inferplane.dev/pool")),
+             ("TAINTS", lambda o: ",".join(f"{t['key']}={t.get('value', '')}:{t['effect']}"
+                                           for t in o["spec"].get("taints", [])))),
+    "Pod": (("STATUS", lambda o: o.get("status", {}).get("phase")),
+            ("NODE", lambda o: o["spec"].get("nodeName"))),
+    "DaemonSet": (("DESIRED", lambda o: o.get("status", {}).get("desiredNumberScheduled")),
+                  ("READY", lambda o: o.get("status", {}).get("numberReady"))),
+    "Deployment": (("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),),
+    "StatefulSet": (("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),),
+    "ResourceSlice": (("NODE", lambda o: o["spec"].get("nodeName")), ("DRIVER", lambda o: o["spec"].get("driver")),
+                      ("DEVICES", lambda o: len(o["spec"].get("devices", [])))),
+}
+
+
 def get_table(objects: list[Resource]) -> str:
-    kind = KINDS_BY_NAME.get(objects[0]["kind"]) if objects else None
-    columns = list(kind.COLUMNS) if kind else []
+    kind_name = objects[0]["kind"] if objects else ""
+    kind = KINDS_BY_NAME.get(kind_name)
+    if kind is not None:
+        columns = [(header, lambda o, path=path: json_path(o, path)) for header, path, _ in kind.COLUMNS]
+    else:
+        columns = list(_BUILTIN_COLUMNS.get(kind_name, (
+            ("SYNCED", lambda o: condition(o, "Synced").get("status")),
+            ("READY", lambda o: condition(o, "Ready").get("status")))))
     namespaced = any(o["metadata"].get("namespace") for o in objects)
     headers = (["NAMESPACE"] if namespaced else []) + ["NAME"] + [c[0] for c in columns]
-    if not kind:
-        headers += ["SYNCED", "READY"]
     rows = []
     for obj in objects:
         row = ([obj["metadata"].get("namespace", "")] if namespaced else []) + [obj["metadata"]["name"]]
-        row += [json_path(obj, c[1]) for c in columns]
-        if not kind:
-            row += [condition(obj, "Synced").get("status"), condition(obj, "Ready").get("status")]
-        rows.append(row)
+        rows.append(row + [column(obj) for _, column in columns])
     return table(headers, rows)
 
 

@@ -42,8 +42,10 @@ class Runtime:
     def known_classes(self) -> dict[str, InferenceClass]:
         return {o["metadata"]["name"]: InferenceClass.model_validate(o) for o in self.store.list("InferenceClass")}
 
-    def apply(self, paths: list[Path]) -> ApplyResult:
-        """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint."""
+    def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
+        """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
+
+        `on_applied` hears of each object once its write is committed (acknowledged)."""
         admission = admit_paths(paths, known_classes=self.known_classes())
         result = ApplyResult(admission)
         for _, obj in admission.admitted:
@@ -53,7 +55,10 @@ class Runtime:
             existed = self.store.get(key) is not None
             # Each object is its own transaction: acknowledged writes survive a kill mid-apply.
             _, changed = self.store.put(body)
-            result.applied.append((key, "unchanged" if not changed else "configured" if existed else "created"))
+            verb = "unchanged" if not changed else "configured" if existed else "created"
+            result.applied.append((key, verb))
+            if on_applied:
+                on_applied(key, verb)
         result.report = self.reconcile()
         return result
 

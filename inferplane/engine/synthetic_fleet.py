@@ -1,0 +1,83 @@
+"""A synthetic fleet of any size, for benchmarks and crash tests: mixed clouds, four pools each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inferplane.api.cloud import SOURCES
+
+# Machines that make a GPU class and a CPU class valid on each provisioned cloud.
+_MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "EKS": ({"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"}),
+    "GKE": ({"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}, {"machineType": "n2-standard-8"}),
+    "AKS": ({"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
+            {"vmSize": "Standard_D8s_v5"}),
+    "Nebius": ({"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb", "accelerator": {"type": "h100"}},
+               {"platform": "cpu-d3", "preset": "8vcpu-32gb"}),
+    "Vultr": ({"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}}, {"plan": "vc2-8c-32gb"}),
+    "Civo": ({"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}}, {"size": "g4p.kube.medium"}),
+}
+_SETTINGS: dict[str, dict[str, Any]] = {
+    "EKS": {"region": "us-east-2", "roleArn": "arn:aws:iam::123456789012:role/c",
+            "nodeRoleArn": "arn:aws:iam::123456789012:role/n", "subnetIds": ["subnet-1", "subnet-2"]},
+    "GKE": {"project": "fleet", "location": "us-central1"},
+    "AKS": {"location": "westeurope", "resourceGroupName": "fleet"},
+    "Nebius": {"parentId": "project-fleet", "subnetId": "subnet-fleet"},
+    "Vultr": {"region": "ewr"},
+    "Civo": {"region": "LON1"},
+    "Existing": {"kubeconfigSecretRef": {"name": "kubeconfig", "namespace": "inferplane-system", "key": "value"}},
+}
+_NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+           "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": "24Gi"}}
+_AMD = {"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
+        "attributes": {"productName": {"string": "AMD Instinct MI325X"}}, "capacity": {"memory": "256Gi"}}
+_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": "8"}}
+
+
+def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"devices": devices}
+    if provisioning:
+        spec["provisioning"] = provisioning
+    return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
+            "spec": spec}
+
+
+def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
+    """Classes for every cloud, then `clusters` clusters round-robin over the seven sources."""
+    manifests = []
+    for source in SOURCES:
+        cloud = source.lower()
+        if source == "Existing":
+            manifests += [_class("existing-amd", [_AMD], None), _class("existing-nvidia", [_NVIDIA], None),
+                          _class("existing-cpu", [_CPU], None)]
+            continue
+        gpu, cpu = _MACHINES[source]
+        manifests += [_class(f"{cloud}-nvidia", [_NVIDIA], {"provider": source, cloud: gpu}),
+                      _class(f"{cloud}-cpu", [_CPU], {"provider": source, cloud: cpu})]
+    for i in range(clusters):
+        source = SOURCES[i % len(SOURCES)]
+        cloud = source.lower()
+        if source == "Existing":
+            pools = [("amd", "existing-amd"), ("nvidia", "existing-nvidia"), ("cpu-a", "existing-cpu"),
+                     ("cpu-b", "existing-cpu")]
+        else:
+            pools = [("gpu-a", f"{cloud}-nvidia"), ("gpu-b", f"{cloud}-nvidia"), ("cpu-a", f"{cloud}-cpu"),
+                     ("cpu-b", f"{cloud}-cpu")]
+        manifests.append({
+            "apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster",
+            "metadata": {"name": f"{cloud}-{i:04d}"},
+            "spec": {"cluster": {"source": source, cloud: {**_SETTINGS[source], "kubernetesVersion": "1.36"}},
+                     "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]},
+        })
+    return manifests
+
+
+def write_fleet(folder: Path, clusters: int) -> Path:
+    """One file per object, so that an apply acknowledges them one by one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, manifest in enumerate(fleet_manifests(clusters)):
+        (folder / f"{index:05d}-{manifest['metadata']['name']}.yaml").write_text(yaml.safe_dump(manifest))
+    return folder
