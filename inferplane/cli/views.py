@@ -163,10 +163,20 @@ def fleet_table(objects: list[Resource]) -> str:
     return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS"), rows)
 
 
+def composed_kinds() -> set[str]:
+    """Kinds inferplane composes, known even while none exists (kubectl knows them from CRDs)."""
+    from inferplane.clouds import CLOUD_MODULES
+
+    kinds = {"Release", "Object"}
+    for module in CLOUD_MODULES.values():
+        kinds.update(k for k in (getattr(module, "cluster_kind", None), getattr(module, "pool_kind", None)) if k)
+    return kinds
+
+
 def resolve_kind(name: str, present: list[str]) -> str | None:
     """A kind from what a user types: InferenceCluster, inferencecluster(s), or a short name."""
     wanted = name.lower()
-    candidates = sorted(set(present) | set(KINDS_BY_NAME))
+    candidates = sorted(set(present) | set(KINDS_BY_NAME) | composed_kinds())
     for kind in candidates:
         resource = KINDS_BY_NAME.get(kind)
         names = {kind.lower(), kind.lower() + "s", kind.lower() + "es"}

@@ -1,0 +1,121 @@
+"""The inferplane command driven as a user would, against a state folder on disk."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+MIXED = REPO / "recipes" / "mixed-fleet"
+EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+
+
+def inferplane(*args, state=None, check=True):
+    env = {**os.environ}
+    if state is not None:
+        env["INFERPLANE_STATE"] = str(state)
+    run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", *map(str, args)], capture_output=True,
+                         text=True, env=env, cwd=REPO)
+    assert "Traceback" not in run.stderr, run.stderr
+    if check:
+        assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_apply_get_describe_gate_then_delete(tmp_path):
+    state = tmp_path / "state"
+    applied = inferplane("apply", "-f", EKS_RECIPE, state=state)
+    assert "inferencecluster.inferplane.dev/eks-l4 created" in applied.stdout.splitlines()
+
+    got = inferplane("get", "inferenceclusters", state=state).stdout.splitlines()
+    assert got[0].split() == ["NAME", "SOURCE", "READY", "REASON"]
+    assert got[1].split() == ["eks-l4", "EKS", "True", "Available"]
+    described = inferplane("describe", "icluster", "eks-l4", state=state).stdout
+    assert "ClusterReady   True" in described and "serving-stack   ServingStack   eks-l4   True" in described
+    releases_before = inferplane("get", "releases", "-o", "json", state=state).stdout
+    node_groups_before = json.loads(inferplane("get", "nodegroups", "-o", "json", state=state).stdout)
+
+    # The class now claims a driver EKS cannot serve: re-apply it.
+    klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
+    assert "inferenceclass.inferplane.dev/eks-l4 configured" in inferplane(
+        "apply", "-f", tmp_path / "class.yaml", state=state).stdout
+    got = inferplane("get", "icluster", "eks-l4", state=state).stdout.splitlines()
+    assert got[1].split() == ["eks-l4", "EKS", "False", "UnsupportedDevices"]
+    # The live cluster's resources are all still there, unchanged.
+    assert inferplane("get", "releases", "-o", "json", state=state).stdout == releases_before
+    node_groups = json.loads(inferplane("get", "nodegroups", "-o", "json", state=state).stdout)
+    assert [g["spec"] for g in node_groups] == [g["spec"] for g in node_groups_before]
+    trace = json.loads(inferplane("trace", "icluster", "eks-l4", "-o", "json", state=state).stdout)
+    assert [c["kind"] for c in trace["children"]] == ["EKSCluster", "ServingStack"]
+
+    assert inferplane("delete", "icluster", "eks-l4", state=state).stdout.strip() == "inferencecluster/eks-l4 deleted"
+    for kind in ("releases", "nodegroups", "servingstacks", "eksclusters"):
+        assert inferplane("get", kind, state=state).stdout == ""
+    assert inferplane("get", "iclass", state=state).stdout.splitlines()[1].split()[0] == "eks-l4"
+
+
+def test_rejected_manifest_stores_nothing(tmp_path):
+    state = tmp_path / "state"
+    run = inferplane("apply", "-f", REPO / "tests/admission/bad/zero-count.yaml", state=state, check=False)
+    assert run.returncode == 1
+    assert "spec.devices[0].count: must be at least 1, got 0" in run.stderr
+    assert inferplane("get", "iclass", state=state).stdout == ""
+
+
+def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
+    rendered = inferplane("render", MIXED).stdout
+    assert inferplane("render", MIXED).stdout == rendered
+    inferplane("apply", "-f", MIXED, state=tmp_path / "a")
+    assert inferplane("fleet", state=tmp_path / "a").stdout == rendered
+    inferplane("apply", "-f", MIXED, state=tmp_path / "b")
+    assert inferplane("fleet", state=tmp_path / "b").stdout == rendered
+    rows = {line.split()[0]: line.split() for line in rendered.splitlines()[1:]}
+    assert rows["eks-amd"][2:5] == ["False", "UnsupportedDevices", "gpu.amd.com"]
+    assert rows["onprem-lab"][2:5] == ["True", "Existing", "dra.cpu,gpu.amd.com"]
+    as_json = json.loads(inferplane("render", MIXED, "-o", "json").stdout)
+    assert as_json == json.loads(inferplane("render", MIXED, "-o", "json").stdout)
+    kinds = {o["kind"] for o in as_json}
+    assert {"InferenceCluster", "InferenceClass", "ServingStack", "Release", "NodePool", "NodeGroup"} <= kinds
+
+
+def test_state_folder_option_and_environment(tmp_path):
+    inferplane("apply", "-f", EKS_RECIPE / "class.yaml", "--state", tmp_path / "opt")
+    assert (tmp_path / "opt" / "store.db").exists()
+    inferplane("apply", "-f", EKS_RECIPE / "class.yaml", state=tmp_path / "env")
+    assert (tmp_path / "env" / "store.db").exists()
+
+
+def test_sigkill_mid_apply_keeps_every_acknowledged_write(tmp_path):
+    from inferplane.engine.synthetic_fleet import write_fleet
+
+    manifests = write_fleet(tmp_path / "fleet", 300)
+    state = tmp_path / "state"
+    process = subprocess.Popen([sys.executable, "-m", "inferplane.cli.main", "apply", "-f", str(manifests),
+                                "--state", str(state)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    acknowledged = []
+    deadline = time.monotonic() + 120
+    while len(acknowledged) < 40 and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        acknowledged.append(line.split()[0])
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert len(acknowledged) >= 40, "apply finished or stalled before the kill"
+
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    stored = {f"{o['kind'].lower()}.{o['apiVersion'].split('/')[0]}/{o['metadata']['name']}"
+              for kind in ("iclass", "icluster")
+              for o in json.loads(inferplane("get", kind, "-o", "json", "--state", state).stdout or "[]")}
+    assert set(acknowledged) <= stored
+    # The store goes on working: applying again converges.
+    inferplane("apply", "-f", manifests, "--state", state)
