@@ -13,20 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
 from inferplane.accelerators.drivers import POOL_LABEL
+from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
 from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
 
 Resource = dict[str, Any]
 
-# The cloud cluster kinds are cluster-scoped but the providers' `.m.upbound.io` kinds are namespaced:
-# composed cloud resources live in inferplane's own namespace on the control plane (the serving
-# stack's Releases live there too).
-MANAGED_NAMESPACE = "inferplane-system"
-# A cluster-scoped provider config can be referenced from any namespace, so credentials need no
-# per-namespace copy; the composite's providerConfigName names it.
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
-# Crossplane names the cloud object after this annotation (default: metadata.name); set only where
-# the cloud's naming rules are stricter than Kubernetes' (AKS pools).
-EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+# The external name is set only where the cloud's naming rules are stricter than Kubernetes' (AKS pools).
 
 CLUSTER_KEY = "cluster"
 

@@ -20,19 +20,13 @@ from pydantic import ValidationError
 from inferplane.accelerators.catalog import COMPONENT_LABEL, components, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
-from inferplane.compose.base import Condition, Desired, Event, Request, Resource, Response, is_ready
+from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, Condition, \
+    Desired, Event, Request, Resource, Response, is_ready
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-# The ServingStack is cluster-scoped but the providers' `.m.` kinds are namespaced: composed
-# Releases and Objects live in inferplane's own namespace on the control plane.
-MANAGED_NAMESPACE = "inferplane-system"
-# Cluster-scoped provider configs, named after the target cluster, can be referenced from any
-# namespace, so the stack needs no per-namespace copy of the cluster's credentials.
-PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
-# provider-helm names the Helm release after the external name; the component key keeps release
-# names on the target cluster stable whatever the stack is called.
-EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+# provider-helm names the Helm release after the external name (EXTERNAL_NAME_ANNOTATION): the
+# component key keeps release names on the target cluster stable whatever the stack is called.
 
 DRIVERS_SUPPORTED = "DriversSupported"
 STACK_READY = "StackReady"

@@ -10,7 +10,7 @@ import yaml
 from inferplane.api.cloud import SOURCES
 
 # Machines that make a GPU class and a CPU class valid on each provisioned cloud.
-_MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "EKS": ({"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"}),
     "GKE": ({"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}, {"machineType": "n2-standard-8"}),
     "AKS": ({"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
@@ -20,7 +20,7 @@ _MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "Vultr": ({"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}}, {"plan": "vc2-8c-32gb"}),
     "Civo": ({"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}}, {"size": "g4p.kube.medium"}),
 }
-_SETTINGS: dict[str, dict[str, Any]] = {
+CLUSTER_SETTINGS: dict[str, dict[str, Any]] = {
     "EKS": {"region": "us-east-2", "roleArn": "arn:aws:iam::123456789012:role/c",
             "nodeRoleArn": "arn:aws:iam::123456789012:role/n", "subnetIds": ["subnet-1", "subnet-2"]},
     "GKE": {"project": "fleet", "location": "us-central1"},
@@ -54,7 +54,7 @@ def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
             manifests += [_class("existing-amd", [_AMD], None), _class("existing-nvidia", [_NVIDIA], None),
                           _class("existing-cpu", [_CPU], None)]
             continue
-        gpu, cpu = _MACHINES[source]
+        gpu, cpu = MACHINES[source]
         manifests += [_class(f"{cloud}-nvidia", [_NVIDIA], {"provider": source, cloud: gpu}),
                       _class(f"{cloud}-cpu", [_CPU], {"provider": source, cloud: cpu})]
     for i in range(clusters):
@@ -69,7 +69,7 @@ def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
         manifests.append({
             "apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster",
             "metadata": {"name": f"{cloud}-{i:04d}"},
-            "spec": {"cluster": {"source": source, cloud: {**_SETTINGS[source], "kubernetesVersion": "1.36"}},
+            "spec": {"cluster": {"source": source, cloud: {**CLUSTER_SETTINGS[source], "kubernetesVersion": "1.36"}},
                      "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]},
         })
     return manifests

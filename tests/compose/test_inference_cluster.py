@@ -6,26 +6,10 @@ import pytest
 
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import compose_inference_cluster
+from inferplane.engine.synthetic_fleet import CLUSTER_SETTINGS, MACHINES
 
-MACHINES = {
-    "EKS": ({"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"}),
-    "GKE": ({"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}, {"machineType": "n2-standard-8"}),
-    "AKS": ({"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
-            {"vmSize": "Standard_D8s_v5"}),
-    "Nebius": ({"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb", "accelerator": {"type": "h100"}},
-               {"platform": "cpu-d3", "preset": "8vcpu-32gb"}),
-    "Vultr": ({"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}}, {"plan": "vc2-8c-32gb"}),
-    "Civo": ({"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}}, {"size": "g4p.kube.medium"}),
-}
-SETTINGS = {
-    "EKS": {"region": "us-east-2", "roleArn": "arn:role/c", "nodeRoleArn": "arn:role/n", "subnetIds": ["s-1"]},
-    "GKE": {"project": "p", "location": "us-central1"},
-    "AKS": {"location": "westeurope", "resourceGroupName": "rg"},
-    "Nebius": {"parentId": "project-1", "subnetId": "subnet-1"},
-    "Vultr": {"region": "ewr"},
-    "Civo": {"region": "LON1"},
-    "Existing": {"kubeconfigSecretRef": {"name": "kc", "key": "kubeconfig"}},
-}
+# Valid machines and cluster settings for every cloud, as the synthetic fleet uses them.
+SETTINGS = {**CLUSTER_SETTINGS, "Existing": {"kubeconfigSecretRef": {"name": "kc", "key": "kubeconfig"}}}
 SOURCES = list(SETTINGS)
 NVIDIA = {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1,
           "attributes": {}, "capacity": {"memory": "24Gi"}}
