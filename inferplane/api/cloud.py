@@ -103,9 +103,11 @@ class _ClusterBlock(ApiModel):
 
 class EKSSettings(_ClusterBlock):
     region: str
-    role_arn: str | None = Field(None, description="IAM role of the control plane.")
-    node_role_arn: str | None = Field(None, description="IAM role of the nodes.")
-    subnet_ids: list[str] = Field(default_factory=list)
+    # EKS cannot create a cluster or a node group without these; inferplane does not compose IAM
+    # roles or VPCs, so the platform team names the ones to use.
+    role_arn: str = Field(description="IAM role of the control plane.")
+    node_role_arn: str = Field(description="IAM role of the nodes.")
+    subnet_ids: list[str] = Field(min_length=1, description="Subnets of the cluster and its node groups.")
 
 
 class GKESettings(_ClusterBlock):

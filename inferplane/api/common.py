@@ -38,6 +38,19 @@ def list_map(*keys: str) -> dict[str, Any]:
     return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)}
 
 
+# The pool the cloud modules add for the serving stack's own components.
+SYSTEM_POOL_NAME = "system"
+# A pool's autoscaling bounds must contain its node count.
+NODE_COUNT_RULES = [
+    rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
+         "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
+         field_path=".minNodeCount", reason="FieldValueInvalid"),
+    rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
+         "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
+         field_path=".maxNodeCount", reason="FieldValueInvalid"),
+]
+
+
 class ApiModel(BaseModel):
     """Fields are camelCase on the wire; unknown fields are refused, never silently dropped."""
 

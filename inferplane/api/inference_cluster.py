@@ -9,7 +9,8 @@ from pydantic import ConfigDict, Field
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, AKSSettings, CivoSettings, EKSSettings, \
     ExistingSettings, GKESettings, NebiusSettings, Source, VultrSettings, block_name, one_block_rules
-from inferplane.api.common import ApiModel, Condition, Name, Resource, list_map, rule
+from inferplane.api.common import NODE_COUNT_RULES, SYSTEM_POOL_NAME, ApiModel, Condition, Name, Resource, \
+    list_map, rule
 
 
 class ClusterSettings(ApiModel):
@@ -34,14 +35,7 @@ assert set(SETTINGS_BLOCKS) == set(SOURCES)
 
 
 class NodePool(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
-        rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
-             "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
-             field_path=".minNodeCount", reason="FieldValueInvalid"),
-        rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
-             "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
-             field_path=".maxNodeCount", reason="FieldValueInvalid"),
-    ]})
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": NODE_COUNT_RULES})
 
     name: Name
     class_name: Name = Field(description="The InferenceClass whose devices this pool's nodes have.")
@@ -51,7 +45,21 @@ class NodePool(ApiModel):
     zones: list[str] = Field(default_factory=list, max_length=8)
 
 
+# Clouds whose node pools can be pinned to zones; elsewhere placement follows the cluster's subnets.
+ZONED_SOURCES = ("GKE", "AKS")
+
+
 class InferenceClusterSpec(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule(f"self.nodePools.all(p, p.name != '{SYSTEM_POOL_NAME}')",
+             f"a pool named {SYSTEM_POOL_NAME} would collide with the System pool inferplane adds for the stack's "
+             "own components: rename it", field_path=".nodePools", reason="FieldValueForbidden"),
+        rule(f"self.cluster.source in {list(ZONED_SOURCES)} || self.nodePools.all(p, !has(p.zones) || "
+             "size(p.zones) == 0)",
+             f"zones are set per pool only on {' and '.join(ZONED_SOURCES)}: remove them (on EKS the node groups "
+             "follow spec.cluster.eks.subnetIds)", field_path=".nodePools", reason="FieldValueForbidden"),
+    ]})
+
     cluster: ClusterSettings
     node_pools: list[NodePool] = Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
 

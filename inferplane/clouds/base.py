@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
 from inferplane.accelerators.drivers import POOL_LABEL
+from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
 from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
 
@@ -21,10 +22,8 @@ Resource = dict[str, Any]
 # The external name is set only where the cloud's naming rules are stricter than Kubernetes' (AKS pools).
 
 CLUSTER_KEY = "cluster"
-
 # The System pool runs the stack's own components (NFD, DRA controllers, metrics, routing). Two
 # nodes keep them available while one node is drained for an upgrade.
-SYSTEM_POOL_NAME = "system"
 SYSTEM_POOL_NODES = 2
 
 

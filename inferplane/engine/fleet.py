@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.compose.inference_cluster import pool_labels_and_taints, pool_role
@@ -15,7 +16,7 @@ from inferplane.engine.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).
-EXISTING_SYSTEM_POOL = {"name": "system", "role": "System", "nodeCount": 2, "labels": {}, "taints": []}
+EXISTING_SYSTEM_POOL = {"name": SYSTEM_POOL_NAME, "role": "System", "nodeCount": 2, "labels": {}, "taints": []}
 
 
 def _pools(cluster: Resource, objects: dict[tuple[str, str], Resource],

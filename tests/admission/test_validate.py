@@ -29,6 +29,10 @@ EXPECTED = {
         "valid CEL expression: at 1:37: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', "
         "'-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"],
     "cluster-two-blocks.yaml": [
+        "InferenceCluster/two-blocks: spec.nodePools: a pool named system would collide with the System pool "
+        "inferplane adds for the stack's own components: rename it",
+        "InferenceCluster/two-blocks: spec.nodePools: zones are set per pool only on GKE and AKS: remove them (on "
+        "EKS the node groups follow spec.cluster.eks.subnetIds)",
         "InferenceCluster/two-blocks: spec.cluster: cluster sets vultr but cluster.source is Civo: keep only "
         "cluster.civo",
         "InferenceCluster/two-blocks: spec.nodePools[0].maxNodeCount: nodeCount is above maxNodeCount: raise "
@@ -175,7 +179,7 @@ def test_validate_command_exit_codes_and_output():
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 23 errors"
+    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 25 errors"
     good = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(REPO / "recipes")],
                           capture_output=True, text=True)
     assert good.returncode == 0, good.stderr

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -462,15 +463,12 @@ def test_provider_config_and_connection_secret_follow_the_composite():
         assert resource["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "gcp-prod"}
 
 
-def test_eks_without_optional_roles_and_subnets_leaves_them_out():
+def test_eks_clusters_must_name_their_roles_and_subnets():
     kind = CLOUD_CLUSTER_KINDS["EKS"]
-    c = kind.model_validate({"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"},
+    with pytest.raises(ValidationError) as error:
+        kind.model_validate({"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"},
                              "spec": {"region": "eu-west-1", "nodePools": [system("EKS")]}})
-    resources = CLOUD_MODULES["EKS"].resources(c)
-    assert resources["cluster"]["spec"]["forProvider"] == {"region": "eu-west-1", "version": "1.34",
-                                                           "vpcConfig": {"subnetIds": []}}
-    assert set(resources["nodepool-system"]["spec"]["forProvider"]) == \
-        {"clusterNameRef", "region", "instanceTypes", "diskSize", "amiType", "scalingConfig", "labels"}
+    assert sorted(e["loc"][-1] for e in error.value.errors()) == ["nodeRoleArn", "roleArn", "subnetIds"]
 
 
 # ---- every composed resource is accepted by its provider's CRD

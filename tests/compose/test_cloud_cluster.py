@@ -11,7 +11,8 @@ from inferplane.compose.base import Condition, Desired, Request
 from inferplane.compose.cloud_cluster import compose_cloud_cluster
 
 SETTINGS = {
-    "EKS": {"region": "us-east-1", "subnetIds": ["subnet-a"]},
+    "EKS": {"region": "us-east-1", "roleArn": "arn:aws:iam::1:role/c", "nodeRoleArn": "arn:aws:iam::1:role/n",
+            "subnetIds": ["subnet-a"]},
     "GKE": {"location": "us-central1"},
     "AKS": {"location": "eastus", "resourceGroupName": "inference"},
     "Nebius": {"parentId": "project-e00abc", "subnetId": "vpcsubnet-e00abc"},
