@@ -19,7 +19,7 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
 from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.compose.base import Condition, Desired, Request, Requirement, Resource, Response, is_ready
+from inferplane.compose.base import Condition, Desired, Event, Request, Requirement, Resource, Response, is_ready
 
 CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
@@ -213,6 +213,7 @@ class InferenceClusterComposer:
             message += " (the running cluster is kept as it is: no new pools, no new drivers)"
         self.condition(CLUSTER_READY, "False", reason, message)
         self.condition(STACK_READY, "False", "Blocked", f"serving stack of {self.name} waits for {reason}")
+        self.response.events.append(Event("Warning", reason, message))
         return self.response
 
     def condition(self, type_: str, status: str, reason: str, message: str) -> None:
