@@ -74,6 +74,9 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
         return [(path, f"must be {_TYPES.get(expected, expected)}, got {got}")]
     if v.validator == "enum":
         return [(path, f"{got} is not allowed: use one of {', '.join(map(str, node.get('enum', [])))}")]
+    if v.validator == "anyOf" and node.get("x-kubernetes-int-or-string"):
+        meaning = _PATTERNS.get(node.get("pattern", ""), "an integer or a string")
+        return [(path, f"must be {meaning}, got {got}: write a decimal as a string, e.g. \"1.5\"")]
     if v.validator == "pattern":
         meaning = _PATTERNS.get(node.get("pattern", ""), f"match {node.get('pattern')}")
         return [(path, f"must be {meaning}, got {got}")]

@@ -33,7 +33,7 @@ class AttributeValue(ApiModel):
         None, max_length=64, pattern=SEMVER,
         description="A semantic version such as 1.2.3.")
     bool_: bool | None = Field(None, alias="bool")
-    int_: int | None = Field(None, alias="int")
+    int_: int | None = Field(None, alias="int", ge=-(2**63), le=2**63 - 1)  # a ResourceSlice int is an int64
 
     def value(self) -> str | bool | int:
         for candidate in (self.string, self.version, self.bool_, self.int_):

@@ -281,7 +281,8 @@ def render(folder: Path, output: str) -> None:
         runtime.close()
     _print_errors(result.admission.errors)
     _report_convergence(result.report)
-    click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
+    if result.admission.admitted:
+        click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
     sys.exit(1 if result.admission.errors else 0)
 
 

@@ -167,11 +167,28 @@ def test_existing_cluster_with_cpu_pool_must_declare_its_version():
       "spec": {"devices": [{"name": "a", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
                             "capacity": {"bad key!": "1"}}]}},
      "spec.devices[0].capacity: keys must be names (numaNode) or qualified names (resource.kubernetes.io/numaNode)"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": [{"name": "a", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
+                            "capacity": {"cpu": 1.5}}]}},
+     "spec.devices[0].capacity.cpu: must be a Kubernetes quantity such as 80Gi, 500m or 4, got 1.5: write a decimal "
+     "as a string, e.g. \"1.5\""),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
+      "spec": {"devices": [{"name": "a", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
+                            "attributes": {"cus": {"int": 2**63}}}]}},
+     "spec.devices[0].attributes.cus.int: must be at most 9223372036854775807, got 9223372036854775808: set it to "
+     "9223372036854775807 or less"),
 ])
 def test_single_mistakes(body, expected):
     result = admit_manifests([Manifest("inline", body)])
     messages = [f"{e.path}: {e.message}" if e.path else e.message for e in result.errors]
     assert messages == [expected]
+
+
+def test_shapeless_manifest_gets_every_error_at_once():
+    body = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": "x", "spec": None}
+    result = admit_manifests([Manifest("inline", body)])
+    assert [f"{e.path}: {e.message}" for e in result.errors] == [
+        "metadata: required: add metadata with a name", "spec: must be a mapping, got None"]
 
 
 def test_validate_command_exit_codes_and_output():
