@@ -134,11 +134,18 @@ class Reconciler:
         for child_key in sorted(self.owned.get(uid, ())):
             child = self.objects[child_key]
             observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child_key.name)] = child
-        response = self._call(function, composite, observed)
+        try:
+            response = self._call(function, composite, observed)
+        except Exception as exc:  # noqa: BLE001 - a function's bug must not stop the fleet or delete anything
+            self._report_failure(key, composite, exc)
+            return []
         follow_ups: list[Key] = []
         with self.store.transaction():
             for name, desired in sorted(response.desired.items()):
-                follow_ups += self._apply(composite, name, desired.resource)
+                applied, more = self._apply(composite, name, desired.resource)
+                follow_ups += more
+                if name in observed and Key.of(observed[name]) != applied:
+                    self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
             for name in sorted(set(observed) - set(response.desired)):
                 self._garbage_collect(Key.of(observed[name]))
                 self.store.record_event(key, "Normal", "DeletedComposed",
@@ -151,6 +158,18 @@ class Reconciler:
                 if owner:
                     follow_ups.append(owner)
         return follow_ups
+
+    def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
+        """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
+        status = dict(composite.get("status") or {})
+        conditions = {c["type"]: c for c in status.get("conditions", [])}
+        message = f"composition function failed: {type(exc).__name__}: {exc}"
+        conditions["Synced"] = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": message}
+        status["conditions"] = [conditions[t] for t in sorted(conditions)]
+        with self.store.transaction():
+            self.store.record_event(key, "Warning", "ReconcileError", message)
+            if self.store.put_status(key, status):
+                self._remember(self.store.get(key))
 
     def _call(self, function: Callable[[Request], Response], composite: Resource,
               observed: dict[str, Resource]) -> Response:
@@ -167,7 +186,8 @@ class Reconciler:
             response = function(Request(copy.deepcopy(composite), copy.deepcopy(observed), dict(required)))
         return response
 
-    def _apply(self, composite: Resource, name: str, resource: Resource) -> list[Key]:
+    def _apply(self, composite: Resource, name: str, resource: Resource) -> tuple[Key, list[Key]]:
+        """Apply one desired composed resource: its key, and what to reconcile next."""
         obj = copy.deepcopy(resource)
         obj.pop("status", None)
         meta = obj.setdefault("metadata", {})
@@ -182,16 +202,16 @@ class Reconciler:
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
             self.store.record_event(Key.of(composite), "Warning", "ComposedResourceConflict",
                                     f"{child_key} is controlled by another composite: not applied")
-            return []
+            return child_key, []
         stored, changed = self._put(obj)
         if not changed:
-            return []
+            return child_key, []
         if obj["kind"] in self.functions:
-            return [child_key]  # a composed composite reconciles in turn
+            return child_key, [child_key]  # a composed composite reconciles in turn
         status = self.provider.observe(stored)
         if status is not None and self.store.put_status(child_key, status):
             self._remember(self.store.get(child_key))
-        return [Key.of(composite)]  # the composite observes its new resource next time
+        return child_key, [Key.of(composite)]  # the composite observes its new resource next time
 
     def _garbage_collect(self, key: Key) -> None:
         """Delete an object and, foreground-style, everything it controls."""

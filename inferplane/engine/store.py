@@ -190,9 +190,11 @@ class Store:
 
     def delete(self, key: Key) -> bool:
         with self.transaction():
+            where = (key.group, key.kind, key.namespace, key.name)
             cursor = self._db.execute(
-                "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?",
-                (key.group, key.kind, key.namespace, key.name))
+                "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?", where)
+            # A later object of the same name starts with a history of its own.
+            self._db.execute("DELETE FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=?", where)
             return cursor.rowcount > 0
 
     def replace_cluster_objects(self, cluster: str, objects: list[Resource]) -> None:

@@ -111,3 +111,42 @@ def test_a_function_that_never_settles_is_reported_not_looped_forever():
     report = Reconciler(store, functions={"InferenceCluster": restless}).run()
     assert not report.converged
     assert report.unconverged == {"InferenceCluster/x": 25}
+
+
+def test_a_failing_function_reports_synced_false_and_deletes_nothing():
+    from inferplane.compose.base import Desired, Response
+    from inferplane.engine.store import Store
+
+    store = Store(None)
+    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
+               "spec": {}})
+    healthy = {"InferenceCluster": lambda request: Response(desired={"cm": Desired(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}})})}
+    assert Reconciler(store, functions=healthy).run().converged
+
+    def broken(request):
+        raise ValueError("boom")
+
+    assert Reconciler(store, functions={"InferenceCluster": broken}).run().converged
+    assert [o["kind"] for o in store.list()] == ["ConfigMap", "InferenceCluster"]
+    cluster = store.get(Key("inferplane.dev", "InferenceCluster", "", "x"))
+    synced = condition(cluster, "Synced")
+    assert (synced["status"], synced["reason"], synced["message"]) == (
+        "False", "ReconcileError", "composition function failed: ValueError: boom")
+
+
+def test_a_renamed_composed_resource_replaces_the_old_one():
+    from inferplane.compose.base import Desired, Response
+    from inferplane.engine.store import Store
+
+    store = Store(None)
+    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
+               "spec": {}})
+
+    def named(name):
+        return {"InferenceCluster": lambda request: Response(desired={"cm": Desired(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}})})}
+
+    Reconciler(store, functions=named("old")).run()
+    Reconciler(store, functions=named("new")).run()
+    assert [o["metadata"]["name"] for o in store.list("ConfigMap")] == ["new"]
