@@ -7,25 +7,19 @@ block, so one factory builds all six.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
-from pydantic import ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
 from inferplane import API_VERSION, INFRA_GROUP
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, SETTINGS_BLOCKS
-from inferplane.api.common import NODE_COUNT_RULES, ApiModel, Condition, Name, Resource, Taint, list_map
+from inferplane.api.common import ApiModel, Condition, PoolSize, Resource, Taint, list_map
 
 PoolRole = Literal["System", "GPU", "CPU"]
 
 
-class CloudNodePoolBase(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": NODE_COUNT_RULES})
-
-    name: Name
+class CloudNodePoolBase(PoolSize):
     role: PoolRole = Field(description="System: the stack's own components. GPU / CPU: inference pools.")
-    node_count: int = Field(1, ge=0, le=1000)
-    min_node_count: int | None = Field(None, ge=0, le=1000)
-    max_node_count: int | None = Field(None, ge=1, le=1000)
     zones: list[str] = Field(default_factory=list)
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)

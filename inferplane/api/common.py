@@ -40,15 +40,6 @@ def list_map(*keys: str) -> dict[str, Any]:
 
 # The pool the cloud modules add for the serving stack's own components.
 SYSTEM_POOL_NAME = "system"
-# A pool's autoscaling bounds must contain its node count.
-NODE_COUNT_RULES = [
-    rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
-         "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
-         field_path=".minNodeCount", reason="FieldValueInvalid"),
-    rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
-         "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
-         field_path=".maxNodeCount", reason="FieldValueInvalid"),
-]
 
 
 class ApiModel(BaseModel):
@@ -62,6 +53,24 @@ Quantity = Annotated[
     Field(json_schema_extra={"x-kubernetes-int-or-string": True, "pattern": QUANTITY}),
 ]
 Name = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+
+
+class PoolSize(ApiModel):
+    """A pool's name and size; the autoscaling bounds, when set, contain the node count."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
+             "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
+             field_path=".minNodeCount", reason="FieldValueInvalid"),
+        rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
+             "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
+             field_path=".maxNodeCount", reason="FieldValueInvalid"),
+    ]})
+
+    name: Name
+    node_count: int = Field(1, ge=0, le=1000)
+    min_node_count: int | None = Field(None, ge=0, le=1000)
+    max_node_count: int | None = Field(None, ge=1, le=1000)
 
 
 class ObjectMeta(BaseModel):

@@ -9,8 +9,8 @@ from pydantic import ConfigDict, Field
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, AKSSettings, CivoSettings, EKSSettings, \
     ExistingSettings, GKESettings, NebiusSettings, Source, VultrSettings, block_name, one_block_rules
-from inferplane.api.common import NODE_COUNT_RULES, SYSTEM_POOL_NAME, ApiModel, Condition, Name, Resource, \
-    list_map, rule
+from inferplane.api.common import SYSTEM_POOL_NAME, ApiModel, Condition, Name, PoolSize, Resource, list_map, \
+    rule
 
 
 class ClusterSettings(ApiModel):
@@ -34,14 +34,8 @@ class ClusterSettings(ApiModel):
 assert set(SETTINGS_BLOCKS) == set(SOURCES)
 
 
-class NodePool(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": NODE_COUNT_RULES})
-
-    name: Name
+class NodePool(PoolSize):
     class_name: Name = Field(description="The InferenceClass whose devices this pool's nodes have.")
-    node_count: int = Field(1, ge=0, le=1000)
-    min_node_count: int | None = Field(None, ge=0, le=1000)
-    max_node_count: int | None = Field(None, ge=1, le=1000)
     zones: list[str] = Field(default_factory=list, max_length=8)
 
 

@@ -15,7 +15,6 @@ import functools
 import threading
 from typing import Any
 
-import cel
 
 from .env import CelError, Program, compile_expression, describe, new_context
 from .library import CACHED_MATCHES, to_python

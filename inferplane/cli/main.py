@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import click
 
 from inferplane.admission import admit_paths
 from inferplane.cli.output import table
+
+if TYPE_CHECKING:
+    from inferplane.engine.runtime import Runtime
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,10 +73,24 @@ FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required
                             type=click.Path(path_type=Path), help="A manifest file or a folder of them (repeatable).")
 
 
-def _runtime(state: Path | None) -> "Runtime":
+def object_arguments(command):
+    """KIND NAME [-n NAMESPACE] [--state DIR]: how every single-object command names its object."""
+    for decorator in reversed((click.argument("kind"), click.argument("name"),
+                               click.option("-n", "--namespace", default=None), STATE_OPTION)):
+        command = decorator(command)
+    return command
+
+
+@contextlib.contextmanager
+def opened(state: Path | None) -> Iterator["Runtime"]:
+    """The runtime on the state folder, closed however the command ends."""
     from inferplane.engine.runtime import Runtime, state_dir
 
-    return Runtime(state_dir(state), progress=_progress_bar())
+    runtime = Runtime(state_dir(state), progress=_progress_bar())
+    try:
+        yield runtime
+    finally:
+        runtime.close()
 
 
 def _progress_bar():
@@ -111,17 +130,13 @@ def _dump(objects: list[dict], output: str) -> str:
 @STATE_OPTION
 def apply(paths: tuple[Path, ...], state: Path | None) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint."""
-    runtime = _runtime(state)
-
     def acknowledge(key, verb: str) -> None:
         # Printed once the write is committed: every line on screen survives a crash.
         click.echo(f"{key.kind.lower()}.{key.group}/{key.name} {verb}")
         sys.stdout.flush()
 
-    try:
+    with opened(state) as runtime:
         result = runtime.apply(list(paths), on_applied=acknowledge)
-    finally:
-        runtime.close()
     _print_errors(result.admission.errors)
     _report_convergence(result.report)
     sys.exit(1 if result.admission.errors else 0)
@@ -173,14 +188,11 @@ def get(kind: str, name: str | None, namespace: str | None, cluster: str | None,
     """List objects of a kind (or one), as a table, YAML or JSON."""
     from inferplane.cli.views import get_table
 
-    runtime = _runtime(state)
-    try:
+    with opened(state) as runtime:
         if cluster is not None:
             resolved, objects = _find_in_cluster(runtime, cluster, kind, name, namespace)
         else:
             resolved, objects = _find(runtime, kind, name, namespace)
-    finally:
-        runtime.close()
     if output != "table":
         click.echo(_dump(objects, output))
     elif not objects:
@@ -190,62 +202,44 @@ def get(kind: str, name: str | None, namespace: str | None, cluster: str | None,
 
 
 @cli.command()
-@click.argument("kind")
-@click.argument("name")
-@click.option("-n", "--namespace", default=None)
-@STATE_OPTION
+@object_arguments
 def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Conditions, composed resources and events of one object."""
     from inferplane.cli.views import describe as render
     from inferplane.engine.reconciler import controller_of
     from inferplane.engine.store import Key
 
-    runtime = _runtime(state)
-    try:
+    with opened(state) as runtime:
         _, objects = _find(runtime, kind, name, namespace)
         obj = objects[0]
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
         click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
-    finally:
-        runtime.close()
 
 
 @cli.command()
-@click.argument("kind")
-@click.argument("name")
-@click.option("-n", "--namespace", default=None)
+@object_arguments
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
-@STATE_OPTION
 def trace(kind: str, name: str, namespace: str | None, output: str, state: Path | None) -> None:
     """The tree of everything composed under an object, with each one's readiness."""
     import json
 
     from inferplane.cli.views import trace_table, trace_tree
 
-    runtime = _runtime(state)
-    try:
+    with opened(state) as runtime:
         _, objects = _find(runtime, kind, name, namespace)
         tree = trace_tree(objects[0], runtime.list())
-    finally:
-        runtime.close()
     click.echo(json.dumps(tree, indent=2) if output == "json" else trace_table(tree))
 
 
 @cli.command()
-@click.argument("kind")
-@click.argument("name")
-@click.option("-n", "--namespace", default=None)
-@STATE_OPTION
+@object_arguments
 def delete(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Delete an object and garbage-collect everything composed under it."""
     from inferplane.engine.store import Key
 
-    runtime = _runtime(state)
-    try:
+    with opened(state) as runtime:
         resolved, objects = _find(runtime, kind, name, namespace)
         runtime.delete(Key.of(objects[0]))
-    finally:
-        runtime.close()
     click.echo(f"{resolved.lower()}/{name} deleted")
 
 
@@ -255,11 +249,8 @@ def fleet(state: Path | None) -> None:
     """One table: clusters, cloud, ClusterReady and reason, drivers, pools and installed device stacks."""
     from inferplane.cli.views import fleet_table
 
-    runtime = _runtime(state)
-    try:
+    with opened(state) as runtime:
         click.echo(fleet_table(runtime.list()))
-    finally:
-        runtime.close()
 
 
 @cli.command()
@@ -273,7 +264,7 @@ def render(folder: Path, output: str) -> None:
     from inferplane.cli.views import fleet_table
     from inferplane.engine.runtime import Runtime
 
-    runtime = Runtime(None, progress=_progress_bar())
+    runtime = Runtime(None, progress=_progress_bar())  # in memory: nothing is kept
     try:
         result = runtime.apply([folder])
         objects = runtime.list()

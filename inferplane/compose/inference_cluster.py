@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.accelerators import supported_drivers
-from inferplane.accelerators.drivers import CPU, CPU_LABEL, DRIVERS, POOL_LABEL, DriverKind
+from inferplane.accelerators.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.admission.references import effective_kubernetes_version, kubernetes_version_problems
-from inferplane.api.cloud import block_name
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
