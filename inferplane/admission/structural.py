@@ -105,7 +105,9 @@ def check_rules(plan: Plan, value: Any, path: str, out: list[tuple[str, str]], f
         seen: dict[tuple, int] = {}
         for index, item in enumerate(value):
             if isinstance(item, dict):
-                key = tuple(item.get(k) for k in plan.map_keys)
+                # Keys are scalars when the schema holds; repr() keeps a broken one comparable.
+                key = tuple(v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+                            for v in (item.get(k) for k in plan.map_keys))
                 if key in seen:
                     label = ", ".join(f"{k}={v}" for k, v in zip(plan.map_keys, key))
                     out.append((f"{path}[{index}]", f"duplicate entry {label} (also at [{seen[key]}]): "
