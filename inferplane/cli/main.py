@@ -84,9 +84,16 @@ def object_arguments(command):
 @contextlib.contextmanager
 def opened(state: Path | None) -> Iterator["Runtime"]:
     """The runtime on the state folder, closed however the command ends."""
+    import sqlite3
+
     from inferplane.engine.runtime import Runtime, state_dir
 
-    runtime = Runtime(state_dir(state), progress=_progress_bar())
+    folder = state_dir(state)
+    try:
+        runtime = Runtime(folder, progress=_progress_bar())
+    except (OSError, sqlite3.Error) as exc:
+        raise click.ClickException(f"cannot open the state in {folder}: {exc}: pass --state with a writable "
+                                   "folder, or move the damaged store.db aside") from None
     try:
         yield runtime
     finally:

@@ -119,3 +119,11 @@ def test_sigkill_mid_apply_keeps_every_acknowledged_write(tmp_path):
     assert set(acknowledged) <= stored
     # The store goes on working: applying again converges.
     inferplane("apply", "-f", manifests, "--state", state)
+
+
+def test_a_damaged_state_gets_a_clear_error(tmp_path):
+    (tmp_path / "store.db").write_text("not a database")
+    run = inferplane("fleet", "--state", tmp_path, check=False)
+    assert run.returncode == 1
+    assert run.stderr.strip() == (f"Error: cannot open the state in {tmp_path}: file is not a database: pass --state "
+                                  "with a writable folder, or move the damaged store.db aside")
