@@ -165,3 +165,15 @@ def test_a_live_cluster_that_becomes_unsupported_keeps_everything_as_it_was():
     ready = held.condition("ClusterReady")
     assert ready.reason == "UnsupportedDevices"
     assert ready.message.endswith("(the running cluster is kept as it is: no new pools, no new drivers)")
+
+
+def test_a_cpu_class_on_an_old_kubernetes_is_held_with_the_version_it_needs():
+    old = cluster("Civo", [("cpus", "cpu")])
+    old["spec"]["cluster"]["civo"]["kubernetesVersion"] = "1.34"
+    response = compose_inference_cluster(request(old, [klass("cpu", "Civo", [CPU], False)]))
+    assert response.desired == {}
+    ready = response.condition("ClusterReady")
+    assert (ready.reason, ready.message) == (
+        "KubernetesVersionTooOld",
+        "pool cpus uses class cpu, which claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has 1.34 "
+        "(declared): set spec.cluster.civo.kubernetesVersion to \"1.36\" or later")
