@@ -107,7 +107,10 @@ def _progress_bar():
 
     def report(done: int, queued: int) -> None:
         if done % 25 == 0 or queued == 0:
-            click.echo(f"\rreconciling: {done} reconciles, {queued} queued   ", nl=queued == 0, err=True)
+            # The total grows as composites compose more composites: the bar is done / (done + queued).
+            filled = round(30 * done / (done + queued))
+            click.echo(f"\rreconciling [{'#' * filled}{'.' * (30 - filled)}] {done} done, {queued} queued   ",
+                       nl=queued == 0, err=True)
     return report
 
 
