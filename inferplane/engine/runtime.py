@@ -9,6 +9,7 @@ from typing import Callable
 
 from inferplane.admission import AdmissionResult, admit_paths
 from inferplane.api.inference_class import InferenceClass
+from inferplane.engine.fleet import simulate_fleet
 from inferplane.engine.reconciler import Reconciler, RunReport
 from inferplane.engine.store import Key, Resource, Store
 
@@ -63,10 +64,7 @@ class Runtime:
         return result
 
     def reconcile(self) -> RunReport:
-        reconciler = Reconciler(self.store, progress=self.progress)
-        report = reconciler.run()
-        from inferplane.engine.fleet import simulate_fleet
-
+        report = Reconciler(self.store, progress=self.progress).run()
         simulate_fleet(self.store)
         return report
 
