@@ -84,7 +84,8 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
     if v.validator in ("minimum", "maximum"):
         bound = node.get(v.validator)
         word = "at least" if v.validator == "minimum" else "at most"
-        return [(path, f"must be {word} {bound}, got {got}: set it to {bound} or {'more' if word == 'at least' else 'less'}")]
+        direction = "more" if word == "at least" else "less"
+        return [(path, f"must be {word} {bound}, got {got}: set it to {bound} or {direction}")]
     if v.validator in ("minItems", "maxItems"):
         bound = node.get(v.validator)
         word = "at least" if v.validator == "minItems" else "at most"

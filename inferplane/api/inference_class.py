@@ -10,7 +10,8 @@ from inferplane import API_GROUP, API_VERSION
 from inferplane.accelerators.drivers import CPU, GPU_DRIVERS
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, AKSMachine, CivoMachine, EKSMachine, GKEMachine, \
     NebiusMachine, Provider, VultrMachine, block_name, one_block_rules
-from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, list_map, rule
+from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, \
+    list_map, rule
 
 _GPU_LIST = "[" + ", ".join(f"'{d}'" for d in GPU_DRIVERS) + "]"
 CLAIMS_GPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver in {_GPU_LIST})"

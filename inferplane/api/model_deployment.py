@@ -53,7 +53,8 @@ class ModelDeploymentStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     ready_replicas: int = 0
     placements: list[dict[str, Any]] = Field(
-        default_factory=list, json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}})
+        default_factory=list,
+        json_schema_extra={"items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}})
 
 
 class ModelDeployment(Resource):

@@ -28,6 +28,9 @@ class Gateway(ApiModel):
 class ServingStackSpec(ApiModel):
     source: Source = Field(description="The cloud the target cluster runs on; selects the component list.")
     cluster_name: Name = Field(description="The target cluster: names the Helm and Kubernetes ProviderConfigs.")
+    kubeconfig_secret_ref: SecretKeyRef | None = Field(
+        None, description="Where the target cluster's kubeconfig is. Set: the stack composes the Helm and "
+                          "Kubernetes ClusterProviderConfigs its releases use; absent: they are managed elsewhere.")
     dra_drivers: list[str] | None = Field(
         None, json_schema_extra={"x-kubernetes-list-type": "set"},
         description="Drivers the cluster's classes claim. Absent: not yet stamped, the cloud's full list is "

@@ -132,7 +132,9 @@ def _dump(objects: list[dict], output: str) -> str:
 
     if output == "json":
         return json.dumps(objects if len(objects) != 1 else objects[0], indent=2, sort_keys=True)
-    return yaml.safe_dump_all(objects, sort_keys=True) if len(objects) != 1 else yaml.safe_dump(objects[0], sort_keys=True)
+    if len(objects) == 1:
+        return yaml.safe_dump(objects[0], sort_keys=True)
+    return yaml.safe_dump_all(objects, sort_keys=True)
 
 
 @cli.command()

@@ -37,6 +37,12 @@ def connection_secret_name(cluster_name: str) -> str:
     return f"{cluster_name}-connection"
 
 
+# The connection-details key holding the kubeconfig, as the upjet providers publish it
+# (*unconfirmed* per provider; EKS publishes one only through a separate ClusterAuth resource,
+# which inferplane does not compose yet).
+KUBECONFIG_KEY = "kubeconfig"
+
+
 class CloudModule(Protocol):
     source: str
 

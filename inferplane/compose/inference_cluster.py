@@ -18,7 +18,9 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
 from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.compose.base import Condition, Desired, Event, Request, Requirement, Resource, Response, is_ready
+from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
+from inferplane.compose.base import MANAGED_NAMESPACE, Condition, Desired, Event, Request, Requirement, Resource, \
+    Response, is_ready
 
 CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
@@ -158,11 +160,20 @@ class InferenceClusterComposer:
 
     def compose_serving_stack(self, drivers: list[str]) -> None:
         version, _ = effective_kubernetes_version(self.cluster)
-        spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers}
+        spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
+                                "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
         if version:
             spec["versions"] = {"kubernetes": version}
         self.desire(STACK_KEY, {"apiVersion": ServingStack.api_version_string(), "kind": ServingStack.KIND,
                                 "metadata": {"name": self.name}, "spec": spec})
+
+    def kubeconfig_secret_ref(self) -> dict[str, str]:
+        """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
+        settings = self.cluster.spec.cluster.settings()
+        if self.source == "Existing":
+            ref = settings.kubeconfig_secret_ref
+            return {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
+        return {"name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE, "key": KUBECONFIG_KEY}
 
     def compose_status(self, classes: dict[str, InferenceClass], drivers: list[str]) -> None:
         pools = []

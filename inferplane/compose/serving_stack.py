@@ -25,6 +25,7 @@ from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE,
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJECT_API_VERSION}
 # provider-helm names the Helm release after the external name (EXTERNAL_NAME_ANNOTATION): the
 # component key keeps release names on the target cluster stable whatever the stack is called.
 
@@ -48,6 +49,7 @@ class ServingStackComposer:
         if not self.read_stack():
             return self.response
         self.compose_drivers()
+        self.compose_provider_configs()
         self.compose_components()
         self.compose_status()
         self.compose_readiness()
@@ -96,6 +98,20 @@ class ServingStackComposer:
                 self.condition(DRIVERS_SUPPORTED, "True", "AllSupported",
                                f"{spec.source} serves every driver ServingStack {self.name} claims")
         self.installed = tuple(c for c in components(spec.source, claimed) if c.when(spec))
+
+    def compose_provider_configs(self) -> None:
+        """The credentials every Release and Object of the stack reaches its cluster with."""
+        ref = self.spec.kubeconfig_secret_ref
+        if ref is None:
+            return
+        secret = {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
+        for key, api_version in (("provider-config-helm", PROVIDER_CONFIG_API_VERSIONS["helm"]),
+                                 ("provider-config-kubernetes", PROVIDER_CONFIG_API_VERSIONS["kubernetes"])):
+            config = {"apiVersion": api_version, "kind": PROVIDER_CONFIG_KIND,
+                      "metadata": {"name": self.spec.cluster_name},
+                      "spec": {"credentials": {"source": "Secret", "secretRef": secret}}}
+            # A ProviderConfig reports no Ready condition: it is usable as soon as it exists.
+            self.response.desired[key] = Desired(config, ready=True)
 
     def compose_components(self) -> None:
         for component in self.installed:

@@ -68,7 +68,9 @@ def test_supported_clusters_compose_their_cloud_cluster_and_stack(source, case):
     assert set(response.desired) == expected_keys
     assert response.desired["serving-stack"].resource == {
         "apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack", "metadata": {"name": "c1"},
-        "spec": {"source": source, "clusterName": "c1", "draDrivers": drivers, "versions": {"kubernetes": "1.36"}}}
+        "spec": {"source": source, "clusterName": "c1", "draDrivers": drivers, "versions": {"kubernetes": "1.36"},
+                 "kubeconfigSecretRef": {"name": "kc" if source == "Existing" else "c1-connection",
+                                         "namespace": "inferplane-system", "key": "kubeconfig"}}}
     if source != "Existing":
         composed = response.desired["cluster"].resource
         assert (composed["apiVersion"], composed["kind"]) == ("infrastructure.inferplane.dev/v1alpha1",

@@ -259,9 +259,12 @@ def test_the_same_request_gives_byte_identical_output():
 # ---- every composed resource is accepted by the providers' published CRDs
 
 
+KUBECONFIG = {"name": "cluster-1-connection", "namespace": "inferplane-system", "key": "kubeconfig"}
+
+
 @pytest.mark.parametrize("cloud", SOURCES)
 def test_every_composed_resource_validates_against_the_provider_crds(cloud, crossplane_crds):
-    response = compose(cloud, gateway={"className": "inference"})
+    response = compose(cloud, gateway={"className": "inference"}, kubeconfigSecretRef=KUBECONFIG)
     assert response.desired
     for key, desired in response.desired.items():
         assert crossplane_crds.validate(desired.resource) == [], key
@@ -302,3 +305,23 @@ def test_garbage_never_raises(composite):
     response = compose_serving_stack(Request(composite=composite))
     assert condition(response, "StackReady") == ("False", "InvalidSpec")
     assert response.desired == {}
+
+
+def test_provider_configs_point_every_release_at_the_clusters_kubeconfig():
+    response = compose("GKE", [NV], kubeconfigSecretRef=KUBECONFIG)
+    configs = {key: response.desired[key] for key in ("provider-config-helm", "provider-config-kubernetes")}
+    assert {k: (d.resource["apiVersion"], d.resource["kind"], d.resource["metadata"], d.resource["spec"], d.ready)
+            for k, d in configs.items()} == {
+        "provider-config-helm": ("helm.m.crossplane.io/v1beta1", "ClusterProviderConfig", {"name": "cluster-1"},
+                                 {"credentials": {"source": "Secret", "secretRef": KUBECONFIG}}, True),
+        "provider-config-kubernetes": ("kubernetes.m.crossplane.io/v1alpha1", "ClusterProviderConfig",
+                                       {"name": "cluster-1"},
+                                       {"credentials": {"source": "Secret", "secretRef": KUBECONFIG}}, True),
+    }
+    references = {d.resource["spec"]["providerConfigRef"]["name"] for k, d in response.desired.items()
+                  if k.startswith(("release-", "object-"))}
+    assert references == {"cluster-1"}
+
+
+def test_without_a_kubeconfig_no_provider_config_is_composed():
+    assert not any(key.startswith("provider-config") for key in compose("GKE", [NV]).desired)

@@ -42,7 +42,8 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     assert condition(cluster, "Ready")["status"] == "True"
     composed = composed_under(runtime, "InferenceCluster", "eks-l4")
     kinds = sorted({key.split("/")[0] for key in composed})
-    assert kinds == ["Cluster", "EKSCluster", "NodeGroup", "Object", "Release", "ServingStack"]
+    assert kinds == ["Cluster", "ClusterProviderConfig", "EKSCluster", "NodeGroup", "Object", "Release",
+                     "ServingStack"]
     # A second reconcile changes nothing: the fixpoint holds.
     before = runtime.list()
     assert Reconciler(runtime.store).run().reconciles > 0
