@@ -154,37 +154,34 @@ def apply(paths: tuple[Path, ...], state: Path | None) -> None:
     sys.exit(1 if result.admission.errors else 0)
 
 
-def _find(runtime, kind_arg: str, name: str | None, namespace: str | None) -> tuple[str, list[dict]]:
+def _select(objects: list[dict], kind_arg: str, name: str | None, namespace: str | None, where: str,
+            hint: str) -> tuple[str, list[dict]]:
+    """The objects of the kind a user typed (and of that name and namespace, when given)."""
     from inferplane.cli.views import resolve_kind
 
-    everything = runtime.list()
-    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in everything}))
+    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in objects}))
     if kind is None:
-        raise click.ClickException(f"unknown kind {kind_arg!r}: try inferenceclusters, inferenceclasses, "
-                                   "servingstacks, modeldeployments or a composed kind such as Release")
-    objects = [o for o in everything if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
-               and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
-    if name is not None and not objects:
-        raise click.ClickException(f"{kind} {name!r} not found")
-    return kind, objects
+        raise click.ClickException(f"unknown kind {kind_arg!r}{where}: try {hint}")
+    found = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+             and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
+    if name is not None and not found:
+        raise click.ClickException(f"{kind} {name!r} not found{where}")
+    return kind, found
+
+
+def _find(runtime, kind_arg: str, name: str | None, namespace: str | None) -> tuple[str, list[dict]]:
+    return _select(runtime.list(), kind_arg, name, namespace, "",
+                   "inferenceclusters, inferenceclasses, servingstacks, modeldeployments or a composed kind such "
+                   "as Release")
 
 
 def _find_in_cluster(runtime, cluster: str, kind_arg: str, name: str | None,
                      namespace: str | None) -> tuple[str, list[dict]]:
-    from inferplane.cli.views import resolve_kind
-
     held = runtime.store.cluster_objects(cluster).get(cluster)
     if held is None:
         raise click.ClickException(f"no simulated cluster {cluster!r}: `inferplane get inferenceclusters` lists them")
-    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in held}))
-    if kind is None:
-        raise click.ClickException(f"unknown kind {kind_arg!r} in cluster {cluster}: try nodes, pods, daemonsets, "
-                                   "deployments or resourceslices")
-    objects = [o for o in held if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
-               and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
-    if name is not None and not objects:
-        raise click.ClickException(f"{kind} {name!r} not found in cluster {cluster}")
-    return kind, objects
+    return _select(held, kind_arg, name, namespace, f" in cluster {cluster}",
+                   "nodes, pods, daemonsets, deployments or resourceslices")
 
 
 @cli.command()
