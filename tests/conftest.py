@@ -12,3 +12,17 @@ def crossplane_crds():
     from inferplane.admission.openapi import CRDSchemas
 
     return CRDSchemas.from_dir(SHARED_SCHEMAS / "crossplane")
+
+
+@pytest.fixture(scope="session")
+def provider_crds():
+    """The cloud providers' CRDs; `.violations(obj)` lists what an API server would refuse, as text."""
+    from inferplane.admission.openapi import CRDSchemas
+
+    class ProviderCRDs:
+        schemas = CRDSchemas.from_dir(SHARED_SCHEMAS / "providers")
+
+        def violations(self, obj):
+            return [f"{v.path}: {v.message}" for v in self.schemas.validate(obj)]
+
+    return ProviderCRDs()

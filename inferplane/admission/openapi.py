@@ -15,6 +15,8 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
+from inferplane.admission.structural import Plan, apply_defaults, json_copy, plan_for, rule_failures
+
 # Keys that carry meaning for the API server but none for JSON Schema validation.
 _DROPPED = {"description", "x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
             "x-kubernetes-map-type", "x-kubernetes-embedded-resource", "format", "example", "default"}
@@ -116,17 +118,13 @@ class CRDSchemas:
         return openapi_validator(self.schema(api_version, kind))
 
     @functools.cache
-    def plan(self, api_version: str, kind: str) -> Any:
-        from inferplane.admission.structural import plan_for
-
+    def plan(self, api_version: str, kind: str) -> Plan:
         return plan_for(self.schema(api_version, kind))
 
     def validate(self, obj: dict[str, Any]) -> list[SchemaViolation]:
         """Every way `obj` would be refused by an API server serving these CRDs (empty when accepted):
         the schema with unknown fields refused, then, after defaulting, list-map keys and the CRD's
         `x-kubernetes-validations` rules."""
-        from inferplane.admission.structural import apply_defaults, json_copy, rule_failures
-
         found = list(violations(self.validator(obj["apiVersion"], obj["kind"]), obj))
         defaulted = json_copy(obj)
         plan = self.plan(obj["apiVersion"], obj["kind"])

@@ -44,8 +44,16 @@ class Plan:
         return not (self.defaults or self.rules or self.properties or self.items or self.values or self.map_keys)
 
 
+def _is_transition_rule(rule: str) -> bool:
+    try:
+        return "oldSelf" in cel.compile_expression(rule).variables
+    except cel.CelError:
+        return False
+
+
 def plan_for(schema: dict[str, Any]) -> Plan:
-    plan = Plan(rules=list(schema.get("x-kubernetes-validations", [])))
+    # Transition rules compare with the previous object: evaluated on update, never on create.
+    plan = Plan(rules=[r for r in schema.get("x-kubernetes-validations", []) if not _is_transition_rule(r["rule"])])
     if schema.get("x-kubernetes-list-type") == "map":
         plan.map_keys = schema.get("x-kubernetes-list-map-keys")
     for name, sub in schema.get("properties", {}).items():
@@ -85,13 +93,6 @@ def parent_path(path: str) -> str:
     return path[:cut] if cut > 0 else ""
 
 
-def _is_transition_rule(rule: str) -> bool:
-    try:
-        return "oldSelf" in cel.compile_expression(rule).variables
-    except cel.CelError:
-        return False
-
-
 def check_rules(plan: Plan, value: Any, path: str, out: list[tuple[str, str]], failed: set[str],
                  document: cel.Document, steps: tuple[str | int, ...] = ()) -> None:
     """List-map uniqueness and CEL rules, at every node that is present.
@@ -114,8 +115,6 @@ def check_rules(plan: Plan, value: Any, path: str, out: list[tuple[str, str]], f
                                                     f"{'/'.join(plan.map_keys)} must be unique"))
                 seen.setdefault(key, index)
     for entry in plan.rules if path not in failed else ():
-        if _is_transition_rule(entry["rule"]):
-            continue  # compares with the previous object: only evaluated on update, never on create
         try:
             ok = document.check(entry["rule"], steps)
         except cel.CelError as exc:
