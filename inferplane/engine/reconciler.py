@@ -97,6 +97,10 @@ class Reconciler:
             self._remember(stored)
         return stored, changed
 
+    def _put_status(self, key: Key, status: dict[str, Any]) -> bool:
+        """Replace an object's status (from the cache: no read back); whether it changed."""
+        return self._put({**self.objects[key], "status": status})[1]
+
     # ---- the loop
 
     def run(self) -> RunReport:
@@ -168,8 +172,7 @@ class Reconciler:
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
         with self.store.transaction():
             self.store.record_event(key, "Warning", "ReconcileError", message)
-            if self.store.put_status(key, status):
-                self._remember(self.store.get(key))
+            self._put_status(key, status)
 
     def _call(self, function: Callable[[Request], Response], composite: Resource,
               observed: dict[str, Resource]) -> Response:
@@ -209,8 +212,8 @@ class Reconciler:
         if obj["kind"] in self.functions:
             return child_key, [child_key]  # a composed composite reconciles in turn
         status = self.provider.observe(stored)
-        if status is not None and self.store.put_status(child_key, status):
-            self._remember(self.store.get(child_key))
+        if status is not None:
+            self._put_status(child_key, status)
         return child_key, [Key.of(composite)]  # the composite observes its new resource next time
 
     def _garbage_collect(self, key: Key) -> None:
@@ -252,7 +255,4 @@ class Reconciler:
             conditions["Ready"] = {"type": "Ready", "status": "True", "reason": "Available", "message": ""}
         conditions["Synced"] = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
-        changed = self.store.put_status(key, status)
-        if changed:
-            self._remember(self.store.get(key))
-        return changed
+        return self._put_status(key, status)
