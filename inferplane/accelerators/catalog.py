@@ -24,7 +24,7 @@ from inferplane.accelerators.component import (
     shape_errors,
     tag_errors,
 )
-from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
 

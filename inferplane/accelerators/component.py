@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from inferplane.accelerators.drivers import DRIVERS, Driver, Taint
+from inferplane.api.drivers import DRIVERS, Driver, Taint
 from inferplane.api.serving_stack import ServingStackSpec
 
 # Values and manifests may depend on the stack (e.g. the GatewayClass is named by the spec).

@@ -37,7 +37,7 @@ from inferplane.accelerators.catalog import (
     NVIDIA_DRA_DRIVER,
     PROMETHEUS,
 )
-from inferplane.accelerators.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
 
 Values = dict[str, Any]
 # A component's rendered body: Helm values for a release, the manifest for an object.

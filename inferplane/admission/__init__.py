@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Mapping
 
 from inferplane.admission.manifests import LoadError, Manifest, load
-from inferplane.admission.references import kubernetes_version_problems
 from inferplane.admission.validate import AdmissionError, admit
 from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.clouds.kubernetes_version import kubernetes_version_problems
 
 
 @dataclass

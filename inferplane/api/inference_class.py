@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.accelerators.drivers import CPU, GPU_DRIVERS
+from inferplane.api.drivers import CPU, GPU_DRIVERS
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, AKSMachine, CivoMachine, EKSMachine, GKEMachine, \
     NebiusMachine, Provider, VultrMachine, block_name, one_block_rules
 from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, \

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
-from inferplane.accelerators.drivers import POOL_LABEL
 from inferplane.api.common import SYSTEM_POOL_NAME
-from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
-from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
+from inferplane.api.drivers import POOL_LABEL
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.clouds.kubernetes_version import effective_kubernetes_version
 
 Resource = dict[str, Any]
 
@@ -178,7 +178,7 @@ class ProvisionedCloud:
 
     def resources(self, cluster: Any) -> dict[str, Resource]:
         name, spec = cluster.metadata.name, cluster.spec
-        version = spec.kubernetes_version or DEFAULT_KUBERNETES_VERSION[self.source]
+        version, _ = effective_kubernetes_version(self.source, spec.kubernetes_version)
         for_provider, init_provider = self.cluster_fields(name, spec, version), {}
         inlined = self.inlined_pool(spec)
         if inlined is not None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.accelerators import supported_drivers
-from inferplane.accelerators.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
-from inferplane.admission.references import effective_kubernetes_version, kubernetes_version_problems
+from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
 from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
-from inferplane.compose.base import MANAGED_NAMESPACE, Condition, Desired, Event, Request, Requirement, Resource, \
-    Response, is_ready
+from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
+from inferplane.api.managed import MANAGED_NAMESPACE
+from inferplane.compose.base import Condition, Desired, Event, Request, Requirement, Resource, Response, is_ready
 
 CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
@@ -136,7 +136,7 @@ class InferenceClusterComposer:
             return  # nothing to provision: the operator labels the pools' nodes (docs/clouds.md)
         kind = CLOUD_CLUSTER_KINDS[self.source]
         settings = self.cluster.spec.cluster.settings().model_dump(by_alias=True, exclude_none=True)
-        version, _ = effective_kubernetes_version(self.cluster)
+        version, _ = cluster_kubernetes_version(self.cluster)
         settings["kubernetesVersion"] = version
         pools = [CLOUD_MODULES[self.source].system_pool()]
         for pool in self.cluster.spec.node_pools:
@@ -159,7 +159,7 @@ class InferenceClusterComposer:
         self.desire(CLUSTER_KEY, resource)
 
     def compose_serving_stack(self, drivers: list[str]) -> None:
-        version, _ = effective_kubernetes_version(self.cluster)
+        version, _ = cluster_kubernetes_version(self.cluster)
         spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
                                 "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
         if version:

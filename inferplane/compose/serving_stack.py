@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from inferplane.accelerators.catalog import COMPONENT_LABEL, components, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
-from inferplane.compose.base import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, Condition, \
-    Desired, Event, Request, Resource, Response, is_ready
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.compose.base import Condition, Desired, Event, Request, Resource, Response, is_ready
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from inferplane.accelerators.drivers import POOL_LABEL
+from inferplane.api.drivers import POOL_LABEL
 from inferplane.engine.simulation import (
     DAEMONSET_PREDICATES,
     DRIVERS_ANNOTATION,

@@ -17,6 +17,8 @@ from typing import Any, Iterable
 import jsonschema
 from referencing import Registry, Resource
 
+from inferplane.clouds.kubernetes_version import minor
+
 
 class SchemaUnavailable(RuntimeError):
     """kubernetes-validate is not installed, or has no schema for that Kubernetes version."""
@@ -41,9 +43,9 @@ def _schema_dir(kubernetes_version: str) -> Path:
     except ImportError:
         raise SchemaUnavailable("kubernetes-validate is not installed") from None
     root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
-    wanted = _minor(kubernetes_version)
-    candidates = sorted((_minor(d.name[1:]), d) for d in root.iterdir()
-                        if re.fullmatch(r"v\d+\.\d+\.\d+-local-strict", d.name) and _minor(d.name[1:]) <= wanted)
+    wanted = minor(kubernetes_version)
+    candidates = sorted((minor(d.name[1:]), d) for d in root.iterdir()
+                        if re.fullmatch(r"v\d+\.\d+\.\d+-local-strict", d.name) and minor(d.name[1:]) <= wanted)
     if not candidates:
         raise SchemaUnavailable(f"kubernetes-validate has no schemas for Kubernetes {kubernetes_version}")
     return candidates[-1][1]
@@ -60,8 +62,3 @@ def _validator(schema_dir: Path, kind: str, api_version: str) -> jsonschema.prot
     definitions = json.loads((schema_dir / "_definitions.json").read_text())
     registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
-
-
-def _minor(version: str) -> tuple[int, int]:
-    major, minor, *_ = version.split(".")
-    return int(major), int(minor)

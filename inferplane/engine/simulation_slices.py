@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from inferplane.accelerators.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.cel.quantity import parse_quantity
 

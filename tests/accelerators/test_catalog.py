@@ -16,7 +16,7 @@ from inferplane.accelerators.catalog import (
     supported_drivers,
 )
 from inferplane.accelerators.component import Chart, Component, pin_errors, tag_errors
-from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
 from inferplane.api.cloud import SOURCES
 
 ALL_COMPONENTS = [(cloud, c) for cloud, stack in CLOUDS.items() for c in stack.components]

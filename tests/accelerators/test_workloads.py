@@ -12,7 +12,7 @@ from inferplane.accelerators.catalog import (
     NVIDIA_DRA_DRIVER,
     sample_spec,
 )
-from inferplane.accelerators.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
 from inferplane.accelerators.workloads import (
     DESCRIPTIONS,
     Placement,

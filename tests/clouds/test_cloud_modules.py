@@ -7,11 +7,11 @@ from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferplane.accelerators.drivers import CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
+from inferplane.api.drivers import CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
 from inferplane.api.cloud import PROVIDERS, SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.defaults import DEFAULT_KUBERNETES_VERSION
+from inferplane.clouds.kubernetes_version import DEFAULT_KUBERNETES_VERSION
 
 NS = "inferplane-system"
 GPU_TAINT = NVIDIA_GPU.pool_taint.to_dict()

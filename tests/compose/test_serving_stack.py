@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from inferplane.accelerators.catalog import CLOUDS, NEUTRAL, supported_drivers
-from inferplane.accelerators.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
 from inferplane.api.cloud import PROVIDERS, SOURCES
 from inferplane.compose.base import Request
 from inferplane.compose.serving_stack import compose_serving_stack

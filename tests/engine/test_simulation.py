@@ -8,7 +8,7 @@ import random
 import pytest
 
 from inferplane.accelerators.catalog import COMPONENT_LABEL
-from inferplane.accelerators.drivers import AMD_GPU, CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
+from inferplane.api.drivers import AMD_GPU, CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
 from inferplane.accelerators.workloads import UnknownComponent
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.compose.base import Request
