@@ -6,16 +6,12 @@ block of its provider and no other, which the rules built here enforce.
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import Field
 
 from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Name, SecretKeyRef
-
-PROVIDERS = ("EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo")
-SOURCES = PROVIDERS + ("Existing",)
-Provider = Literal["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo"]
-Source = Literal["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"]
 
 
 def block_name(source: str) -> str:
@@ -86,10 +82,6 @@ class CivoMachine(ApiModel):
     accelerator: Accelerator | None = None
 
 
-MACHINE_BLOCKS = {"EKS": EKSMachine, "GKE": GKEMachine, "AKS": AKSMachine, "Nebius": NebiusMachine,
-                  "Vultr": VultrMachine, "Civo": CivoMachine}
-
-
 # ---- where a cluster runs (InferenceCluster.spec.cluster, and the cloud cluster kinds)
 
 
@@ -142,5 +134,39 @@ class ExistingSettings(ApiModel):
         description="The cluster's Kubernetes version; required when a pool uses a CPU class.")
 
 
-SETTINGS_BLOCKS = {"EKS": EKSSettings, "GKE": GKESettings, "AKS": AKSSettings, "Nebius": NebiusSettings,
-                   "Vultr": VultrSettings, "Civo": CivoSettings, "Existing": ExistingSettings}
+# ---- every source, once: the cloud names, their Literal types and their blocks are derived from here
+
+
+@dataclass(frozen=True)
+class Blocks:
+    settings: type[ApiModel]
+    # How a pool's machine is described; None where inferplane provisions nothing (Existing).
+    machine: type[ApiModel] | None
+    # Whether a pool can be pinned to zones; elsewhere placement follows the cluster's subnets.
+    zoned_pools: bool = False
+
+
+CLOUD_BLOCKS: dict[str, Blocks] = {
+    "EKS": Blocks(EKSSettings, EKSMachine),
+    "GKE": Blocks(GKESettings, GKEMachine, zoned_pools=True),
+    "AKS": Blocks(AKSSettings, AKSMachine, zoned_pools=True),
+    "Nebius": Blocks(NebiusSettings, NebiusMachine),
+    "Vultr": Blocks(VultrSettings, VultrMachine),
+    "Civo": Blocks(CivoSettings, CivoMachine),
+    "Existing": Blocks(ExistingSettings, None),
+}
+SOURCES: tuple[str, ...] = tuple(CLOUD_BLOCKS)
+# The clouds inferplane provisions clusters on.
+PROVIDERS: tuple[str, ...] = tuple(s for s, blocks in CLOUD_BLOCKS.items() if blocks.machine is not None)
+ZONED_SOURCES: tuple[str, ...] = tuple(s for s, blocks in CLOUD_BLOCKS.items() if blocks.zoned_pools)
+Source = Literal[SOURCES]  # type: ignore[valid-type]
+Provider = Literal[PROVIDERS]  # type: ignore[valid-type]
+SETTINGS_BLOCKS: dict[str, type[ApiModel]] = {s: blocks.settings for s, blocks in CLOUD_BLOCKS.items()}
+MACHINE_BLOCKS: dict[str, type[ApiModel]] = {p: CLOUD_BLOCKS[p].machine for p in PROVIDERS}  # type: ignore[misc]
+
+
+
+
+def block_fields(blocks: dict[str, type[ApiModel]]) -> dict[str, Any]:
+    """One optional field per source, named after it, for pydantic's create_model."""
+    return {block_name(source): (block | None, None) for source, block in blocks.items()}

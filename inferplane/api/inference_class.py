@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.drivers import CPU, GPU_DRIVERS
-from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, AKSMachine, CivoMachine, EKSMachine, GKEMachine, \
-    NebiusMachine, Provider, VultrMachine, block_name, one_block_rules
+from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, Provider, block_fields, block_name, one_block_rules
 from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, \
     list_map, rule
 
@@ -77,23 +76,18 @@ class DeviceSpec(ApiModel):
         json_schema_extra=_KEYS_ARE_NAMES)
 
 
-class Provisioning(ApiModel):
+class _Provisioning(ApiModel):
     model_config = ConfigDict(json_schema_extra={
         "x-kubernetes-validations": one_block_rules("provider", PROVIDERS, "provisioning")})
 
-    provider: Provider
-    eks: EKSMachine | None = None
-    gke: GKEMachine | None = None
-    aks: AKSMachine | None = None
-    nebius: NebiusMachine | None = None
-    vultr: VultrMachine | None = None
-    civo: CivoMachine | None = None
-
-    def machine(self) -> EKSMachine | GKEMachine | AKSMachine | NebiusMachine | VultrMachine | CivoMachine:
+    def machine(self) -> Any:
+        """The machine block of the provider."""
         return getattr(self, block_name(self.provider))
 
 
-assert set(MACHINE_BLOCKS) == set(PROVIDERS)
+# `provider` and one machine block per provider (eks, gke, ...).
+Provisioning = create_model("Provisioning", __base__=_Provisioning, provider=(Provider, ...),
+                            **block_fields(MACHINE_BLOCKS))
 
 
 class InferenceClassSpec(ApiModel):

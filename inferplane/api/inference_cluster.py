@@ -2,45 +2,34 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, AKSSettings, CivoSettings, EKSSettings, \
-    ExistingSettings, GKESettings, NebiusSettings, Source, VultrSettings, block_name, one_block_rules
+from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, ZONED_SOURCES, Source, block_fields, block_name, \
+    one_block_rules
 from inferplane.api.common import SYSTEM_POOL_NAME, ApiModel, Condition, Name, PoolSize, Resource, list_map, \
     rule
 
 
-class ClusterSettings(ApiModel):
+class _ClusterSettings(ApiModel):
     model_config = ConfigDict(json_schema_extra={
         "x-kubernetes-validations": one_block_rules("source", SOURCES, "cluster")})
 
-    source: Source
-    eks: EKSSettings | None = None
-    gke: GKESettings | None = None
-    aks: AKSSettings | None = None
-    nebius: NebiusSettings | None = None
-    vultr: VultrSettings | None = None
-    civo: CivoSettings | None = None
-    existing: ExistingSettings | None = None
-
-    def settings(self) -> EKSSettings | GKESettings | AKSSettings | NebiusSettings | VultrSettings | CivoSettings \
-            | ExistingSettings:
+    def settings(self) -> Any:
+        """The settings block of the source."""
         return getattr(self, block_name(self.source))
 
 
-assert set(SETTINGS_BLOCKS) == set(SOURCES)
+# `source` and one settings block per source (eks, gke, ..., existing).
+ClusterSettings = create_model("ClusterSettings", __base__=_ClusterSettings, source=(Source, ...),
+                               **block_fields(SETTINGS_BLOCKS))
 
 
 class NodePool(PoolSize):
     class_name: Name = Field(description="The InferenceClass whose devices this pool's nodes have.")
     zones: list[str] = Field(default_factory=list, max_length=8)
-
-
-# Clouds whose node pools can be pinned to zones; elsewhere placement follows the cluster's subnets.
-ZONED_SOURCES = ("GKE", "AKS")
 
 
 class InferenceClusterSpec(ApiModel):

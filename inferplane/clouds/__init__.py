@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from inferplane.api.cloud import SOURCES
 from inferplane.clouds.aks import AKS
 from inferplane.clouds.base import CLUSTER_KEY, CloudModule, pool_key
 from inferplane.clouds.civo import Civo
@@ -14,6 +13,5 @@ from inferplane.clouds.vultr import Vultr
 
 CLOUD_MODULES: dict[str, CloudModule] = {m.source: m for m in (EKS(), GKE(), AKS(), Nebius(), Vultr(), Civo(),
                                                                 Existing())}
-assert set(CLOUD_MODULES) == set(SOURCES)
 
 __all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "pool_key"]
