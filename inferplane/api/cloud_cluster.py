@@ -7,7 +7,7 @@ block, so one factory builds all six.
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
 
 from pydantic import Field, create_model
 
@@ -15,7 +15,14 @@ from inferplane import API_VERSION, INFRA_GROUP
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, SETTINGS_BLOCKS
 from inferplane.api.common import ApiModel, Condition, PoolSize, Resource, Taint, list_map
 
-PoolRole = Literal["System", "GPU", "CPU"]
+
+
+class PoolRole(StrEnum):
+    """What a pool is for: the System pool runs the stack's own components, GPU and CPU pools serve models."""
+
+    SYSTEM = "System"
+    GPU = "GPU"
+    CPU = "CPU"
 
 
 class CloudNodePoolBase(PoolSize):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Iterable, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
@@ -76,6 +76,11 @@ class DeviceSpec(ApiModel):
         json_schema_extra=_KEYS_ARE_NAMES)
 
 
+def claimed_drivers(devices: Iterable[DeviceSpec]) -> list[str]:
+    """Drivers whose stacks a pool with these devices needs: DRA claims only, sorted, unique."""
+    return sorted({d.driver for d in devices if d.claim == "DRA"})
+
+
 class _Provisioning(ApiModel):
     model_config = ConfigDict(json_schema_extra={
         "x-kubernetes-validations": one_block_rules("provider", PROVIDERS, "provisioning")})
@@ -113,8 +118,7 @@ class InferenceClassSpec(ApiModel):
     devices: list[DeviceSpec] = Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
 
     def claimed_drivers(self) -> list[str]:
-        """Drivers whose stacks a pool of this class needs: DRA claims only, sorted, unique."""
-        return sorted({d.driver for d in self.devices if d.claim == "DRA"})
+        return claimed_drivers(self.devices)
 
 
 class InferenceClass(Resource):

@@ -6,6 +6,7 @@ import hashlib
 import re
 from typing import Any
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_strings
 
 # AKS installs the NVIDIA driver on GPU pools it is asked to; other pools leave gpuDriver unset.
@@ -50,11 +51,11 @@ class AKS(ProvisionedCloud):
                                     minimum="minCount", maximum="maxCount", initial="nodeCount")
         fields = present(vmSize=pool.machine.vm_size, osDiskSizeGb=pool.machine.disk_size_gb, **size,
                          nodeLabels=dict(pool.labels), zones=list(pool.zones),
-                         gpuDriver=GPU_DRIVER if pool.role == "GPU" else None)
+                         gpuDriver=GPU_DRIVER if pool.role == PoolRole.GPU else None)
         return fields, init
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
-        return present(mode="System" if pool.role == "System" else "User",
+        return present(mode="System" if pool.role == PoolRole.SYSTEM else "User",
                        nodeTaints=taint_strings(pool.taints))
 
     def inline_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
@@ -173,7 +174,7 @@ class ProvisionedCloud:
     # ---- the protocol
 
     def system_pool(self) -> dict[str, Any]:
-        return {"name": SYSTEM_POOL_NAME, "role": "System", "nodeCount": SYSTEM_POOL_NODES,
+        return {"name": SYSTEM_POOL_NAME, "role": PoolRole.SYSTEM, "nodeCount": SYSTEM_POOL_NODES,
                 "labels": {POOL_LABEL: SYSTEM_POOL_NAME}, "machine": dict(self.system_machine)}
 
     def resources(self, cluster: Any) -> dict[str, Resource]:
@@ -211,7 +212,7 @@ class ProvisionedCloud:
         """The pool the cluster holds inline: its first System pool, else the default System pool."""
         if not self.inline_pool:
             return None
-        system = next((p for p in spec.node_pools if p.role == "System"), None)
+        system = next((p for p in spec.node_pools if p.role == PoolRole.SYSTEM), None)
         if system is None:
             # The kind's pool model, from its spec's nodePools: list[<Provider>NodePool].
             pool_type = get_args(type(spec).model_fields["node_pools"].annotation)[0]

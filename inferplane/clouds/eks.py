@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, taint_objects, upper_snake
 
 # Amazon Linux 2023 node images: the NVIDIA variant ships the GPU driver and container toolkit the
@@ -42,6 +43,6 @@ class EKS(ProvisionedCloud):
             size = {"desiredSize": s.count, **size}
         machine = pool.machine
         fields = present(instanceTypes=[machine.instance_type], diskSize=machine.disk_size_gb,
-                         amiType=GPU_AMI if pool.role == "GPU" else STANDARD_AMI, scalingConfig=size,
+                         amiType=GPU_AMI if pool.role == PoolRole.GPU else STANDARD_AMI, scalingConfig=size,
                          labels=dict(pool.labels), taint=taint_objects(pool.taints, upper_snake))
         return fields, init

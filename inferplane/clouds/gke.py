@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
 
 # Container-Optimized OS for every pool: GPU drivers for it install to /home/kubernetes/bin/nvidia,
@@ -43,7 +44,7 @@ class GKE(ProvisionedCloud):
         size, init = scaling_fields(scaling(pool), count="nodeCount", group="autoscaling",
                                     minimum="minNodeCount", maximum="maxNodeCount", initial="initialNodeCount")
         machine = pool.machine
-        gpu = pool.role == "GPU"
+        gpu = pool.role == PoolRole.GPU
         labels = {**pool.labels, **(NO_DEVICE_PLUGIN_LABEL if gpu else {})}
         accelerators = []
         if machine.accelerator is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
 
 # GPU node groups boot an image with NVIDIA drivers preinstalled from this preset (unconfirmed for
@@ -38,7 +39,7 @@ class Nebius(ProvisionedCloud):
             bootDisk={"sizeGibibytes": machine.disk_size_gb, "type": BOOT_DISK_TYPE},
             metadata=present(labels=dict(pool.labels)),
             taints=taint_objects(pool.taints, upper_snake),
-            gpuSettings={"driversPreset": GPU_DRIVERS_PRESET} if pool.role == "GPU" else None)
+            gpuSettings={"driversPreset": GPU_DRIVERS_PRESET} if pool.role == PoolRole.GPU else None)
         return {**size, "template": template}, init
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from inferplane.accelerators import supported_drivers
 from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
-from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
 from inferplane.api.serving_stack import ServingStack
@@ -21,27 +21,27 @@ from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.compose.base import Condition, Desired, Event, Request, Requirement, Resource, Response, is_ready
+from inferplane.compose.serving_stack import STACK_READY
 
-CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
+CLOUD_CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
 CLUSTER_READY = "ClusterReady"
-STACK_READY = "StackReady"
 
 
 def class_requirement_key(name: str) -> str:
     return f"class-{name}"
 
 
-def pool_role(klass: InferenceClass) -> str:
+def pool_role(klass: InferenceClass) -> PoolRole:
     """GPU when the class claims a GPU driver; every other pool is a CPU pool."""
     claimed = klass.spec.claimed_drivers()
-    return "GPU" if any(DRIVERS[d].kind is DriverKind.GPU for d in claimed if d in DRIVERS) else "CPU"
+    return PoolRole.GPU if any(DRIVERS[d].kind is DriverKind.GPU for d in claimed if d in DRIVERS) else PoolRole.CPU
 
 
-def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: str) -> tuple[dict[str, str], list[dict]]:
+def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: PoolRole) -> tuple[dict[str, str], list[dict]]:
     labels = {POOL_LABEL: pool.name}
     taints: list[dict[str, str]] = []
-    if role == "CPU":
+    if role == PoolRole.CPU:
         labels.update(CPU.node_labels)
         taints.append(CPU.pool_taint.to_dict())
     else:
@@ -52,6 +52,22 @@ def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: str) -> 
                 if driver.pool_taint:
                     taints.append(driver.pool_taint.to_dict())
     return labels, taints
+
+
+def node_pool(pool: NodePool, klass: InferenceClass) -> dict[str, Any]:
+    """A user pool in the cloud cluster kinds' nodePools format, without its machine: role, size,
+    labels and taints. The one place a pool's shape is decided, for clouds and existing clusters alike."""
+    role = pool_role(klass)
+    labels, taints = pool_labels_and_taints(pool, klass, role)
+    entry: dict[str, Any] = {"name": pool.name, "role": role, "nodeCount": pool.node_count,
+                             "labels": labels, "taints": taints}
+    if pool.min_node_count is not None:
+        entry["minNodeCount"] = pool.min_node_count
+    if pool.max_node_count is not None:
+        entry["maxNodeCount"] = pool.max_node_count
+    if pool.zones:
+        entry["zones"] = list(pool.zones)
+    return entry
 
 
 class InferenceClusterComposer:
@@ -141,22 +157,11 @@ class InferenceClusterComposer:
         pools = [CLOUD_MODULES[self.source].system_pool()]
         for pool in self.cluster.spec.node_pools:
             klass = classes[pool.class_name]
-            role = pool_role(klass)
-            labels, taints = pool_labels_and_taints(pool, klass, role)
-            entry: dict[str, Any] = {"name": pool.name, "role": role, "nodeCount": pool.node_count,
-                                     "labels": labels, "taints": taints,
-                                     "machine": klass.spec.provisioning.machine().model_dump(by_alias=True,
-                                                                                            exclude_none=True)}
-            if pool.min_node_count is not None:
-                entry["minNodeCount"] = pool.min_node_count
-            if pool.max_node_count is not None:
-                entry["maxNodeCount"] = pool.max_node_count
-            if pool.zones:
-                entry["zones"] = list(pool.zones)
-            pools.append(entry)
+            machine = klass.spec.provisioning.machine().model_dump(by_alias=True, exclude_none=True)
+            pools.append({**node_pool(pool, klass), "machine": machine})
         resource = {"apiVersion": kind.api_version_string(), "kind": kind.KIND,
                     "metadata": {"name": self.name}, "spec": {**settings, "nodePools": pools}}
-        self.desire(CLUSTER_KEY, resource)
+        self.desire(CLOUD_CLUSTER_KEY, resource)
 
     def compose_serving_stack(self, drivers: list[str]) -> None:
         version, _ = cluster_kubernetes_version(self.cluster)
@@ -191,7 +196,7 @@ class InferenceClusterComposer:
         if self.source == "Existing":
             self.condition(CLUSTER_READY, "True", "Existing",
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
-        elif is_ready(observed.get(CLUSTER_KEY)):
+        elif is_ready(observed.get(CLOUD_CLUSTER_KEY)):
             self.condition(CLUSTER_READY, "True", "Available", f"{self.source} cluster {self.name} is ready")
         else:
             self.condition(CLUSTER_READY, "False", "Creating",

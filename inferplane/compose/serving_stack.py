@@ -30,6 +30,8 @@ PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJEC
 # component key keeps release names on the target cluster stable whatever the stack is called.
 
 DRIVERS_SUPPORTED = "DriversSupported"
+# Whether the stack is installed: set by the ServingStack on itself, and by its InferenceCluster from
+# the stack's readiness.
 STACK_READY = "StackReady"
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.compose.inference_cluster import pool_labels_and_taints, pool_role
+from inferplane.clouds.base import SYSTEM_POOL_NODES
+from inferplane.compose.inference_cluster import node_pool
 from inferplane.engine.reconciler import controller_of
 from inferplane.engine.simulation import Pool, simulate_cluster
 from inferplane.engine.simulation_audit import audit
@@ -16,7 +17,8 @@ from inferplane.engine.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).
-EXISTING_SYSTEM_POOL = {"name": SYSTEM_POOL_NAME, "role": "System", "nodeCount": 2, "labels": {}, "taints": []}
+EXISTING_SYSTEM_POOL = {"name": SYSTEM_POOL_NAME, "role": PoolRole.SYSTEM, "nodeCount": SYSTEM_POOL_NODES,
+                        "labels": {}, "taints": []}
 
 
 def _pools(cluster: Resource, objects: dict[tuple[str, str], Resource],
@@ -30,12 +32,7 @@ def _pools(cluster: Resource, objects: dict[tuple[str, str], Resource],
         if any(p.class_name not in classes for p in typed.spec.node_pools):
             return None
         entries = [EXISTING_SYSTEM_POOL]
-        for pool in typed.spec.node_pools:
-            klass = classes[pool.class_name]
-            role = pool_role(klass)
-            labels, taints = pool_labels_and_taints(pool, klass, role)
-            entries.append({"name": pool.name, "role": role, "nodeCount": pool.node_count, "labels": labels,
-                            "taints": taints})
+        entries += [node_pool(pool, classes[pool.class_name]) for pool in typed.spec.node_pools]
     else:
         cloud_cluster = objects.get((CLOUD_CLUSTER_KINDS[source].KIND, name))
         if cloud_cluster is None:
@@ -44,7 +41,7 @@ def _pools(cluster: Resource, objects: dict[tuple[str, str], Resource],
     pools = []
     for entry in entries:
         klass = classes.get(pool_classes.get(entry["name"], ""))
-        pools.append(Pool.from_wire(entry, klass.spec.devices if klass and entry["role"] != "System" else ()))
+        pools.append(Pool.from_wire(entry, klass.spec.devices if klass and entry["role"] != PoolRole.SYSTEM else ()))
     return pools
 
 

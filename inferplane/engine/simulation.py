@@ -25,7 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
 from inferplane.accelerators.workloads import Workload, workloads
-from inferplane.api.inference_class import DeviceSpec
+from inferplane.api.cloud_cluster import PoolRole
+from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.engine.simulation_slices import resource_slice
 from inferplane.scheduling.predicates import (
@@ -80,7 +81,7 @@ class Pool:
     """
 
     name: str
-    role: str  # System, GPU or CPU
+    role: PoolRole
     node_count: int
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Mapping[str, str], ...] = ()
@@ -92,14 +93,14 @@ class Pool:
         """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, labels, taints})
         and its class's devices (DeviceSpec models or spec.devices dicts)."""
         return cls(
-            name=entry["name"], role=entry["role"], node_count=int(entry.get("nodeCount", 1)),
+            name=entry["name"], role=PoolRole(entry["role"]), node_count=int(entry.get("nodeCount", 1)),
             labels=dict(entry.get("labels") or {}), taints=tuple(dict(t) for t in entry.get("taints") or []),
             devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices))
 
     @property
     def drivers(self) -> tuple[str, ...]:
         """The drivers whose stacks this pool claims: DRA devices only, sorted."""
-        return tuple(sorted({d.driver for d in self.devices if d.claim == "DRA"}))
+        return tuple(claimed_drivers(self.devices))
 
 
 def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]) -> list[Resource]:
@@ -259,7 +260,7 @@ def kwok_node(name: str, pool: Pool) -> Resource:
 def node_allocatable(pool: Pool) -> dict[str, str]:
     """The pool's node size: declared, else a CPU pool's class `cpu` capacity, else the default."""
     out = dict(DEFAULT_ALLOCATABLE)
-    if pool.role == "CPU":
+    if pool.role == PoolRole.CPU:
         cpu = sum((parse_quantity(d.capacity["cpu"]) * d.count for d in pool.devices
                    if d.claim == "DRA" and "cpu" in d.capacity), Fraction(0))
         if cpu > 0:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from inferplane.accelerators.workloads import Placement
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.engine.simulation import (
     DAEMONSET_PREDICATES,
@@ -69,7 +71,7 @@ def _pod_findings(pod: Resource, nodes: Mapping[str, Resource]) -> list[Finding]
     role, pool, pool_drivers = _pool(node)
     placement = annotations.get(PLACEMENT_ANNOTATION)
     where = f"node {node_name} of {role} pool {pool}"
-    if placement == "System" and role != "System":
+    if placement == Placement.SYSTEM and role != PoolRole.SYSTEM:
         return [Finding("ControllerOutsideSystemPool", name, node_name,
                         f"{owner} pod {name} is a controller but landed on {where}: {_admitted(spec, node)}; "
                         "controllers belong on the System pool: drop the tolerations that admit them to device pools")]
