@@ -104,6 +104,11 @@ class Taint(ApiModel):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
+def taint_text(key: str, value: str | None, effect: str) -> str:
+    """A taint as kubectl spells it: key=value:Effect, or key:Effect without a value."""
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
 class LabelSelectorRequirement(ApiModel):
     key: str
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]

@@ -82,8 +82,3 @@ DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK)
 
 DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))
-
-
-def driver(name: str) -> Driver | None:
-    """The known driver of that name; None for an unknown one, which is unsupported everywhere."""
-    return DRIVERS.get(name)

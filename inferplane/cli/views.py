@@ -7,9 +7,11 @@ from typing import Any
 
 from inferplane.accelerators import CLOUDS
 from inferplane.api import KINDS_BY_NAME
+from inferplane.api.common import taint_text
+from inferplane.api.drivers import POOL_LABEL
 from inferplane.cli.output import table
 from inferplane.engine.reconciler import COMPOSITION_KEY, controller_of
-from inferplane.engine.store import Key, Resource
+from inferplane.engine.store import Resource
 
 
 def condition(obj: Resource, type_: str) -> dict[str, str]:
@@ -37,8 +39,8 @@ def json_path(obj: Any, path: str) -> Any:
 # Columns of the Kubernetes kinds a simulated cluster holds, as kubectl shows them.
 _BUILTIN_COLUMNS: dict[str, tuple[tuple[str, Any], ...]] = {
     "Node": (("STATUS", lambda o: "Ready" if condition(o, "Ready").get("status") == "True" else "NotReady"),
-             ("POOL", lambda o: o["metadata"].get("labels", {}).get("inferplane.dev/pool")),
-             ("TAINTS", lambda o: ",".join(f"{t['key']}={t.get('value', '')}:{t['effect']}"
+             ("POOL", lambda o: o["metadata"].get("labels", {}).get(POOL_LABEL)),
+             ("TAINTS", lambda o: ",".join(taint_text(t["key"], t.get("value"), t["effect"])
                                            for t in o["spec"].get("taints", [])))),
     "Pod": (("STATUS", lambda o: o.get("status", {}).get("phase")),
             ("NODE", lambda o: o["spec"].get("nodeName"))),
@@ -186,10 +188,3 @@ def resolve_kind(name: str, present: list[str]) -> str | None:
             return kind
     return None
 
-
-def key_for(kind: str, name: str, namespace: str | None, objects: list[Resource]) -> Key | None:
-    for obj in objects:
-        if obj["kind"] == kind and obj["metadata"]["name"] == name and \
-                (namespace is None or obj["metadata"].get("namespace", "") == namespace):
-            return Key.of(obj)
-    return None

@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.api.common import SYSTEM_POOL_NAME
+from inferplane.api.common import SYSTEM_POOL_NAME, taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
 
 Resource = dict[str, Any]
-
-# The external name is set only where the cloud's naming rules are stricter than Kubernetes' (AKS pools).
 
 CLUSTER_KEY = "cluster"
 # The System pool runs the stack's own components (NFD, DRA controllers, metrics, routing). Two
@@ -79,7 +77,7 @@ def taint_objects(taints: Iterable[Any], effect: Callable[[str], str] = str) -> 
 
 def taint_strings(taints: Iterable[Any]) -> list[str]:
     """Taints as kubectl spells them: key=value:Effect (key:Effect without a value)."""
-    return [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in taints]
+    return [taint_text(t.key, t.value, t.effect) for t in taints]
 
 
 def label_list(labels: dict[str, str]) -> list[dict[str, str]]:
@@ -168,7 +166,8 @@ class ProvisionedCloud:
         return self.pool_fields(spec, pool)
 
     def external_name(self, pool: Any) -> str | None:
-        """The pool's name on the cloud, when metadata.name will not do."""
+        """The pool's name on the cloud, when metadata.name will not do: set only where the cloud's
+        naming rules are stricter than Kubernetes' (AKS pools)."""
         return None
 
     # ---- the protocol

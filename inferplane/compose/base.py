@@ -7,7 +7,7 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 Resource = dict[str, Any]
 
@@ -65,10 +65,6 @@ class Response:
 
     def condition(self, type_: str) -> Condition | None:
         return next((c for c in self.conditions if c.type == type_), None)
-
-
-class CompositionFunction(Protocol):
-    def __call__(self, request: Request) -> Response: ...
 
 
 def is_ready(resource: Resource | None) -> bool:

@@ -211,9 +211,7 @@ class Reconciler:
             return child_key, []
         if obj["kind"] in self.functions:
             return child_key, [child_key]  # a composed composite reconciles in turn
-        status = self.provider.observe(stored)
-        if status is not None:
-            self._put_status(child_key, status)
+        self._put_status(child_key, self.provider.observe(stored))
         return child_key, [Key.of(composite)]  # the composite observes its new resource next time
 
     def _garbage_collect(self, key: Key) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from inferplane.accelerators.workloads import Placement
 from inferplane.api.cloud_cluster import PoolRole
+from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.engine.simulation import (
     DAEMONSET_PREDICATES,
@@ -141,7 +142,7 @@ def _admitted(spec: Mapping[str, Any], node: Resource) -> str:
     parts = []
     for taint in taints:
         toleration = next((t for t in spec.get("tolerations") or [] if tolerates(t, taint)), None)
-        shown = f"{taint['key']}={taint.get('value', '')}:{taint['effect']}"
+        shown = taint_text(taint["key"], taint.get("value"), taint["effect"])
         if toleration is not None:
             everything = "" if toleration.get("key") else " (it tolerates every taint" + (
                 f" with effect {toleration['effect']})" if toleration.get("effect") else ")")

@@ -2,8 +2,8 @@
 
 The schemas come from the `kubernetes-validate` package (its strict variant: an unknown field is an
 error), read directly and compiled once per kind: its own `validate()` re-reads a 1.5 MB file on
-every call and stops at the first error. The package is optional; without it `schema_errors`
-raises `SchemaUnavailable` and callers (tests) skip.
+every call and stops at the first error. Without the package (or a schema for the version asked)
+`schema_errors` raises `SchemaUnavailable`: the tests install it and fail, never skip, without it.
 """
 
 from __future__ import annotations

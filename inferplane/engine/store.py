@@ -161,8 +161,6 @@ class Store:
                 meta["uid"] = old_meta["uid"]
                 meta["generation"] = old_meta["generation"] + (obj.get("spec") != current.get("spec"))
                 meta.setdefault("ownerReferences", old_meta.get("ownerReferences"))
-                if old_meta.get("deletionTimestamp"):
-                    meta["deletionTimestamp"] = old_meta["deletionTimestamp"]
             meta = {k: v for k, v in meta.items() if v is not None}
             meta.pop("resourceVersion", None)
             stored = {**obj, "metadata": meta}
@@ -179,14 +177,6 @@ class Store:
                 "ON CONFLICT(api_group, kind, namespace, name) DO UPDATE SET body=excluded.body",
                 (key.group, key.kind, key.namespace, key.name, _dumps(stored)))
             return stored, True
-
-    def put_status(self, key: Key, status: dict[str, Any]) -> bool:
-        """Replace an object's status; returns whether it changed."""
-        with self.transaction():
-            current = self.get(key)
-            if current is None or current.get("status") == status:
-                return False
-            return self.put({**current, "status": status})[1]
 
     def delete(self, key: Key) -> bool:
         with self.transaction():
@@ -216,7 +206,8 @@ class Store:
         return out
 
     def record_event(self, key: Key, type_: str, reason: str, message: str) -> None:
-        """Events are recorded once per distinct (type, reason, message), like kubectl's deduplication."""
+        """Record an event, unless it repeats the object's latest one: only consecutive repeats are
+        dropped, so the same event after a different one is recorded again."""
         with self.transaction():
             last = self._db.execute(
                 "SELECT type, reason, message FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=? "

@@ -8,6 +8,8 @@ from typing import Any
 import yaml
 
 from inferplane.api.cloud import SOURCES
+from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
 
 # Machines that make a GPU class and a CPU class valid on each provisioned cloud.
 MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
@@ -41,7 +43,7 @@ def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[st
     spec: dict[str, Any] = {"devices": devices}
     if provisioning:
         spec["provisioning"] = provisioning
-    return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
+    return {"apiVersion": InferenceClass.api_version_string(), "kind": InferenceClass.KIND, "metadata": {"name": name},
             "spec": spec}
 
 
@@ -67,7 +69,7 @@ def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
             pools = [("gpu-a", f"{cloud}-nvidia"), ("gpu-b", f"{cloud}-nvidia"), ("cpu-a", f"{cloud}-cpu"),
                      ("cpu-b", f"{cloud}-cpu")]
         manifests.append({
-            "apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster",
+            "apiVersion": InferenceCluster.api_version_string(), "kind": InferenceCluster.KIND,
             "metadata": {"name": f"{cloud}-{i:04d}"},
             "spec": {"cluster": {"source": source, cloud: {**CLUSTER_SETTINGS[source], "kubernetesVersion": "1.36"}},
                      "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]},

@@ -17,8 +17,8 @@ def test_generation_counts_spec_changes_and_resource_version_every_write(tmp_pat
     first_version = int(stored["metadata"]["resourceVersion"])
 
     assert store.put(CLASS) == (stored, False), "an identical write is no change"
-    assert store.put_status(KEY, {"conditions": [{"type": "Ready", "status": "True"}]})
-    after_status = store.get(KEY)
+    after_status, changed = store.put({**stored, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    assert changed
     assert after_status["metadata"]["generation"] == 1
     assert int(after_status["metadata"]["resourceVersion"]) > first_version
 
@@ -47,3 +47,11 @@ def test_writes_survive_reopening(tmp_path):
     assert reopened.get(KEY)["spec"] == CLASS["spec"]
     assert reopened.events(KEY) == [{"type": "Warning", "reason": "Reason", "message": "message"}]
     assert reopened._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_only_consecutive_repeats_of_an_event_are_dropped():
+    store = Store()
+    store.put(CLASS)
+    for reason in ("First", "First", "Second", "First"):
+        store.record_event(KEY, "Normal", reason, "message")
+    assert [e["reason"] for e in store.events(KEY)] == ["First", "Second", "First"]
