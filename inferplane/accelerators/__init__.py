@@ -12,7 +12,7 @@ from inferplane.accelerators.catalog import (
     supported_drivers,
 )
 from inferplane.accelerators.component import Chart, Component
-from inferplane.accelerators.report import render_stacks_table
+from inferplane.accelerators.report import stacks_rows
 
-__all__ = ["CLOUDS", "Chart", "Component", "catalog_errors", "cloud_stack", "components", "render_stacks_table",
-           "serving", "supported_drivers"]
+__all__ = ["CLOUDS", "Chart", "Component", "catalog_errors", "cloud_stack", "components", "serving", "stacks_rows",
+           "supported_drivers"]

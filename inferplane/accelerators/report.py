@@ -17,15 +17,3 @@ def stacks_rows() -> list[tuple[str, str, str]]:
             served_by = ", ".join(c.key for c in serving(cloud, driver))
             rows.append((cloud, driver, served_by or EXTERNAL))
     return rows
-
-
-def render_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """kubectl-style plain columns: upper-case header, left-aligned, three spaces between columns."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    lines = ["   ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip()
-             for line in (header, *rows)]
-    return "\n".join(lines) + "\n"
-
-
-def render_stacks_table() -> str:
-    return render_table(("CLOUD", "DRIVER", "COMPONENTS"), stacks_rows())

@@ -289,9 +289,9 @@ def render(folder: Path, output: str) -> None:
 @cli.command()
 def stacks() -> None:
     """Per cloud: the drivers inferplane supports and the components that serve each."""
-    from inferplane.accelerators.report import render_stacks_table
+    from inferplane.accelerators.report import stacks_rows
 
-    click.echo(render_stacks_table())
+    click.echo(table(("CLOUD", "DRIVER", "COMPONENTS"), stacks_rows()))
 
 
 def main() -> None:
