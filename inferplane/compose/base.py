@@ -6,8 +6,11 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import ValidationError
 
 Resource = dict[str, Any]
 
@@ -75,3 +78,45 @@ def is_ready(resource: Resource | None) -> bool:
         if condition.get("type") == "Ready":
             return condition.get("status") == "True"
     return False
+
+
+def composite_name(composite: Resource) -> str:
+    """The composite's name, read without trusting its shape (it may be what failed validation)."""
+    metadata = composite.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else "<unnamed>"
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A model's validation errors on one line: `field.path: message; ...`."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+
+
+# What a composer re-declares of a composed resource it keeps: what composition set, never what the
+# runtime added (uid, resourceVersion, owners, status).
+KEPT_FIELDS = ("apiVersion", "kind", "spec")
+KEPT_METADATA = ("name", "namespace", "labels", "annotations")
+
+
+class Composer:
+    """What every composition function shares: its request, its response, and how it fills it in."""
+
+    def __init__(self, request: Request):
+        self.request = request
+        self.response = Response()
+
+    def desire(self, key: str, resource: Resource) -> None:
+        """Desire a composed resource; it is ready when its observed self is."""
+        self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+
+    def keep_observed(self) -> None:
+        """Desire every observed composed resource exactly as it was composed: nothing new, nothing
+        deleted. A function that cannot compose does this, so that garbage collection keeps what runs."""
+        for key, observed in sorted(self.request.observed.items()):
+            metadata = observed.get("metadata") or {}
+            kept = {k: copy.deepcopy(observed[k]) for k in KEPT_FIELDS if k in observed}
+            kept["metadata"] = {k: copy.deepcopy(metadata[k]) for k in KEPT_METADATA if k in metadata}
+            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
+
+    def condition(self, type_: str, status: str, reason: str, message: str) -> None:
+        self.response.conditions.append(Condition(type_, status, reason, message))

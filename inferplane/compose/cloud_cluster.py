@@ -12,19 +12,18 @@ from pydantic import ValidationError
 
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
-from inferplane.compose.base import Condition, Desired, Request, Resource, Response, is_ready
+from inferplane.compose.base import Composer, Request, Response, composite_name, validation_problems
 
 READY = "Ready"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
 PROVIDER_OF_KIND = {kind.KIND: provider for provider, kind in CLOUD_CLUSTER_KINDS.items()}
 
 
-class CloudClusterComposer:
+class CloudClusterComposer(Composer):
     def __init__(self, request: Request):
-        self.request = request
+        super().__init__(request)
         self.composite = request.composite
-        self.name = (self.composite.get("metadata") or {}).get("name", "")
-        self.response = Response()
+        self.name = composite_name(self.composite)
 
     def compose(self) -> Response:
         provider = self.compose_provider()
@@ -52,13 +51,12 @@ class CloudClusterComposer:
         try:
             return kind.model_validate(self.composite)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            self.hold("InvalidSpec", f"{kind.KIND} {self.name} is invalid: {problems}: fix the spec")
+            self.hold("InvalidSpec", f"{kind.KIND} {self.name} is invalid: {validation_problems(exc)}: fix the spec")
             return None
 
     def compose_resources(self, provider: str, cluster: Any) -> None:
         for key, resource in CLOUD_MODULES[provider].resources(cluster).items():
-            self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+            self.desire(key, resource)
 
     def compose_status(self, provider: str) -> None:
         endpoint = CLOUD_MODULES[provider].endpoint(self.request.observed.get(CLUSTER_KEY))
@@ -67,24 +65,17 @@ class CloudClusterComposer:
         waiting = [f"{d.resource['kind']} {d.resource['metadata']['name']}"
                    for d in self.response.desired.values() if not d.ready]
         if waiting:
-            self.condition("False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
+            self.condition(READY, "False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
                                                 f"not ready yet: {', '.join(waiting)}")
         else:
-            self.condition("True", "Available", f"{provider} cluster {self.name} and its pools are ready")
+            self.condition(READY, "True", "Available", f"{provider} cluster {self.name} and its pools are ready")
 
     # ---- helpers
 
     def hold(self, reason: str, message: str) -> None:
         """Keep every composed resource desired as observed (nothing deleted) and say why."""
-        for key, observed in sorted(self.request.observed.items()):
-            kept: Resource = {k: observed[k] for k in ("apiVersion", "kind", "spec") if k in observed}
-            metadata = observed.get("metadata") or {}
-            kept["metadata"] = {k: metadata[k] for k in ("name", "namespace", "annotations") if k in metadata}
-            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
-        self.condition("False", reason, message)
-
-    def condition(self, status: str, reason: str, message: str) -> None:
-        self.response.conditions.append(Condition(READY, status, reason, message))
+        self.keep_observed()
+        self.condition(READY, "False", reason, message)
 
 
 def compose_cloud_cluster(request: Request) -> Response:

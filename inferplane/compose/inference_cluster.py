@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from inferplane.accelerators import supported_drivers
 from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
@@ -20,7 +22,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE
-from inferplane.compose.base import Condition, Desired, Event, Request, Requirement, Resource, Response, is_ready
+from inferplane.compose.base import Composer, Event, Request, Requirement, Response, composite_name, is_ready, \
+    validation_problems
 from inferplane.compose.serving_stack import STACK_READY
 
 CLOUD_CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
@@ -70,15 +73,14 @@ def node_pool(pool: NodePool, klass: InferenceClass) -> dict[str, Any]:
     return entry
 
 
-class InferenceClusterComposer:
+class InferenceClusterComposer(Composer):
     def __init__(self, request: Request):
-        self.request = request
-        self.cluster = InferenceCluster.model_validate(request.composite)
-        self.name = self.cluster.metadata.name
-        self.source = self.cluster.spec.cluster.source
-        self.response = Response()
+        super().__init__(request)
+        self.name = composite_name(request.composite)
 
     def compose(self) -> Response:
+        if not self.read_cluster():
+            return self.response
         classes = self.require_classes()
         if classes is None:
             return self.response
@@ -96,6 +98,17 @@ class InferenceClusterComposer:
 
     # ---- steps
 
+    def read_cluster(self) -> bool:
+        """Parse the composite; an unreadable one keeps what was composed and says why."""
+        try:
+            self.cluster = InferenceCluster.model_validate(self.request.composite)
+        except ValidationError as error:
+            self.hold("InvalidSpec", f"InferenceCluster {self.name} is invalid: {validation_problems(error)}: "
+                                     "fix the spec")
+            return False
+        self.source = self.cluster.spec.cluster.source
+        return True
+
     def require_classes(self) -> dict[str, InferenceClass] | None:
         """Every referenced class, or None after asking for them / reporting the missing ones."""
         names = sorted({p.class_name for p in self.cluster.spec.node_pools})
@@ -103,7 +116,7 @@ class InferenceClusterComposer:
             self.response.requirements[class_requirement_key(name)] = Requirement(
                 InferenceClass.api_version_string(), InferenceClass.KIND, name)
         if any(class_requirement_key(n) not in self.request.required for n in names):
-            self.hold_observed()  # first call: the runtime fetches the classes and calls again
+            self.keep_observed()  # first call: the runtime fetches the classes and calls again
             return None
         missing = [n for n in names if not self.request.required.get(class_requirement_key(n))]
         if missing:
@@ -111,7 +124,16 @@ class InferenceClusterComposer:
                       f"{', '.join(missing)}, which {'does' if len(missing) == 1 else 'do'} not exist: "
                       "create the class or change the pool's className")
             return None
-        return {n: InferenceClass.model_validate(self.request.required[class_requirement_key(n)]) for n in names}
+        classes, problems = {}, []
+        for name in names:
+            try:
+                classes[name] = InferenceClass.model_validate(self.request.required[class_requirement_key(name)])
+            except ValidationError as error:
+                problems.append(f"InferenceClass {name} is invalid: {validation_problems(error)}")
+        if problems:
+            self.hold("InvalidClass", f"{'; '.join(problems)}: fix the class that InferenceCluster {self.name} uses")
+            return None
+        return classes
 
     def gate_unsupported_devices(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
         supported = supported_drivers(self.source)
@@ -210,19 +232,10 @@ class InferenceClusterComposer:
 
     # ---- helpers
 
-    def desire(self, key: str, resource: Resource) -> None:
-        self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
-
-    def hold_observed(self) -> None:
-        """Keep every composed resource desired exactly as observed: nothing new, nothing deleted."""
-        for key, observed in sorted(self.request.observed.items()):
-            kept = {k: observed[k] for k in ("apiVersion", "kind", "spec") if k in observed}
-            kept["metadata"] = {"name": observed.get("metadata", {}).get("name", key)}
-            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
-
     def hold(self, reason: str, message: str) -> Response:
-        self.hold_observed()
-        previous = self.request.composite.get("status") or {}
+        self.keep_observed()
+        previous = self.request.composite.get("status")
+        previous = previous if isinstance(previous, dict) else {}
         self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers") if k in previous}
         if self.request.observed:
             message += " (the running cluster is kept as it is: no new pools, no new drivers)"
@@ -230,9 +243,6 @@ class InferenceClusterComposer:
         self.condition(STACK_READY, "False", "Blocked", f"serving stack of {self.name} waits for {reason}")
         self.response.events.append(Event("Warning", reason, message))
         return self.response
-
-    def condition(self, type_: str, status: str, reason: str, message: str) -> None:
-        self.response.conditions.append(Condition(type_, status, reason, message))
 
 
 def compose_inference_cluster(request: Request) -> Response:

@@ -21,7 +21,8 @@ from inferplane.accelerators.catalog import COMPONENT_LABEL, components, support
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
-from inferplane.compose.base import Condition, Desired, Event, Request, Resource, Response, is_ready
+from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
+    validation_problems
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
@@ -40,10 +41,9 @@ def resource_key(component: Component) -> str:
     return f"{component.kind}-{component.key}"
 
 
-class ServingStackComposer:
+class ServingStackComposer(Composer):
     def __init__(self, request: Request):
-        self.request = request
-        self.response = Response()
+        super().__init__(request)
         self.stack: ServingStack | None = None
         self.installed: tuple[Component, ...] = ()
 
@@ -65,15 +65,11 @@ class ServingStackComposer:
             self.stack = ServingStack.model_validate(self.request.composite)
             return True
         except ValidationError as error:
-            metadata = self.request.composite.get("metadata")
-            name = metadata.get("name", "<unnamed>") if isinstance(metadata, dict) else "<unnamed>"
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
             self.condition(STACK_READY, "False", "InvalidSpec",
-                           f"ServingStack {name} is invalid ({problems}): fix the spec; composed components are "
-                           f"kept as they are")
+                           f"ServingStack {composite_name(self.request.composite)} is invalid "
+                           f"({validation_problems(error)}): fix the spec; composed components are kept as they are")
             # Returning nothing would let the runtime garbage-collect a live stack.
-            for key, observed in sorted(self.request.observed.items()):
-                self.response.desired[key] = Desired(_without_status(observed), ready=is_ready(observed))
+            self.keep_observed()
             return False
 
     def compose_drivers(self) -> None:
@@ -118,8 +114,7 @@ class ServingStackComposer:
     def compose_components(self) -> None:
         for component in self.installed:
             key = resource_key(component)
-            resource = self.release(component) if component.chart else self.object(component)
-            self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
+            self.desire(key, self.release(component) if component.chart else self.object(component))
 
     def compose_status(self) -> None:
         self.response.status["components"] = [c.key for c in self.installed]
@@ -179,12 +174,6 @@ class ServingStackComposer:
         assert self.stack is not None
         return self.stack.metadata.name
 
-    def condition(self, type_: str, status: str, reason: str, message: str) -> None:
-        self.response.conditions.append(Condition(type_, status, reason, message))
-
-
-def _without_status(resource: Resource) -> Resource:
-    return {k: copy.deepcopy(v) for k, v in resource.items() if k != "status"}
 
 
 def compose_serving_stack(request: Request) -> Response:

@@ -179,3 +179,39 @@ def test_a_cpu_class_on_an_old_kubernetes_is_held_with_the_version_it_needs():
         "KubernetesVersionTooOld",
         "pool cpus uses class cpu, which claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has 1.34 "
         "(declared): set spec.cluster.civo.kubernetesVersion to \"1.36\" or later")
+
+
+def test_an_invalid_live_cluster_keeps_everything_and_says_why():
+    classes = [klass("nv", "EKS", [NVIDIA], True)]
+    first = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]), classes))
+    observed = {key: {**d.resource, "metadata": {**d.resource["metadata"], "uid": "u1", "resourceVersion": "9"},
+                      "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+                for key, d in first.desired.items()}
+    broken = cluster("EKS", [("gpus", "nv")])
+    broken["spec"]["nodePools"][0]["nodeCount"] = "many"
+    held = compose_inference_cluster(request(broken, classes, observed))
+    assert {k: d.resource for k, d in held.desired.items()} == {k: d.resource for k, d in first.desired.items()}
+    ready = held.condition("ClusterReady")
+    assert (ready.status, ready.reason) == ("False", "InvalidSpec")
+    assert ready.message == (
+        "InferenceCluster c1 is invalid: spec.nodePools.0.nodeCount: Input should be a valid integer, unable to "
+        "parse string as an integer: fix the spec (the running cluster is kept as it is: no new pools, no new "
+        "drivers)")
+
+
+@pytest.mark.parametrize("composite", [{}, {"metadata": "x"}, {"metadata": {"name": "c1"}, "spec": None}])
+def test_garbage_never_raises(composite):
+    response = compose_inference_cluster(Request(composite))
+    assert response.condition("ClusterReady").reason == "InvalidSpec"
+    assert response.desired == {}
+
+
+def test_an_invalid_class_is_a_condition():
+    bad = klass("nv", "EKS", [NVIDIA], True)
+    bad["spec"]["devices"][0]["count"] = "two"
+    response = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]), [bad]))
+    assert response.desired == {}
+    ready = response.condition("ClusterReady")
+    assert (ready.reason, ready.message) == (
+        "InvalidClass", "InferenceClass nv is invalid: spec.devices.0.count: Input should be a valid integer, "
+        "unable to parse string as an integer: fix the class that InferenceCluster c1 uses")
