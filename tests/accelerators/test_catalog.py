@@ -17,7 +17,6 @@ from inferplane.accelerators.catalog import (
 )
 from inferplane.accelerators.component import Chart, Component, pin_errors, tag_errors
 from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
-from inferplane.api.cloud import SOURCES
 
 ALL_COMPONENTS = [(cloud, c) for cloud, stack in CLOUDS.items() for c in stack.components]
 
@@ -27,7 +26,7 @@ def test_the_catalog_is_sound():
 
 
 def test_every_source_has_a_stack():
-    assert list(CLOUDS) == list(SOURCES)
+    assert list(CLOUDS) == ["EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"]
 
 
 @pytest.mark.parametrize("cloud,component", ALL_COMPONENTS, ids=lambda x: getattr(x, "key", x))
@@ -103,10 +102,16 @@ def test_neutral_components_are_on_every_cloud():
         assert tuple(c for c in stack.components if c.neutral) == NEUTRAL
 
 
-def test_supported_drivers_are_derived_from_tags_and_external_drivers():
-    for cloud, stack in CLOUDS.items():
-        tags = {d for c in stack.components for d in c.dra_drivers}
-        assert supported_drivers(cloud) == tuple(sorted(tags | stack.external))
+def test_supported_drivers_are_the_tags_plus_what_the_cloud_provides():
+    assert {cloud: supported_drivers(cloud) for cloud in CLOUDS} == {
+        "EKS": ("dra.cpu", "dra.net", "gpu.nvidia.com"),  # dra.net: provided by EKS itself
+        "GKE": ("dra.cpu", "gpu.nvidia.com"),
+        "AKS": ("dra.cpu", "gpu.nvidia.com"),
+        "Nebius": ("dra.cpu", "gpu.nvidia.com"),
+        "Vultr": ("dra.cpu", "gpu.nvidia.com"),
+        "Civo": ("dra.cpu", "gpu.nvidia.com"),
+        "Existing": ("dra.cpu", "gpu.amd.com", "gpu.nvidia.com"),
+    }
 
 
 def test_amd_only_on_existing_and_dranet_external_on_eks():
@@ -115,13 +120,22 @@ def test_amd_only_on_existing_and_dranet_external_on_eks():
     assert DRANET.name in supported_drivers("EKS") and serving("EKS", DRANET.name) == ()
 
 
-@pytest.mark.parametrize("cloud", CLOUDS)
-def test_the_join_is_order_independent_and_in_catalog_order(cloud):
-    claimed = [NVIDIA_GPU.name, CPU.name, AMD_GPU.name]
-    forward, backward = components(cloud, claimed), components(cloud, reversed(claimed))
-    assert forward == backward
-    order = [c.key for c in CLOUDS[cloud].components]
-    assert [c.key for c in forward] == sorted((c.key for c in forward), key=order.index)
+NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "kube-prometheus-stack", "lws"]
+
+
+@pytest.mark.parametrize("cloud,claimed,installed", [
+    ("EKS", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
+     [*NEUTRAL_KEYS, "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dra-driver-cpu"]),
+    ("GKE", [CPU.name], [*NEUTRAL_KEYS, "dra-driver-cpu"]),
+    ("Civo", [], NEUTRAL_KEYS),
+    ("Existing", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
+     [*NEUTRAL_KEYS, "node-feature-discovery", "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota",
+      "amd-gpu-operator", "amd-device-config", "dra-driver-cpu"]),
+    ("Existing", [AMD_GPU.name], [*NEUTRAL_KEYS, "node-feature-discovery", "amd-gpu-operator", "amd-device-config"]),
+])
+def test_the_join_installs_in_catalog_order_whatever_the_claim_order(cloud, claimed, installed):
+    assert [c.key for c in components(cloud, claimed)] == installed
+    assert [c.key for c in components(cloud, reversed(claimed))] == installed
 
 
 def test_an_unknown_cloud_names_the_known_ones():

@@ -2,23 +2,27 @@
 scheduling predicates, ResourceSlices shaped like each driver's, and the placement audit."""
 
 import copy
+import dataclasses
 import json
 import random
 
 import pytest
 
 from inferplane.accelerators.catalog import COMPONENT_LABEL
-from inferplane.api.drivers import AMD_GPU, CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
 from inferplane.accelerators.workloads import UnknownComponent
-from inferplane.api.inference_class import DeviceSpec
+from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU, POOL_LABEL
+from inferplane.api.inference_class import DeviceSpec, InferenceClass
+from inferplane.api.inference_cluster import NodePool
+from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Request
+from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
 from inferplane.engine.simulation import Pool, simulate_cluster
 from inferplane.engine.simulation_audit import audit
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
 
-SYSTEM = Pool("system", "System", 2, {POOL_LABEL: "system"})
+SYSTEM = Pool.from_wire(CLOUD_MODULES["EKS"].system_pool())
 
 
 def device(driver, name=None, **fields):
@@ -26,14 +30,21 @@ def device(driver, name=None, **fields):
                                       "deviceClassName": driver, **fields})
 
 
+def composed_pool(name, devices, nodes, allocatable=None):
+    """A pool of a class with these devices, with the role, labels and taints composition gives it."""
+    klass = InferenceClass.model_validate({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass",
+                                           "metadata": {"name": name}, "spec": {"devices": list(devices)}})
+    pool = Pool.from_wire(node_pool(NodePool(name=name, class_name=name, node_count=nodes), klass),
+                          klass.spec.devices)
+    return dataclasses.replace(pool, allocatable=allocatable) if allocatable else pool
+
+
 def gpu_pool(driver, name, nodes=2, **device_fields):
-    return Pool(name, "GPU", nodes, {POOL_LABEL: name, **driver.node_labels}, (driver.pool_taint.to_dict(),),
-                (device(driver.name, **device_fields),))
+    return composed_pool(name, [device(driver.name, **device_fields)], nodes)
 
 
-def cpu_pool(name="cpu", nodes=1, cpu="30", **device_fields):
-    return Pool(name, "CPU", nodes, {POOL_LABEL: name, CPU_LABEL: "true"}, (CPU.pool_taint.to_dict(),),
-                (device(CPU.name, capacity={"cpu": cpu}, **device_fields),))
+def cpu_pool(name="cpu", nodes=1, cpu="30", allocatable=None, **device_fields):
+    return composed_pool(name, [device(CPU.name, capacity={"cpu": cpu}, **device_fields)], nodes, allocatable)
 
 
 def stack(cloud, drivers):
@@ -85,7 +96,7 @@ def test_nodes_are_kwok_shaped(eks):
     gpu = nodes["c1-h100-0"]
     assert gpu["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
     assert gpu["metadata"]["labels"]["type"] == "kwok"
-    assert gpu["metadata"]["labels"][POOL_LABEL] == "h100"
+    assert gpu["metadata"]["labels"]["inferplane.dev/pool"] == "h100"
     assert gpu["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
     assert gpu["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     assert gpu["status"]["allocatable"] == {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -198,8 +209,7 @@ def test_a_pool_its_driver_never_reaches_is_caught():
 
 
 def test_a_daemonset_pod_that_does_not_fit_stays_pending():
-    small = Pool("cpu", "CPU", 1, {POOL_LABEL: "cpu", CPU_LABEL: "true"}, (CPU.pool_taint.to_dict(),),
-                 (device(CPU.name, capacity={"cpu": "30"}),), allocatable={"cpu": "50m"})
+    small = cpu_pool("cpu", nodes=1, cpu="30", allocatable={"cpu": "50m"})
     objects = simulate_cluster("c1", [SYSTEM, small], stack("EKS", [CPU.name]))
     (pod,) = pods_of(objects, "dra-driver-cpu-")
     assert pod["status"]["phase"] == "Pending"
@@ -267,11 +277,14 @@ def test_amd_slices_have_the_drivers_shape():
 
 
 def test_synthetic_devices_and_unsimulated_drivers_publish_nothing():
-    synthetic = Pool("syn", "GPU", 1, {POOL_LABEL: "syn", **NVIDIA_GPU.node_labels}, (NVIDIA_GPU.pool_taint.to_dict(),),
-                     (device(NVIDIA_GPU.name, claim="Synthetic"), device("dra.net", name="nic")))
-    objects = simulate_cluster("c1", [SYSTEM, synthetic], stack("EKS", [NVIDIA_GPU.name]))
+    # The NVIDIA driver runs on this pool and publishes its claimed GPU only: not the synthetic one
+    # beside it, and nothing for dra.net, which the simulation does not model.
+    mixed = composed_pool("syn", [device(NVIDIA_GPU.name), device(NVIDIA_GPU.name, name="shadow", claim="Synthetic"),
+                                  device("dra.net", name="nic")], nodes=1)
+    objects = simulate_cluster("c1", [SYSTEM, mixed], stack("EKS", [NVIDIA_GPU.name]))
     assert placed_on(objects, "dra-driver-nvidia-gpu-kubelet-plugin-") == ["c1-syn-0"]
-    assert kinds(objects, "ResourceSlice") == []
+    assert [(s["spec"]["driver"], [d["name"] for d in s["spec"]["devices"]])
+            for s in kinds(objects, "ResourceSlice")] == [("gpu.nvidia.com", ["gpu-0"])]
 
 
 # ---- inputs and determinism
