@@ -27,6 +27,7 @@ from inferplane.accelerators.component import (
 from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.metrics.scrape import MetricsEndpoint
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -67,18 +68,27 @@ GATEWAY_CLASS = Component(
 
 # kube-prometheus-stack brings the Prometheus operator and its ServiceMonitor CRDs, which the GPU
 # exporters' monitors need. Version seen in public material (86.1.1); *unconfirmed* as current.
+def _prometheus_values(spec: ServingStackSpec) -> dict[str, Any]:
+    # Imported here: the mappings' models import inferplane.api, whose kinds import this catalog.
+    from inferplane.metrics.stack import gpu_metrics_values
+
+    # Scrape every ServiceMonitor/PodMonitor, not only this release's: the exporters are other
+    # releases (the AMD operator's, NVIDIA's).
+    prometheus_spec: dict[str, Any] = {"serviceMonitorSelectorNilUsesHelmValues": False,
+                                       "podMonitorSelectorNilUsesHelmValues": False}
+    # A GPU scrape job and the vendor's recording rules for each GPU exporter this stack installs.
+    exporters = [c.metrics for c in components(spec.source, stack_drivers(spec)) if c.metrics and c.when(spec)]
+    gpu = gpu_metrics_values(exporters)
+    prometheus_spec.update(gpu.pop("prometheus", {}).get("prometheusSpec", {}))
+    # inferplane reads metrics through Prometheus; dashboards are the user's choice.
+    return {"prometheus": {"prometheusSpec": prometheus_spec}, "grafana": {"enabled": False}, **gpu}
+
+
 PROMETHEUS = Component(
     key="kube-prometheus-stack",
     namespace="monitoring",
     chart=Chart("kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "86.1.1"),
-    values=lambda _: {
-        # Scrape every ServiceMonitor/PodMonitor, not only this release's: the exporters are other
-        # releases (the AMD operator's, NVIDIA's).
-        "prometheus": {"prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False,
-                                          "podMonitorSelectorNilUsesHelmValues": False}},
-        # inferplane reads metrics through Prometheus; dashboards are the user's choice.
-        "grafana": {"enabled": False},
-    },
+    values=_prometheus_values,
     neutral=True,
 )
 
@@ -159,6 +169,36 @@ NVIDIA_CRITICAL_PODS_QUOTA = Component(
     dra_drivers=frozenset({NVIDIA_GPU.name}),
 )
 
+# NVIDIA's GPU metrics: dcgm-exporter 4.8.2 (chart and image 4.5.3-4.8.2, checked in
+# NVIDIA/dcgm-exporter's deployment/). Its pods are labelled app.kubernetes.io/name=dcgm-exporter
+# (the chart name) with the container port named `metrics` (9400); it runs at system-node-critical,
+# which the namespace's critical-pods quota admits.
+DCGM_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-nvidia", driver=NVIDIA_GPU.name,
+                                        namespace=NVIDIA_NAMESPACE,
+                                        pod_labels=(("app.kubernetes.io/name", "dcgm-exporter"),),
+                                        port_name="metrics")
+# NVIDIA nodes as the DRA driver finds them: labelled by their cloud pool, or by NFD (PCI vendor 10de).
+NVIDIA_NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
+    for key in (*NVIDIA_GPU.node_labels, "feature.node.kubernetes.io/pci-10de.present")]}}}
+DCGM_EXPORTER = Component(
+    key="dcgm-exporter",
+    namespace=NVIDIA_NAMESPACE,
+    chart=Chart("dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "4.8.2"),
+    values=lambda _: {
+        # The chart's default tolerates only the control plane and lands on every node it may.
+        "tolerations": [gpu_toleration(NVIDIA_GPU)],
+        "affinity": NVIDIA_NODE_AFFINITY,
+        # The GPU scrape job reads it; the chart's ServiceMonitor would scrape it a second time and
+        # rename the workload's pod labels exported_*.
+        "serviceMonitor": {"enabled": False},
+        # GPUs are allocated by DRA: attribute them to pods through their ResourceClaims.
+        "extraEnv": [{"name": "KUBERNETES_ENABLE_DRA", "value": "true"}],
+    },
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+    metrics=DCGM_EXPORTER_METRICS,
+)
+
 # ---- AMD: the GPU operator in DRA mode, configured by its DeviceConfig
 
 AMD_NAMESPACE = "kube-amd-gpu"
@@ -170,6 +210,11 @@ AMD_DEVICE_CONFIG_NAME = "inferplane"
 AMD_DRA_DRIVER_IMAGE = "docker.io/rocm/k8s-gpu-dra-driver:v1.0.1"
 AMD_METRICS_EXPORTER_IMAGE = "docker.io/rocm/device-metrics-exporter:v1.5.1"
 AMD_METRICS_PORT = 5000  # the exporter's documented port, named `exporter-port`
+# The operator labels every metrics exporter pod app.kubernetes.io/name=metrics-exporter and names
+# its port `exporter-port` (ROCm/gpu-operator v1.5.1, internal/metricsexporter/metricsexporter.go).
+AMD_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-amd", driver=AMD_GPU.name, namespace=AMD_NAMESPACE,
+                                       pod_labels=(("app.kubernetes.io/name", "metrics-exporter"),),
+                                       port_name="exporter-port")
 
 AMD_GPU_OPERATOR = Component(
     key="amd-gpu-operator",
@@ -208,6 +253,7 @@ AMD_DEVICE_CONFIG = Component(
         },
     },
     dra_drivers=frozenset({AMD_GPU.name}),
+    metrics=AMD_EXPORTER_METRICS,
 )
 
 # ---- CPU: one chart, the same on every cloud
@@ -247,19 +293,19 @@ AWS_DRANET_CHART = Chart("aws-dranet", "https://aws.github.io/eks-charts", "1.0.
 
 # Clouds that provision their own pools label GPU nodes with the driver's node labels
 # (`nvidia.com/gpu.present`), which the NVIDIA driver's affinity accepts, so they need no NFD.
-_PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, CPU_DRA_DRIVER)
+_PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER, CPU_DRA_DRIVER)
 
 CLOUDS: dict[str, CloudStack] = {
     # EKS provides DRANET itself (aws-dranet, installed with EFA pools), so dra.net is external.
     "EKS": CloudStack(_PROVISIONED, external=frozenset({DRANET.name})),
-    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, CPU_DRA_DRIVER)),
+    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER, CPU_DRA_DRIVER)),
     "AKS": CloudStack(_PROVISIONED),
     "Nebius": CloudStack(_PROVISIONED),
     "Vultr": CloudStack(_PROVISIONED),
     "Civo": CloudStack(_PROVISIONED),
     # Bring-your-own nodes are labelled by nobody we control: NFD finds the GPUs for both vendors.
     "Existing": CloudStack((*NEUTRAL, NODE_FEATURE_DISCOVERY, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
-                            AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG, CPU_DRA_DRIVER)),
+                            DCGM_EXPORTER, AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG, CPU_DRA_DRIVER)),
 }
 
 
@@ -274,6 +320,12 @@ def supported_drivers(cloud: str) -> tuple[str, ...]:
     """The drivers a cloud can serve, sorted: its components' tags plus what it provides itself."""
     tagged = {d for c in _sound(cloud) for d in c.dra_drivers}
     return tuple(sorted(tagged | cloud_stack(cloud).external))
+
+
+def stack_drivers(spec: ServingStackSpec) -> frozenset[str]:
+    """The drivers a stack installs for: its stamped ones, or while unstamped the cloud's full list
+    (so that an upgrade never strips a running stack)."""
+    return frozenset(supported_drivers(spec.source) if spec.dra_drivers is None else spec.dra_drivers)
 
 
 def components(cloud: str, claimed: Iterable[str]) -> tuple[Component, ...]:
@@ -302,6 +354,8 @@ def sample_spec(cloud: str) -> ServingStackSpec:
 
 def catalog_errors() -> list[str]:
     """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
+    from inferplane.metrics.mappings import builtin_mappings  # see _prometheus_values
+
     errors: list[str] = []
     if not is_pinned_version(AWS_DRANET_CHART.version):
         errors.append(f"chart {AWS_DRANET_CHART.name} version {AWS_DRANET_CHART.version!r} is not an exact pin")
@@ -318,4 +372,7 @@ def catalog_errors() -> list[str]:
         for component in stack.components:
             errors += tag_errors(component) + shape_errors(component)
             errors += pin_errors(component, spec)
+            if component.metrics and component.metrics.driver not in {m.spec.driver for m in builtin_mappings()}:
+                errors.append(f"component {component.key} exports {component.metrics.driver} metrics, which no "
+                              "built-in mapping in inferplane/metrics/builtin/ reads")
     return sorted(set(errors))

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 
 from inferplane.api.drivers import DRIVERS, Driver, Taint
 from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.metrics.scrape import MetricsEndpoint
 
 # Values and manifests may depend on the stack (e.g. the GatewayClass is named by the spec).
 Render = Callable[[ServingStackSpec], dict[str, Any]]
@@ -52,6 +53,8 @@ class Component:
     neutral: bool = False
     # Whether this stack wants the component at all (e.g. the gateway can be switched off).
     when: Callable[[ServingStackSpec], bool] = _always
+    # The GPU metrics this component exports (its driver's), and where Prometheus finds them.
+    metrics: MetricsEndpoint | None = None
 
     @property
     def kind(self) -> str:
@@ -77,7 +80,12 @@ def tag_errors(component: Component) -> list[str]:
     if not component.neutral and not component.dra_drivers:
         return [f"component {key} has no dra_drivers and is not marked neutral: tag it or mark it neutral"]
     unknown = sorted(component.dra_drivers - DRIVERS.keys())
-    return [f"component {key} is tagged with unknown drivers {unknown}"] if unknown else []
+    if unknown:
+        return [f"component {key} is tagged with unknown drivers {unknown}"]
+    if component.metrics is not None and component.metrics.driver not in component.dra_drivers:
+        return [f"component {key} exports {component.metrics.driver} metrics but does not serve that driver: "
+                f"tag it with {component.metrics.driver} or fix its metrics endpoint"]
+    return []
 
 
 def shape_errors(component: Component) -> list[str]:

@@ -29,6 +29,7 @@ from inferplane.accelerators.catalog import (
     AMD_GPU_OPERATOR,
     CERT_MANAGER,
     CPU_DRA_DRIVER,
+    DCGM_EXPORTER,
     ENVOY_GATEWAY,
     GATEWAY_CLASS,
     LEADER_WORKER_SET,
@@ -357,6 +358,24 @@ def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     return tuple(out)
 
 
+# dcgm-exporter 4.8.2, release `dcgm-exporter`: one DaemonSet named after the release (it contains
+# the chart's name), container `exporter`.
+DCGM_DEFAULTS: Values = {
+    "nodeSelector": {}, "affinity": {},
+    "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}],
+    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+}
+
+
+def _dcgm_exporter(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(DCGM_DEFAULTS, rendered)
+    return (Workload("DaemonSet", DCGM_EXPORTER.key, DCGM_EXPORTER.namespace or "", DCGM_EXPORTER.key,
+                     Placement.DRIVERS, drivers=frozenset({NVIDIA_GPU.name}),
+                     node_selector=values.get("nodeSelector") or {}, affinity=values.get("affinity") or {},
+                     tolerations=_tolerations(values.get("tolerations")),
+                     requests=dig(values, "resources.requests", {}), container="exporter"),)
+
+
 # ---- AMD: the GPU operator v1.5.1 and the operands of each DeviceConfig
 
 AMD_OPERATOR_DEFAULTS: Values = {
@@ -464,6 +483,7 @@ DESCRIPTIONS: dict[str, Describe] = {
     NODE_FEATURE_DISCOVERY.key: _nfd,
     NVIDIA_DRA_DRIVER.key: _nvidia,
     NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
+    DCGM_EXPORTER.key: _dcgm_exporter,
     AMD_GPU_OPERATOR.key: _amd_operator,
     AMD_DEVICE_CONFIG.key: no_workloads("the operator runs a DeviceConfig's operands; they are described under "
                                         f"{AMD_GPU_OPERATOR.key}"),

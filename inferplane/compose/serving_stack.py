@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from inferplane.accelerators.catalog import COMPONENT_LABEL, components, supported_drivers
+from inferplane.accelerators.catalog import COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
@@ -77,7 +77,6 @@ class ServingStackComposer(Composer):
         spec = self.spec
         supported = supported_drivers(spec.source)
         if spec.dra_drivers is None:
-            claimed = frozenset(supported)
             self.condition(DRIVERS_SUPPORTED, "True", "NotStamped",
                            f"ServingStack {self.name} has no spec.draDrivers yet: installing every device stack "
                            f"{spec.source} supports ({', '.join(supported)}) so that a running stack keeps them")
@@ -95,7 +94,7 @@ class ServingStackComposer(Composer):
             else:
                 self.condition(DRIVERS_SUPPORTED, "True", "AllSupported",
                                f"{spec.source} serves every driver ServingStack {self.name} claims")
-        self.installed = tuple(c for c in components(spec.source, claimed) if c.when(spec))
+        self.installed = tuple(c for c in components(spec.source, stack_drivers(spec)) if c.when(spec))
 
     def compose_provider_configs(self) -> None:
         """The credentials every Release and Object of the stack reaches its cluster with."""

@@ -24,15 +24,17 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.admission.manifests import Manifest, load
-from inferplane.admission.validate import AdmissionError
 from inferplane.api.common import ApiModel, Name
 from inferplane.metrics.series import SOURCE_LABELS, TARGETS, UNITS, Target, Unit
+
+if TYPE_CHECKING:
+    from inferplane.admission.manifests import Manifest
+    from inferplane.admission.validate import AdmissionError
 
 KIND = "GPUMetricsMapping"
 MAPPING_API_VERSION = f"{API_GROUP}/{API_VERSION}"
@@ -149,6 +151,10 @@ class MappingErrors(Exception):
 
 def read_mappings(paths: list[Path]) -> list[GPUMetricsMapping]:
     """Every GPUMetricsMapping in those files; MappingErrors with all the problems at once."""
+    # Imported here: admission reaches the catalog, whose Prometheus values read the built-in mappings.
+    from inferplane.admission.manifests import load
+    from inferplane.admission.validate import AdmissionError
+
     manifests, load_errors = load(paths)
     errors = [AdmissionError(e.source, KIND, "<unknown>", "", e.message) for e in load_errors]
     mappings = []
@@ -167,6 +173,8 @@ def read_mappings(paths: list[Path]) -> list[GPUMetricsMapping]:
 
 
 def parse_mapping(manifest: Manifest) -> tuple[GPUMetricsMapping | None, list[AdmissionError]]:
+    from inferplane.admission.validate import AdmissionError
+
     body = manifest.body
     metadata = body.get("metadata")
     name = str(metadata.get("name", "<unnamed>")) if isinstance(metadata, dict) else "<unnamed>"

@@ -18,7 +18,7 @@ ABSENT = object()
 
 NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway-class",
                 "release-kube-prometheus-stack", "release-lws"}
-NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota"}
+NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota", "release-dcgm-exporter"}
 CPU_KEYS = {"release-dra-driver-cpu"}
 NFD_KEYS = {"release-node-feature-discovery"}
 AMD_KEYS = {"release-amd-gpu-operator", "object-amd-device-config"}
