@@ -34,7 +34,13 @@ def parse_scrape(text: str) -> dict[str, list[Sample]]:
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                out.setdefault(sample.name, []).append(Sample(sample.name, dict(sample.labels), sample.value))
+                names = [sample.name]
+                # The parser renames a counter's samples to OpenMetrics' `<name>_total`; Prometheus
+                # keeps the name as exposed (dcgm-exporter's energy counter has no suffix).
+                if family.type == "counter" and sample.name == f"{family.name}_total":
+                    names.append(family.name)
+                for name in names:
+                    out.setdefault(name, []).append(Sample(name, dict(sample.labels), sample.value))
     except ValueError as error:
         raise ScrapeError(f"not Prometheus text format: {error}") from None
     return out
@@ -82,7 +88,8 @@ def exposition(samples: list[Sample]) -> str:
         target = TARGETS[sample.name]
         family = families.get(sample.name)
         if family is None:
-            family = families[sample.name] = Metric(sample.name, target.help, target.type)
+            # prometheus_client names a counter family without `_total` and adds it back on output.
+            family = families[sample.name] = Metric(sample.name.removesuffix("_total"), target.help, target.type)
         family.add_sample(sample.name, sample.labels, sample.value)
 
     class Collected:
