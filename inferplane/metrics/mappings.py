@@ -42,11 +42,10 @@ BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 METRIC_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 LABEL_NAME = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
-SourceSeries = str  # validated against METRIC_NAME below
 
 
 class SeriesMapping(ApiModel):
-    source: list[SourceSeries] = Field(description="The source series; a list is summed (matching labels).")
+    source: list[str] = Field(description="The source series; a list is summed (matching labels).")
     target: str
     from_unit: str
 

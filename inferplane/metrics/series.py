@@ -60,7 +60,7 @@ class Unit:
     divide: int = 1
 
     def convert(self, value: float) -> float:
-        return value * self.multiply / self.divide if self.multiply != 1 else value / self.divide
+        return value * self.multiply / self.divide
 
     def promql(self, expression: str) -> str:
         """The PromQL that converts `expression` to the base unit."""
