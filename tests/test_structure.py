@@ -16,6 +16,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"engine"}),
     frozenset({"compose", "admission"}),
     frozenset({"clouds", "accelerators", "scheduling"}),
+    # GPU metrics: the catalog says which component exports them and ships their rules.
+    frozenset({"metrics"}),
     frozenset({"cel", "api", "crossplane"}),
 )
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}

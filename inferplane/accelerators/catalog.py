@@ -27,7 +27,9 @@ from inferplane.accelerators.component import (
 from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
+from inferplane.metrics.stack import gpu_metrics_values
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -69,9 +71,6 @@ GATEWAY_CLASS = Component(
 # kube-prometheus-stack brings the Prometheus operator and its ServiceMonitor CRDs, which the GPU
 # exporters' monitors need. Version seen in public material (86.1.1); *unconfirmed* as current.
 def _prometheus_values(spec: ServingStackSpec) -> dict[str, Any]:
-    # Imported here: the mappings' models import inferplane.api, whose kinds import this catalog.
-    from inferplane.metrics.stack import gpu_metrics_values
-
     # Scrape every ServiceMonitor/PodMonitor, not only this release's: the exporters are other
     # releases (the AMD operator's, NVIDIA's).
     prometheus_spec: dict[str, Any] = {"serviceMonitorSelectorNilUsesHelmValues": False,
@@ -354,8 +353,6 @@ def sample_spec(cloud: str) -> ServingStackSpec:
 
 def catalog_errors() -> list[str]:
     """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
-    from inferplane.metrics.mappings import builtin_mappings  # see _prometheus_values
-
     errors: list[str] = []
     if not is_pinned_version(AWS_DRANET_CHART.version):
         errors.append(f"chart {AWS_DRANET_CHART.name} version {AWS_DRANET_CHART.version!r} is not an exact pin")

@@ -305,7 +305,7 @@ MAPPING_OPTION = click.option("--mapping", "mapping_paths", multiple=True, type=
 
 def _user_mappings(paths: tuple[Path, ...]) -> list:
     """The user's own mappings; every error in them printed at once, exit 1."""
-    from inferplane.metrics.mappings import MappingErrors, read_mappings
+    from inferplane.admission.mappings import MappingErrors, read_mappings
 
     try:
         return read_mappings(list(paths)) if paths else []

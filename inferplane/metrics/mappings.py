@@ -21,20 +21,17 @@ users add their own for another exporter with `--mapping FILE`. The schema (docs
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+import yaml
+
+from pydantic import Field, field_validator, model_validator
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.common import ApiModel, Name
 from inferplane.metrics.series import SOURCE_LABELS, TARGETS, UNITS, Target, Unit
-
-if TYPE_CHECKING:
-    from inferplane.admission.manifests import Manifest
-    from inferplane.admission.validate import AdmissionError
 
 KIND = "GPUMetricsMapping"
 MAPPING_API_VERSION = f"{API_GROUP}/{API_VERSION}"
@@ -140,67 +137,13 @@ class GPUMetricsMapping(ApiModel):
         return frozenset(name for entry in self.spec.series for name in entry.source)
 
 
-@dataclass(frozen=True)
-class MappingErrors(Exception):
-    errors: tuple[AdmissionError, ...]
-
-    def __str__(self) -> str:
-        return "\n".join(map(str, self.errors))
-
-
-def read_mappings(paths: list[Path]) -> list[GPUMetricsMapping]:
-    """Every GPUMetricsMapping in those files; MappingErrors with all the problems at once."""
-    # Imported here: admission reaches the catalog, whose Prometheus values read the built-in mappings.
-    from inferplane.admission.manifests import load
-    from inferplane.admission.validate import AdmissionError
-
-    manifests, load_errors = load(paths)
-    errors = [AdmissionError(e.source, KIND, "<unknown>", "", e.message) for e in load_errors]
-    mappings = []
-    for manifest in manifests:
-        mapping, problems = parse_mapping(manifest)
-        errors += problems
-        if mapping is not None:
-            mappings.append(mapping)
-    names = [m.metadata.name for m in mappings]
-    for name in sorted({n for n in names if names.count(n) > 1}):
-        errors.append(AdmissionError(str(paths[0]), KIND, name, "metadata.name",
-                                     "two mappings have this name: rename one"))
-    if errors:
-        raise MappingErrors(tuple(errors))
-    return mappings
-
-
-def parse_mapping(manifest: Manifest) -> tuple[GPUMetricsMapping | None, list[AdmissionError]]:
-    from inferplane.admission.validate import AdmissionError
-
-    body = manifest.body
-    metadata = body.get("metadata")
-    name = str(metadata.get("name", "<unnamed>")) if isinstance(metadata, dict) else "<unnamed>"
-    kind = body.get("kind", "<no kind>")
-    errors = []
-    if kind != KIND or body.get("apiVersion") != MAPPING_API_VERSION:
-        return None, [AdmissionError(manifest.source, str(kind), name, "kind",
-                                     f"expected apiVersion {MAPPING_API_VERSION} and kind {KIND}, got "
-                                     f"{body.get('apiVersion')!r} {kind!r}: a mapping file holds only mappings")]
-    try:
-        return GPUMetricsMapping.model_validate(body), []
-    except ValidationError as error:
-        for problem in error.errors():
-            path = ".".join(str(p) for p in problem["loc"])
-            message = problem["msg"].removeprefix("Value error, ")
-            if problem["type"] == "extra_forbidden":
-                message = "unknown field: remove it (see docs/metrics.md for the schema)"
-            elif problem["type"] == "missing":
-                message = "required: set it (see docs/metrics.md for the schema)"
-            errors.append(AdmissionError(manifest.source, KIND, name, path, message))
-        return None, errors
-
-
 @cache
 def builtin_mappings() -> tuple[GPUMetricsMapping, ...]:
     """The built-in mappings, one per vendor, in vendor order."""
-    mappings = read_mappings(sorted(BUILTIN_DIR.glob("*.yaml")))
+    # Shipped with the package and checked by the tests, so a plain load is enough here; users'
+    # files go through admission (inferplane.admission.mappings) for its limits and messages.
+    mappings = [GPUMetricsMapping.model_validate(yaml.safe_load(path.read_text()))
+                for path in sorted(BUILTIN_DIR.glob("*.yaml"))]
     return tuple(sorted(mappings, key=lambda m: m.vendor))
 
 

@@ -125,12 +125,12 @@ NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "kube-promethe
 
 @pytest.mark.parametrize("cloud,claimed,installed", [
     ("EKS", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
-     [*NEUTRAL_KEYS, "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dra-driver-cpu"]),
+     [*NEUTRAL_KEYS, "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dcgm-exporter", "dra-driver-cpu"]),
     ("GKE", [CPU.name], [*NEUTRAL_KEYS, "dra-driver-cpu"]),
     ("Civo", [], NEUTRAL_KEYS),
     ("Existing", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
      [*NEUTRAL_KEYS, "node-feature-discovery", "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota",
-      "amd-gpu-operator", "amd-device-config", "dra-driver-cpu"]),
+      "dcgm-exporter", "amd-gpu-operator", "amd-device-config", "dra-driver-cpu"]),
     ("Existing", [AMD_GPU.name], [*NEUTRAL_KEYS, "node-feature-discovery", "amd-gpu-operator", "amd-device-config"]),
 ])
 def test_the_join_installs_in_catalog_order_whatever_the_claim_order(cloud, claimed, installed):
