@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from inferplane.admission.limits import MAX_DEPTH, MAX_OBJECT_BYTES, HugeInteger, size_problem
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -52,12 +54,13 @@ def _load_file(path: Path, manifests: list[Manifest], errors: list[LoadError]) -
         errors.append(LoadError(str(path), f"cannot read: {exc}"))
         return
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = list(yaml.load_all(text, Loader=ManifestLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        errors.append(LoadError(where, f"malformed YAML: {problem}: fix the syntax at this line"))
+        message = problem if isinstance(exc, LimitExceeded) else f"malformed YAML: {problem}: fix the syntax at this line"
+        errors.append(LoadError(where, message))
         return
     many = sum(d is not None for d in documents) > 1
     for index, document in enumerate(documents):
@@ -69,3 +72,101 @@ def _load_file(path: Path, manifests: list[Manifest], errors: list[LoadError]) -
                                             f"not a {type(document).__name__}"))
             continue
         manifests.append(Manifest(source, document))
+
+
+class LimitExceeded(yaml.YAMLError):
+    """A document refused while it is read, before it can grow in memory."""
+
+    def __init__(self, mark: yaml.Mark | None, problem: str):
+        super().__init__(problem)
+        self.problem_mark = mark
+        self.problem = problem
+
+
+class ManifestLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, bounded, and decoding scalars the way Kubernetes' YAML decoder does.
+
+    - Nesting is capped while nodes are composed (PyYAML's composer recurses, so a 10,000-deep
+      document would otherwise end in a RecursionError).
+    - Each document's size is measured on its node graph, where an alias is one shared node,
+      before anything is built: a few hundred bytes of nested aliases ("billion laughs") expand
+      to gigabytes and are refused in microseconds. An alias to its own ancestor is refused too.
+    - Timestamps stay strings (Kubernetes' YAML decoder keeps `2024-01-01` as text); an integer
+      too long for Python to convert is kept as a HugeInteger for admission to refuse.
+    """
+
+    def __init__(self, stream: Any):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise LimitExceeded(self.peek_event().start_mark,
+                                    f"nested more than {MAX_DEPTH} levels deep (inferplane's limit; Kubernetes' "
+                                    "JSON decoder stops at 10,000): flatten the structure")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        size, depth, aliased = expanded_size(node)
+        if depth > MAX_DEPTH:
+            raise LimitExceeded(node.start_mark, f"aliases expand it to more than {MAX_DEPTH} levels deep "
+                                                 f"(inferplane's limit): write the nested values out")
+        # Without aliases the object is no larger than its text: admission names its Kind/name.
+        if aliased and size > MAX_OBJECT_BYTES:
+            raise LimitExceeded(node.start_mark, size_problem(size, "the document, with its aliases expanded,"))
+        return super().construct_document(node)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # beyond Python's 4,300-digit limit on converting text to int
+            return HugeInteger(node.value)
+
+
+ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+ManifestLoader.add_constructor("tag:yaml.org,2002:int", ManifestLoader.construct_yaml_int)
+
+
+def expanded_size(root: yaml.Node) -> tuple[int, int, bool]:
+    """(approximate JSON bytes, depth, whether any node is shared) of a node graph with every alias expanded.
+
+    Iterative and memoised per node, so shared subtrees are measured once however often they are
+    referenced; an alias that points at one of its own ancestors makes the size infinite.
+    """
+    done: dict[int, tuple[int, int]] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    aliased = False
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in done:
+            aliased = True
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            done[id(node)] = (len(node.value) + 3, 1)  # quotes and a separator
+            continue
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) \
+            else list(node.value)
+        if children_done:
+            open_.discard(id(node))
+            sizes = [done[id(c)] for c in children]
+            done[id(node)] = (2 + sum(s for s, _ in sizes), 1 + max((d for _, d in sizes), default=0))
+            continue
+        if id(node) in open_:
+            raise LimitExceeded(node.start_mark, "an alias refers to a node that contains it, which makes the "
+                                                 "document infinitely large: remove the recursive alias")
+        open_.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_:
+                raise LimitExceeded(child.start_mark, "an alias refers to a node that contains it, which makes "
+                                                      "the document infinitely large: remove the recursive alias")
+            if id(child) not in done:
+                stack.append((child, False))
+            else:
+                aliased = True
+    return (*done[id(root)], aliased)

@@ -17,6 +17,7 @@ import jsonschema_rs
 from pydantic import ValidationError
 
 from inferplane import cel
+from inferplane.admission.limits import shape_problems, size_problem, stored_size
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, json_copy, plan_for, \
     rule_failures
@@ -25,6 +26,11 @@ from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, \
     Resource
 from inferplane.api.xrd import openapi_schema
+from inferplane.clouds.base import connection_secret_name
+
+# Metadata the API server sets itself and ignores in a request (rest.BeforeCreate / BeforeUpdate).
+SERVER_SET_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+                       "deletionGracePeriodSeconds", "managedFields", "selfLink")
 
 
 @dataclass(frozen=True)
@@ -144,14 +150,23 @@ _TOP_LEVEL = {"apiVersion", "kind", "metadata", "spec", "status"}
 
 def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     """The typed, defaulted object, or every error that keeps it out."""
-    body = json_copy(manifest.body)
-    kind_name = body.get("kind")
-    name = str((body.get("metadata") or {}).get("name", "<unnamed>")) if isinstance(body.get("metadata"), dict) \
-        else "<unnamed>"
+    raw = manifest.body
+    kind_name = raw.get("kind")
+    metadata = raw.get("metadata")
+    name = str(metadata.get("name", "<unnamed>"))[:253] if isinstance(metadata, dict) else "<unnamed>"
     label = kind_name if isinstance(kind_name, str) and kind_name else "<no kind>"
 
     def error(path: str, message: str) -> AdmissionError:
         return AdmissionError(manifest.source, label, name, path, message)
+
+    # First what any object must be (JSON, bounded): everything after this walks it recursively.
+    shape = [error(path, message) for path, message in shape_problems(raw)]
+    if shape:
+        return None, shape
+    too_large = size_problem(stored_size(raw))
+    if too_large:
+        return None, [error("", too_large)]
+    body = json_copy(raw)
 
     api_version = body.get("apiVersion")
     kind = KINDS.get((api_version, kind_name)) if isinstance(api_version, str) and isinstance(kind_name, str) \
@@ -196,6 +211,14 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
         yield "metadata.name", "required: every object has a name"
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
         yield "metadata.name", f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}"
+    else:
+        yield from derived_name_problems(kind.KIND, name)
+    for field_ in SERVER_SET_METADATA:
+        metadata.pop(field_, None)  # as the API server does: it sets these, whatever a manifest says
+    if metadata.get("ownerReferences") is not None:
+        yield "metadata.ownerReferences", (
+            "an applied object has no owner: inferplane sets owner references only on what it composes, and "
+            "Kubernetes' garbage collector would delete an object whose owner does not exist: remove them")
     namespace = metadata.get("namespace")
     if kind.SCOPE == "Cluster" and namespace:
         yield "metadata.namespace", f"{kind.KIND} is cluster-scoped: remove the namespace"
@@ -211,8 +234,22 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
             yield f"metadata.{field_}", "must map strings to strings: quote values such as \"true\" or \"1\""
 
 
+def derived_name_problems(kind: str, name: str) -> Iterable[tuple[str, str]]:
+    """A name is also the stem of the names inferplane derives from it: those must fit too."""
+    if kind == "InferenceCluster":
+        secret = connection_secret_name(name)
+        if len(secret) > 63:
+            limit = 63 - len(connection_secret_name(""))
+            yield "metadata.name", (f"must be at most {limit} characters, got {len(name)}: the cluster's kubeconfig "
+                                    f"Secret is named {secret!r}, and a Secret reference holds at most 63; "
+                                    f"shorten the name")
+
+
 def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:
-    """Checks the API server leaves to a webhook: device selectors must compile."""
+    """Checks the API server leaves to a webhook: quantities the engine can compute with, device
+    selectors that compile."""
+    if kind.KIND == "InferenceClass":
+        yield from _capacity_problems(body)
     if kind.KIND != "ModelDeployment":
         return
     for e, engine in enumerate(body["spec"]["engines"]):
@@ -224,3 +261,16 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
                     except cel.CelError as exc:
                         yield (f"spec.engines[{e}].members[{m}].nodeSelector.devices[{d}].selectors[{s}]",
                                f"not a valid CEL expression: {first_line(exc)}")
+
+
+def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    for d, device in enumerate(body["spec"]["devices"]):
+        for key, value in device.get("capacity", {}).items():
+            path = f"spec.devices[{d}].capacity.{key}"
+            try:
+                amount = cel.parse_quantity(str(value))
+            except ValueError as exc:
+                yield path, f"{exc}: write it with a suffix, e.g. 80Gi or 500m"
+                continue
+            if amount < 0:
+                yield path, f"must not be negative, got {value!r}: a device's capacity is what it offers"

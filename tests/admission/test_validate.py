@@ -175,8 +175,8 @@ def test_existing_cluster_with_cpu_pool_must_declare_its_version():
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": [{"name": "a", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
                             "attributes": {"cus": {"int": 2**63}}}]}},
-     "spec.devices[0].attributes.cus.int: must be at most 9223372036854775807, got 9223372036854775808: set it to "
-     "9223372036854775807 or less"),
+     "spec.devices[0].attributes.cus.int: 9223372036854775808 does not fit an int64 (Kubernetes stores integers "
+     "as 64-bit, -9223372036854775808 to 9223372036854775807): use a smaller number, or quote it if it is text"),
 ])
 def test_single_mistakes(body, expected):
     result = admit_manifests([Manifest("inline", body)])

@@ -1,0 +1,128 @@
+"""Inputs that look harmless in a file but would break the engine: `validate` and `apply` refuse
+each one with the same message, and `apply` stores nothing of it."""
+
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from inferplane.admission.manifests import load
+from inferplane.cli.main import cli
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+CPU_CLASS = (RECIPES / "qwen2.5-0.5b-cpu" / "class.yaml").read_text()
+EKS_CLASS = (RECIPES / "qwen2.5-0.5b-nvidia-eks" / "class.yaml").read_text()
+EKS_CLUSTER = (RECIPES / "qwen2.5-0.5b-nvidia-eks" / "cluster.yaml").read_text()
+MODEL = (RECIPES / "qwen2.5-0.5b-nvidia-eks" / "model.yaml").read_text()
+TEMPLATE_LINE = "                  image: vllm/vllm-openai:v0.10.2\n"
+
+BILLION_LAUGHS = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9 if prev else ['lol'] * 9)}]\n"
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi"))
+
+
+def in_template(extra: str) -> str:
+    return MODEL.replace(TEMPLATE_LINE, TEMPLATE_LINE + extra)
+
+
+CONTAINER = "spec.engines[0].members[0].template.spec.containers[0]"
+CASES = {
+    "huge-exponent": (CPU_CLASS.replace('cpu: "4"', 'cpu: "1e1001"'),
+                      "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu: '1e1001' is not a supported "
+                      "quantity: exponent beyond +/-1000: write it with a suffix, e.g. 80Gi or 500m"),
+    "negative-capacity": (EKS_CLASS.replace("memory: 23034Mi", "memory: -5Gi"),
+                          "InferenceClass/eks-l4: spec.devices[0].capacity.memory: must not be negative, got "
+                          "'-5Gi': a device's capacity is what it offers"),
+    "billion-laughs": (BILLION_LAUGHS,
+                       ":1:1: the document, with its aliases expanded, is 2597.9 MiB as stored JSON, over the 1.5 "
+                       "MiB Kubernetes stores (etcd's default --max-request-bytes): split it into smaller objects"),
+    "recursive-alias": ("a: &a [*a]\n", ":1:4: an alias refers to a node that contains it, which makes the "
+                                        "document infinitely large: remove the recursive alias"),
+    "ten-thousand-deep": ("a: " + "[" * 10000 + "]" * 10000 + "\n",
+                          ":1:103: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON decoder "
+                          "stops at 10,000): flatten the structure"),
+    "deep-template": (in_template("                  x: " + "[" * 95 + "]" * 95 + "\n"),
+                      ":26:112: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON decoder "
+                      "stops at 10,000): flatten the structure"),
+    "too-large": (in_template("                  env: [" + ", ".join(
+        ['{name: V%d, value: "%s"}' % (i, "x" * 1000) for i in range(1600)]) + "]\n"),
+                  "ModelDeployment/qwen2-5-0-5b-l4: the object is 1.6 MiB as stored JSON, over the 1.5 MiB "
+                  "Kubernetes stores (etcd's default --max-request-bytes): split it into smaller objects"),
+    "five-thousand-digits": (in_template("                  x: " + "9" * 5000 + "\n"),
+                             f"ModelDeployment/qwen2-5-0-5b-l4: {CONTAINER}.x: an integer of 5000 digits does not "
+                             "fit an int64 (Kubernetes stores integers as 64-bit, -9223372036854775808 to "
+                             "9223372036854775807): use a smaller number, or quote it if it is text"),
+    "not-a-number": (in_template("                  x: .nan\n"),
+                     f"ModelDeployment/qwen2-5-0-5b-l4: {CONTAINER}.x: nan is not a JSON number: use a finite number"),
+    "long-cluster-name": (EKS_CLUSTER.replace("name: eks-l4\n", f"name: {'c' * 53}\n", 1),
+                          f"InferenceCluster/{'c' * 53}: metadata.name: must be at most 52 characters, got 53: the "
+                          f"cluster's kubeconfig Secret is named '{'c' * 53}-connection', and a Secret reference "
+                          "holds at most 63; shorten the name"),
+    "owner-references": (EKS_CLASS.replace("  name: eks-l4\n", "  name: eks-l4\n  ownerReferences: [{apiVersion: "
+                                           "v1, kind: Secret, name: s, uid: u, controller: true}]\n"),
+                         "InferenceClass/eks-l4: metadata.ownerReferences: an applied object has no owner: "
+                         "inferplane sets owner references only on what it composes, and Kubernetes' garbage "
+                         "collector would delete an object whose owner does not exist: remove them"),
+}
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(map(str, args)))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_validate_and_apply_refuse_with_the_same_message(tmp_path, name):
+    text, expected = CASES[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    validated = run("validate", "-f", path)
+    applied = run("apply", "-f", path, "--state", tmp_path / "state")
+    errors = [line for line in validated.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: {path}{'' if expected.startswith(':') else ': '}{expected}"]
+    assert validated.exit_code == 1
+    assert [line for line in applied.stderr.splitlines() if line.startswith("error: ")] == errors
+    assert applied.exit_code == 1
+    assert applied.stdout == ""  # nothing created
+
+
+def test_the_same_documents_without_the_hostile_part_are_admitted(tmp_path):
+    """The cases above fail for the reason they name: their harmless twins pass."""
+    for name, text in (("class.yaml", CPU_CLASS), ("model.yaml", in_template("                  started: "
+                                                                                "2024-01-02\n"))):
+        (tmp_path / name).write_text(text)
+    assert run("validate", "-f", tmp_path).exit_code == 0
+    (manifest,), _ = load([tmp_path / "model.yaml"])
+    # A YAML date is kept as the text it is, as Kubernetes' YAML decoder keeps it.
+    assert manifest.body["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["started"] \
+        == "2024-01-02"
+
+
+def test_alias_bomb_is_refused_within_a_small_fixed_memory(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BILLION_LAUGHS)
+    assert len(BILLION_LAUGHS) < 500
+    tracemalloc.start()
+    try:
+        manifests, errors = load([path])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert manifests == [] and len(errors) == 1
+    assert peak < 2 * 1024 * 1024  # the expansion (2.6 GiB) is measured, never built
+
+
+def test_server_set_metadata_is_not_stored_as_written(tmp_path):
+    klass = yaml.safe_load(EKS_CLASS)
+    klass["metadata"].update(deletionTimestamp="2024-01-01T00:00:00Z", uid="forged", generation=7,
+                             resourceVersion="99")
+    path = tmp_path / "class.yaml"
+    path.write_text(yaml.safe_dump(klass))
+    assert run("apply", "-f", path, "--state", tmp_path / "state").exit_code == 0
+    stored = yaml.safe_load(run("get", "iclass", "eks-l4", "-o", "yaml", "--state", tmp_path / "state").stdout)
+    assert "deletionTimestamp" not in stored["metadata"]
+    assert stored["metadata"]["uid"] != "forged"
+    assert stored["metadata"]["generation"] == 1
