@@ -144,7 +144,7 @@ def apply(paths: tuple[Path, ...], state: Path | None) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint."""
     def acknowledge(key, verb: str) -> None:
         # Printed once the write is committed: every line on screen survives a crash.
-        click.echo(f"{key.kind.lower()}.{key.group}/{key.name} {verb}")
+        click.echo(f"{key.qualified()} {verb}")
         sys.stdout.flush()
 
     with opened(state) as runtime:
@@ -243,12 +243,16 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
 @cli.command()
 @object_arguments
 def delete(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
-    """Delete an object and garbage-collect everything composed under it."""
+    """Delete an object and everything composed under it, users first; refused while something else uses it."""
+    from inferplane.engine.reconciler import InUse
     from inferplane.engine.store import Key
 
     with opened(state) as runtime:
         resolved, objects = _find(runtime, kind, name, namespace)
-        runtime.delete(Key.of(objects[0]))
+        try:
+            runtime.delete(Key.of(objects[0]))
+        except InUse as refused:
+            raise click.ClickException(str(refused)) from None
     click.echo(f"{resolved.lower()}/{name} deleted")
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from inferplane.compose.base import Request, Response, is_ready
 from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.store import Key, Resource, Store
+from inferplane.engine.usage import deletion_order, users
 
 # Crossplane marks each composed resource with the key its function gave it.
 COMPOSITION_KEY = "crossplane.io/composition-resource-name"
@@ -45,6 +46,16 @@ def controller_of(obj: Resource) -> str | None:
         if ref.get("controller"):
             return ref.get("uid")
     return None
+
+
+class InUse(Exception):
+    """A deletion refused because something outside it still uses what it would remove."""
+
+    def __init__(self, key: Key, users: list[Key]):
+        super().__init__(f"{key.qualified()} is in use by {', '.join(u.qualified() for u in users)}: delete "
+                         f"those or change them to stop using it first; nothing was deleted")
+        self.key = key
+        self.users = users
 
 
 @dataclass
@@ -222,15 +233,29 @@ class Reconciler:
         self._forget_owner(key, obj)
         uid = obj["metadata"]["uid"]
         self.by_uid.pop(uid, None)
-        for child in sorted(self.owned.pop(uid, set())):
+        for child in deletion_order(self.owned.pop(uid, set()), self._subtree):
             self._garbage_collect(child)
         self.store.delete(key)
 
+    def _subtree(self, key: Key) -> list[Resource]:
+        """The object and everything it controls, transitively."""
+        out, pending = [], [key]
+        while pending:
+            current = self.objects.get(pending.pop())
+            if current is not None:
+                out.append(current)
+                pending.extend(self.owned.get(current["metadata"]["uid"], ()))
+        return out
+
     def delete(self, key: Key) -> bool:
-        """Delete a composite and every composed resource under it."""
+        """Delete a composite and every composed resource under it, users first; InUse (and nothing
+        deleted) while an object outside it uses any of them."""
         self._load()
         if key not in self.objects:
             return False
+        in_use = users(self._subtree(key), self.objects.values())
+        if in_use:
+            raise InUse(key, in_use)
         with self.store.transaction():
             self._garbage_collect(key)
         return True

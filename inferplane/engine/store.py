@@ -66,6 +66,11 @@ class Key:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind}/{where}{self.name}"
 
+    def qualified(self) -> str:
+        """As kubectl prints it: kind.group/name, unambiguous across API groups."""
+        group = f".{self.group}" if self.group else ""
+        return f"{self.kind.lower()}{group}/{self.name}"
+
 
 def uid_for(key: Key) -> str:
     """A stable uid: the same object gets the same uid on every run (renders are reproducible)."""

@@ -1,0 +1,92 @@
+"""Crossplane's `Usage`, derived from the objects themselves: what a running thing uses cannot be
+deleted from under it, and a deletion removes users before what they use.
+
+An object uses:
+- the InferenceClasses its pools name (an InferenceCluster);
+- the Secret its credentials or kubeconfig reference names (a ProviderConfig, a ServingStack, an
+  Existing InferenceCluster), and therefore the managed resource that writes that Secret (a cloud
+  cluster's `writeConnectionSecretToRef`): deleting the writer deletes the Secret;
+- the ProviderConfig its `providerConfigRef` names (a Helm Release, a Kubernetes Object);
+- the cloud cluster its cluster reference names (a node pool: the cloud deletes pools first).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.compose.base import MANAGED_NAMESPACE
+from inferplane.engine.store import Key, Resource
+
+_INFERENCE_CLASS = ("inferplane.dev", "InferenceClass")
+# A cloud's node pool (apiVersion, kind) -> (the field referencing its cluster, the cluster's kind).
+_POOL_CLUSTER_REFS = {(module.api_version, module.pool_kind): (module.cluster_ref, module.cluster_kind)
+                      for module in CLOUD_MODULES.values() if getattr(module, "pool_kind", None)}
+
+
+def _secret(ref: object, default_namespace: str = MANAGED_NAMESPACE) -> Key | None:
+    if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
+        return None
+    return Key("", "Secret", ref.get("namespace") or default_namespace, ref["name"])
+
+
+def references(obj: Resource) -> set[Key]:
+    """Every object `obj` uses (whether or not it exists)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    used: set[Key] = set()
+    if obj["kind"] == "InferenceCluster":
+        for pool in spec.get("nodePools") or []:
+            if isinstance(pool, dict) and isinstance(pool.get("className"), str):
+                used.add(Key(*_INFERENCE_CLASS, "", pool["className"]))
+        existing = (spec.get("cluster") or {}).get("existing") or {}
+        used.add(_secret(existing.get("kubeconfigSecretRef")))
+    used.add(_secret(spec.get("kubeconfigSecretRef")))
+    used.add(_secret((spec.get("credentials") or {}).get("secretRef")))
+    ref = spec.get("providerConfigRef")
+    if isinstance(ref, dict) and isinstance(ref.get("name"), str) and ref.get("kind"):
+        group = obj["apiVersion"].rsplit("/", 1)[0]
+        kind_scoped = ref["kind"].startswith("Cluster")
+        namespace = "" if kind_scoped else obj["metadata"].get("namespace", "")
+        used.add(Key(group, ref["kind"], namespace, ref["name"]))
+    pool_of = _POOL_CLUSTER_REFS.get((obj["apiVersion"], obj["kind"]))
+    if pool_of is not None:
+        field, cluster_kind = pool_of
+        cluster = (spec.get("forProvider") or {}).get(field)
+        if isinstance(cluster, dict) and isinstance(cluster.get("name"), str):
+            group = obj["apiVersion"].rsplit("/", 1)[0]
+            used.add(Key(group, cluster_kind, obj["metadata"].get("namespace", ""), cluster["name"]))
+    used.discard(None)
+    return used
+
+
+def provides(obj: Resource) -> set[Key]:
+    """The object itself and what goes with it when it is deleted (the Secret it writes)."""
+    out = {Key.of(obj)}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    written = _secret(spec.get("writeConnectionSecretToRef"), obj["metadata"].get("namespace") or MANAGED_NAMESPACE)
+    if written is not None:
+        out.add(written)
+    return out
+
+
+def users(deleted: list[Resource], objects: Iterable[Resource]) -> list[Key]:
+    """Objects outside `deleted` that use something in it: while any exists, the deletion waits."""
+    gone = {k for obj in deleted for k in provides(obj)}
+    deleted_keys = {Key.of(obj) for obj in deleted}
+    return sorted(Key.of(o) for o in objects if Key.of(o) not in deleted_keys and references(o) & gone)
+
+
+def deletion_order(children: Iterable[Key], subtree: Callable[[Key], list[Resource]]) -> list[Key]:
+    """Siblings in the order a real cloud needs them deleted: users before what they use (a serving
+    stack's Helm releases before the cluster they run on; a release before its ProviderConfig)."""
+    remaining = sorted(children)
+    trees = {child: subtree(child) for child in remaining}
+    uses = {child: {k for obj in trees[child] for k in references(obj)} for child in remaining}
+    gives = {child: {k for obj in trees[child] for k in provides(obj)} for child in remaining}
+    order = []
+    while remaining:
+        # The first sibling nothing else still uses; on a cycle (none), the first one.
+        free = next((c for c in remaining if not any(gives[c] & uses[o] for o in remaining if o != c)), remaining[0])
+        order.append(free)
+        remaining.remove(free)
+    return order

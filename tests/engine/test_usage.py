@@ -1,0 +1,111 @@
+"""Crossplane's Usage in the embedded engine: what a running cluster uses cannot be deleted from under
+it, and deleting a cluster removes its serving stack before the cluster itself."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from inferplane.cli.main import cli
+from inferplane.engine.reconciler import InUse
+from inferplane.engine.runtime import Runtime
+from inferplane.engine.store import Key
+
+REPO = Path(__file__).resolve().parents[2]
+EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+CLASS = Key("inferplane.dev", "InferenceClass", "", "eks-l4")
+CLUSTER = Key("inferplane.dev", "InferenceCluster", "", "eks-l4")
+
+
+@pytest.fixture
+def runtime():
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    yield runtime
+    runtime.close()
+
+
+def test_deleting_a_class_in_use_is_refused_and_keeps_everything(runtime):
+    before = runtime.list()
+    with pytest.raises(InUse) as refused:
+        runtime.delete(CLASS)
+    assert str(refused.value) == (
+        "inferenceclass.inferplane.dev/eks-l4 is in use by inferencecluster.inferplane.dev/eks-l4: delete those or "
+        "change them to stop using it first; nothing was deleted")
+    assert runtime.list() == before
+
+
+def test_delete_command_exits_non_zero_naming_the_users(tmp_path):
+    state = tmp_path / "state"
+    assert CliRunner().invoke(cli, ["apply", "-f", str(EKS_RECIPE), "--state", str(state)]).exit_code == 0
+    releases = CliRunner().invoke(cli, ["get", "releases", "-o", "json", "--state", str(state)]).stdout
+    refused = CliRunner().invoke(cli, ["delete", "iclass", "eks-l4", "--state", str(state)])
+    assert refused.exit_code == 1
+    assert refused.stderr.strip() == (
+        "Error: inferenceclass.inferplane.dev/eks-l4 is in use by inferencecluster.inferplane.dev/eks-l4: delete "
+        "those or change them to stop using it first; nothing was deleted")
+    assert CliRunner().invoke(cli, ["get", "releases", "-o", "json", "--state", str(state)]).stdout == releases
+    # Once the cluster is gone, nothing uses the class.
+    assert CliRunner().invoke(cli, ["delete", "icluster", "eks-l4", "--state", str(state)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["delete", "iclass", "eks-l4", "--state", str(state)]).exit_code == 0
+
+
+def test_a_composed_cluster_its_stack_runs_on_cannot_be_deleted_alone(runtime):
+    with pytest.raises(InUse, match=r"^ekscluster.infrastructure.inferplane.dev/eks-l4 is in use by "
+                                    r"clusterproviderconfig.helm.m.crossplane.io/eks-l4, "
+                                    r"servingstack.infrastructure.inferplane.dev/eks-l4, "
+                                    r"clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4: "):
+        runtime.delete(Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-l4"))
+
+
+def test_a_provider_config_and_a_kubeconfig_secret_in_use_cannot_be_deleted(runtime):
+    with pytest.raises(InUse, match=r"^clusterproviderconfig.helm.m.crossplane.io/eks-l4 is in use by "
+                                    r"release.helm.m.crossplane.io/eks-l4-cert-manager, "):
+        runtime.delete(Key("helm.m.crossplane.io", "ClusterProviderConfig", "", "eks-l4"))
+    runtime.store.put({"apiVersion": "v1", "kind": "Secret",
+                       "metadata": {"name": "eks-l4-connection", "namespace": "inferplane-system"}})
+    with pytest.raises(InUse, match=r"^secret/eks-l4-connection is in use by "
+                                    r"clusterproviderconfig.helm.m.crossplane.io/eks-l4, "
+                                    r"servingstack.infrastructure.inferplane.dev/eks-l4, "
+                                    r"clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4: "):
+        runtime.delete(Key("", "Secret", "inferplane-system", "eks-l4-connection"))
+
+
+def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime):
+    deleted = []
+    store_delete = runtime.store.delete
+
+    def recording(key):
+        deleted.append(key)
+        return store_delete(key)
+
+    runtime.store.delete = recording
+    runtime.delete(CLUSTER)
+    order = [k.qualified() for k in deleted]
+
+    def position(prefix, last=False):
+        found = [i for i, name in enumerate(order) if name.startswith(prefix)]
+        return found[-1] if last else found[0]
+
+    # Releases and Objects run on the cluster: they go first, each before the credentials it used,
+    # then the stack; node groups before their cloud cluster; the composite itself last.
+    assert position("release.", last=True) < position("clusterproviderconfig.helm.")
+    assert position("object.", last=True) < position("clusterproviderconfig.kubernetes.")
+    assert position("clusterproviderconfig.", last=True) < position("servingstack.") < position("cluster.eks.")
+    assert position("nodegroup.", last=True) < position("cluster.eks.") < position("ekscluster.")
+    assert order[-1] == "inferencecluster.inferplane.dev/eks-l4"
+    assert [o["kind"] for o in runtime.list()] == ["InferenceClass", "ModelDeployment"]
+
+
+def test_a_class_removed_under_a_live_cluster_holds_it_and_deletes_nothing(runtime):
+    """However a class disappears, the cluster is held (WaitingForClasses) and keeps running."""
+    composed = {str(Key.of(o)): o.get("spec") for o in runtime.list() if o["kind"] not in
+                ("InferenceClass", "InferenceCluster", "ModelDeployment")}
+    runtime.store.delete(CLASS)  # behind admission's back, as a restored backup might
+    runtime.reconcile()
+    after = {str(Key.of(o)): o.get("spec") for o in runtime.list() if o["kind"] not in
+             ("InferenceClass", "InferenceCluster", "ModelDeployment")}
+    assert after == composed
+    cluster = runtime.get(CLUSTER)
+    ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("False", "WaitingForClasses")
