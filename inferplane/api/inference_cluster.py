@@ -79,8 +79,8 @@ class InferenceCluster(Resource):
     SHORT_NAMES: ClassVar = ("icluster",)
     COLUMNS: ClassVar = (
         ("SOURCE", ".spec.cluster.source", "string"),
-        ("READY", '.status.conditions[?(@.type=="ClusterReady")].status', "string"),
-        ("REASON", '.status.conditions[?(@.type=="ClusterReady")].reason', "string"),
+        ("READY", '.status.conditions[?(@.type=="Ready")].status', "string"),
+        ("REASON", '.status.conditions[?(@.type=="Ready")].reason', "string"),
     )
 
     spec: InferenceClusterSpec

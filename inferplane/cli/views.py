@@ -144,6 +144,21 @@ def trace_table(tree: dict[str, Any]) -> str:
     return table(("NAME", "SYNCED", "READY", "STATUS"), rows)
 
 
+def cluster_readiness(cluster: Resource) -> tuple[str, str]:
+    """(READY, REASON) of an InferenceCluster: ready only when the cluster and its stack both are.
+
+    The reason is what holds it (the gate, an invalid stack, provisioning) or, when ready, how the
+    cluster came to be (Available, Existing)."""
+    overall = condition(cluster, "Ready")
+    parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
+    if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
+        return "True", parts[0].get("reason", "")
+    if not overall and not any(parts):
+        return "Unknown", ""
+    held = next((p for p in parts if p.get("status") != "True"), None) or overall
+    return "False", held.get("reason", "")
+
+
 def fleet_table(objects: list[Resource]) -> str:
     """One row per InferenceCluster: cloud, gate, claimed drivers, pools, installed device stacks."""
     stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ServingStack"}
@@ -151,7 +166,7 @@ def fleet_table(objects: list[Resource]) -> str:
     rows = []
     for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
         name = cluster["metadata"]["name"]
-        ready = condition(cluster, "ClusterReady")
+        ready_status, reason = cluster_readiness(cluster)
         status = cluster.get("status") or {}
         pools = []
         for pool in status.get("schedulablePools", []):
@@ -159,8 +174,7 @@ def fleet_table(objects: list[Resource]) -> str:
             pools.append(f"{pool['name']}({pool['role']}:{devices or 'none'})")
         stack = stacks.get(name)
         installed = [c for c in ((stack or {}).get("status") or {}).get("components", []) if c in tagged]
-        rows.append((name, cluster["spec"]["cluster"]["source"], ready.get("status", "Unknown"),
-                     ready.get("reason", ""), ",".join(status.get("draDrivers", [])) or "none",
+        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason, ",".join(status.get("draDrivers", [])) or "none",
                      " ".join(pools), ",".join(installed) or "none"))
     return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS"), rows)
 

@@ -223,8 +223,14 @@ class InferenceClusterComposer(Composer):
         else:
             self.condition(CLUSTER_READY, "False", "Creating",
                            f"{self.source} cluster {self.name} and its pools are being provisioned")
-        if is_ready(observed.get(STACK_KEY)):
+        stack = observed.get(STACK_KEY)
+        stack_says = next((c for c in (stack or {}).get("status", {}).get("conditions", [])
+                           if c.get("type") == STACK_READY and c.get("status") == "False"
+                           and c.get("reason") not in (None, "Creating")), None)
+        if is_ready(stack):
             self.condition(STACK_READY, "True", "Available", f"serving stack {self.name} is installed")
+        elif stack_says:  # the stack knows why it is stuck (InvalidSpec, ...): say so, never "installing"
+            self.condition(STACK_READY, "False", stack_says["reason"], stack_says.get("message", ""))
         else:
             self.condition(STACK_READY, "False", "Installing",
                            f"serving stack {self.name} is being installed"

@@ -271,8 +271,11 @@ class Reconciler:
                          if not (d.ready if d.ready is not None else is_ready(observed.get(name))))
         failing = [c for c in response.conditions if c.status == "False"]
         if pending or failing:
-            why = failing[0].reason if failing and not pending else "Creating"
-            message = (f"waiting for {', '.join(pending)}" if pending else failing[0].message)
+            # A condition that says why (InvalidSpec, UnsupportedDevices) beats a generic "Creating".
+            stuck = [c for c in failing if c.reason not in ("Creating", "Installing")]
+            why = stuck[0].reason if stuck else failing[0].reason if failing and not pending else "Creating"
+            message = stuck[0].message if stuck else (f"waiting for {', '.join(pending)}" if pending
+                                                      else failing[0].message)
             conditions["Ready"] = {"type": "Ready", "status": "False", "reason": why, "message": message}
         else:
             conditions["Ready"] = {"type": "Ready", "status": "True", "reason": "Available", "message": ""}
