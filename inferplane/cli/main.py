@@ -87,15 +87,22 @@ def opened(state: Path | None) -> Iterator["Runtime"]:
     import sqlite3
 
     from inferplane.engine.runtime import Runtime, state_dir
+    from inferplane.engine.store import UnknownSchema, explain
 
     folder = state_dir(state)
     try:
         runtime = Runtime(folder, progress=_progress_bar())
+    except UnknownSchema as exc:
+        raise click.ClickException(f"cannot open the state in {folder}: {exc}") from None
     except (OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot open the state in {folder}: {exc}: pass --state with a writable "
                                    "folder, or move the damaged store.db aside") from None
     try:
         yield runtime
+    except sqlite3.Error as exc:
+        # Every write is its own transaction: what was acknowledged is kept, the failed write is not.
+        raise click.ClickException(f"the state in {folder} could not be written: {explain(exc)}; every write "
+                                   "acknowledged before this one is kept") from None
     finally:
         runtime.close()
 

@@ -16,6 +16,15 @@ from typing import Any, Iterator
 
 Resource = dict[str, Any]
 
+# The layout of the tables below, recorded in the database (PRAGMA user_version). A store written by
+# a newer layout is refused rather than misread; 0 is a store from before the layout was recorded,
+# which is this same layout.
+SCHEMA_VERSION = 1
+
+
+class UnknownSchema(Exception):
+    """The store was written with a layout this inferplane does not know."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
     api_group TEXT NOT NULL,
@@ -93,7 +102,14 @@ class Store:
             self._db.execute("PRAGMA synchronous=FULL")
         else:
             self._db = sqlite3.connect(":memory:", isolation_level=None)
+        found = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if found > SCHEMA_VERSION:
+            self._db.close()
+            raise UnknownSchema(f"its store has schema version {found} and this inferplane knows only up to "
+                                f"{SCHEMA_VERSION}: use the inferplane that wrote it, or another --state")
         self._db.executescript(_SCHEMA)
+        if found != SCHEMA_VERSION:
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._depth = 0
 
     def close(self) -> None:
@@ -109,7 +125,7 @@ class Store:
             yield self
         except BaseException:
             self._depth -= 1
-            if self._depth == 0:
+            if self._depth == 0 and self._db.in_transaction:  # SQLite rolls back itself on a full disk
                 self._db.execute("ROLLBACK")
             raise
         self._depth -= 1
@@ -222,3 +238,15 @@ class Store:
             self._db.execute(
                 "INSERT INTO events (api_group, kind, namespace, name, type, reason, message) VALUES (?,?,?,?,?,?,?)",
                 (key.group, key.kind, key.namespace, key.name, type_, reason, message))
+
+
+def explain(error: sqlite3.Error) -> str:
+    """What a store failure means for the user, and what to do about it."""
+    text = str(error)
+    if "readonly" in text:
+        return "the store is read-only: fix the folder's permissions, or pass --state with a writable folder"
+    if "locked" in text:
+        return "another inferplane command is writing this state: let it finish and run the command again"
+    if "disk is full" in text or "disk I/O error" in text:
+        return "the disk holding the store is full or failing: free some space and run the command again"
+    return f"{text}: check the folder, or move the damaged store.db aside"

@@ -1,0 +1,77 @@
+"""A store that cannot be written, or was written by another layout, is a clear error: never a
+traceback, never a half-written object."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from inferplane.cli.main import cli
+from inferplane.engine import store as store_module
+from inferplane.engine.store import SCHEMA_VERSION, Store
+
+REPO = Path(__file__).resolve().parents[2]
+EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(map(str, args)))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def opened_with(monkeypatch, pragma):
+    """Every store the commands open gets `pragma` right after opening (a fault, injected)."""
+    original = Store.__init__
+
+    def faulty(self, path=None):
+        original(self, path)
+        self._db.execute(pragma)
+
+    monkeypatch.setattr(Store, "__init__", faulty)
+
+
+@pytest.mark.parametrize("pragma, meaning", [
+    ("PRAGMA query_only = ON",
+     "the store is read-only: fix the folder's permissions, or pass --state with a writable folder"),
+    ("PRAGMA max_page_count = 8",
+     "the disk holding the store is full or failing: free some space and run the command again"),
+])
+def test_a_store_that_cannot_be_written_is_a_clear_error(tmp_path, monkeypatch, pragma, meaning):
+    state = tmp_path / "state"
+    Store(state).close()
+    opened_with(monkeypatch, pragma)
+    result = run("apply", "-f", EKS_RECIPE, "--state", state)
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Error: the state in {state} could not be written: {meaning}; every write acknowledged before this one "
+        "is kept")
+    monkeypatch.undo()
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    # Whatever was acknowledged is readable; nothing half-written stands in the way of a retry.
+    assert run("apply", "-f", EKS_RECIPE, "--state", state).exit_code == 0
+
+
+def test_the_store_records_its_schema_version_and_refuses_a_newer_one(tmp_path):
+    state = tmp_path / "state"
+    Store(state).close()
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    result = run("fleet", "--state", state)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"Error: cannot open the state in {state}: its store has schema version 2 and this inferplane knows only up "
+        "to 1: use the inferplane that wrote it, or another --state")
+
+
+def test_a_store_from_before_versioning_is_adopted(tmp_path):
+    state = tmp_path / "state"
+    Store(state).close()
+    with sqlite3.connect(state / "store.db") as db:
+        db.execute("PRAGMA user_version = 0")
+    assert run("apply", "-f", EKS_RECIPE / "class.yaml", "--state", state).exit_code == 0
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (store_module.SCHEMA_VERSION,)
