@@ -252,15 +252,21 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
         yield from _capacity_problems(body)
     if kind.KIND != "ModelDeployment":
         return
+    from inferplane.cel.check import selector_problems  # loads cel-cpp: only deployments pay for it
+
     for e, engine in enumerate(body["spec"]["engines"]):
         for m, member in enumerate(engine["members"]):
             for d, device in enumerate(member.get("nodeSelector", {}).get("devices", [])):
                 for s, expression in enumerate(device.get("selectors", [])):
+                    path = f"spec.engines[{e}].members[{m}].nodeSelector.devices[{d}].selectors[{s}]"
+                    problems = selector_problems(expression)
+                    yield from ((path, problem) for problem in problems)
+                    if problems:
+                        continue  # the evaluator's parser is never handed what the checker refused
                     try:
                         cel.selector(expression)
                     except cel.CelError as exc:
-                        yield (f"spec.engines[{e}].members[{m}].nodeSelector.devices[{d}].selectors[{s}]",
-                               f"not a valid CEL expression: {first_line(exc)}")
+                        yield path, f"not a valid CEL expression: {first_line(exc)}"
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

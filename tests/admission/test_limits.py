@@ -1,6 +1,7 @@
 """Inputs that look harmless in a file but would break the engine: `validate` and `apply` refuse
 each one with the same message, and `apply` stores nothing of it."""
 
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -28,6 +29,15 @@ def in_template(extra: str) -> str:
 
 
 CONTAINER = "spec.engines[0].members[0].template.spec.containers[0]"
+SELECTOR = "spec.engines[0].members[0].nodeSelector.devices[0].selectors[0]"
+FIRST_SELECTOR = '                  - device.driver == "gpu.nvidia.com"\n'
+
+
+def with_selector(expression: str) -> str:
+    assert FIRST_SELECTOR in MODEL
+    return MODEL.replace(FIRST_SELECTOR, f"                  - {json.dumps(expression)}\n")
+
+
 CASES = {
     "huge-exponent": (CPU_CLASS.replace('cpu: "4"', 'cpu: "1e1001"'),
                       "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu: '1e1001' is not a supported "
@@ -60,6 +70,24 @@ CASES = {
                           f"InferenceCluster/{'c' * 53}: metadata.name: must be at most 52 characters, got 53: the "
                           f"cluster's kubeconfig Secret is named '{'c' * 53}-connection', and a Secret reference "
                           "holds at most 63; shorten the name"),
+    "selector-not-bool": (with_selector("device.driver"),
+                          f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: must evaluate to bool, not string: compare "
+                          "the value, e.g. device.driver == \"gpu.nvidia.com\""),
+    "selector-string-plus-int": (with_selector("device.driver + 1 == 2"),
+                                 f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: not a valid CEL expression: at 1:15: "
+                                 "found no matching overload for '_+_' applied to '(string, int)'"),
+    "selector-unknown-variable": (with_selector("node.name == 'a'"),
+                                  f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: not a valid CEL expression: at 1:5: "
+                                  "undeclared reference to 'node.name' (in container '')"),
+    "selector-parser-crash": (with_selector("device" + ".a" * 20000 + " == 1"),
+                              f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: is 40011 characters long, over the 10240 "
+                              "a selector may have (Kubernetes' CELSelectorExpressionMaxLength): shorten it or split "
+                              "it into several selectors"),
+    "selector-too-costly": (with_selector("device.attributes.all(d, device.attributes[d].all(k, device.attributes."
+                                          "all(e, device.attributes[e].all(j, true))))"),
+                            f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: estimated cost 4,597,126 exceeds the budget "
+                            "of 1,000,000 per selector (Kubernetes' CELSelectorExpressionMaxCost, about 1 ms of "
+                            "evaluation): nest fewer comprehensions"),
     "owner-references": (EKS_CLASS.replace("  name: eks-l4\n", "  name: eks-l4\n  ownerReferences: [{apiVersion: "
                                            "v1, kind: Secret, name: s, uid: u, controller: true}]\n"),
                          "InferenceClass/eks-l4: metadata.ownerReferences: an applied object has no owner: "
