@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.compose.base import MANAGED_NAMESPACE
+from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.engine.store import Key, Resource
 
 _INFERENCE_CLASS = ("inferplane.dev", "InferenceClass")
