@@ -174,8 +174,8 @@ def fleet_table(objects: list[Resource]) -> str:
             pools.append(f"{pool['name']}({pool['role']}:{devices or 'none'})")
         stack = stacks.get(name)
         installed = [c for c in ((stack or {}).get("status") or {}).get("components", []) if c in tagged]
-        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason, ",".join(status.get("draDrivers", [])) or "none",
-                     " ".join(pools), ",".join(installed) or "none"))
+        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason,
+                     ",".join(status.get("draDrivers", [])) or "none", " ".join(pools), ",".join(installed) or "none"))
     return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS"), rows)
 
 
