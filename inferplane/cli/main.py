@@ -81,17 +81,28 @@ def object_arguments(command):
     return command
 
 
+# Exit codes: 1 for a mistake in the input (or a state that cannot be used), 3 when the command did
+# its writes but the fleet did not reach its fixpoint (click itself uses 2 for a bad command line).
+EXIT_NOT_CONVERGED = 3
+TIMEOUT_OPTION = click.option(
+    "--timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+    help="Seconds to wait for another inferplane command working on the same state.")
+
+
 @contextlib.contextmanager
-def opened(state: Path | None) -> Iterator["Runtime"]:
-    """The runtime on the state folder, closed however the command ends."""
+def opened(state: Path | None, wait: float | None = None) -> Iterator["Runtime"]:
+    """The runtime on the state folder, closed however the command ends; a store that another
+    process keeps locked is reported, never a traceback."""
     import sqlite3
 
-    from inferplane.engine.runtime import Runtime, state_dir
-    from inferplane.engine.store import UnknownSchema, explain
+    from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
+    from inferplane.engine.store import StoreBusy, UnknownSchema, explain
 
     folder = state_dir(state)
     try:
-        runtime = Runtime(folder, progress=_progress_bar())
+        runtime = Runtime(folder, progress=_progress_bar(), wait=DEFAULT_WAIT if wait is None else wait)
+    except StoreBusy as exc:
+        raise click.ClickException(str(exc)) from None
     except UnknownSchema as exc:
         raise click.ClickException(f"cannot open the state in {folder}: {exc}") from None
     except (OSError, sqlite3.Error) as exc:
@@ -99,8 +110,10 @@ def opened(state: Path | None) -> Iterator["Runtime"]:
                                    "folder, or move the damaged store.db aside") from None
     try:
         yield runtime
+    except StoreBusy as exc:
+        raise click.ClickException(str(exc)) from None
     except sqlite3.Error as exc:
-        # Every write is its own transaction: what was acknowledged is kept, the failed write is not.
+        # Writes commit in small transactions: what was acknowledged is kept, the failed one is not.
         raise click.ClickException(f"the state in {folder} could not be written: {explain(exc)}; every write "
                                    "acknowledged before this one is kept") from None
     finally:
@@ -126,10 +139,18 @@ def _print_errors(errors: list) -> None:
         click.echo(f"error: {error}", err=True)
 
 
-def _report_convergence(report) -> None:
-    if report is not None and not report.converged:
-        click.echo("warning: the fleet did not reach a fixpoint; still changing after the iteration bound: "
+def _report_convergence(report) -> bool:
+    """Say clearly when the fleet is not at its fixpoint; whether it is."""
+    if report is None or report.converged:
+        return True
+    if report.waited_for:
+        click.echo(f"error: the fleet has not reached its fixpoint: {report.waited_for} is still reconciling this "
+                   "state; your objects are stored and it reconciles them too: run the command again with a "
+                   "longer --timeout to wait for it", err=True)
+    else:
+        click.echo("error: the fleet did not reach a fixpoint; still changing after the iteration bound: "
                    + ", ".join(f"{k} ({n} reconciles)" for k, n in sorted(report.unconverged.items())), err=True)
+    return False
 
 
 def _dump(objects: list[dict], output: str) -> str:
@@ -147,18 +168,21 @@ def _dump(objects: list[dict], output: str) -> str:
 @cli.command()
 @FILES_OPTION
 @STATE_OPTION
-def apply(paths: tuple[Path, ...], state: Path | None) -> None:
-    """Admit manifests, store them and reconcile the fleet to a fixpoint."""
+@TIMEOUT_OPTION
+def apply(paths: tuple[Path, ...], state: Path | None, timeout: float) -> None:
+    """Admit manifests, store them and reconcile the fleet to a fixpoint.
+
+    Exit 1 if a manifest is rejected (nothing of it is stored), 3 if the fleet did not reach its fixpoint."""
     def acknowledge(key, verb: str) -> None:
         # Printed once the write is committed: every line on screen survives a crash.
         click.echo(f"{key.qualified()} {verb}")
         sys.stdout.flush()
 
-    with opened(state) as runtime:
+    with opened(state, timeout) as runtime:
         result = runtime.apply(list(paths), on_applied=acknowledge)
     _print_errors(result.admission.errors)
-    _report_convergence(result.report)
-    sys.exit(1 if result.admission.errors else 0)
+    converged = _report_convergence(result.report)
+    sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 
 def _select(objects: list[dict], kind_arg: str, name: str | None, namespace: str | None, where: str,
@@ -249,18 +273,25 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
 
 @cli.command()
 @object_arguments
-def delete(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+@TIMEOUT_OPTION
+def delete(kind: str, name: str, namespace: str | None, state: Path | None, timeout: float) -> None:
     """Delete an object and everything composed under it, users first; refused while something else uses it."""
     from inferplane.engine.reconciler import InUse
     from inferplane.engine.store import Key
 
-    with opened(state) as runtime:
+    with opened(state, timeout) as runtime:
         resolved, objects = _find(runtime, kind, name, namespace)
         try:
-            runtime.delete(Key.of(objects[0]))
+            deleted, report = runtime.delete(Key.of(objects[0]))
         except InUse as refused:
             raise click.ClickException(str(refused)) from None
+    if not deleted and report.waited_for:
+        click.echo(f"error: nothing deleted: {report.waited_for} is still reconciling this state: run the command "
+                   "again with a longer --timeout to wait for it", err=True)
+        sys.exit(EXIT_NOT_CONVERGED)
     click.echo(f"{resolved.lower()}/{name} deleted")
+    if not _report_convergence(report):
+        sys.exit(EXIT_NOT_CONVERGED)
 
 
 @cli.command()
@@ -291,10 +322,10 @@ def render(folder: Path, output: str) -> None:
     finally:
         runtime.close()
     _print_errors(result.admission.errors)
-    _report_convergence(result.report)
+    converged = _report_convergence(result.report)
     if result.admission.admitted:
         click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
-    sys.exit(1 if result.admission.errors else 0)
+    sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 
 @cli.command()

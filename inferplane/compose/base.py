@@ -1,6 +1,7 @@
 """The contract every composition function follows (Crossplane's RunFunction, in plain Python).
 
-A function is pure: the same request gives byte-identical output. It never raises for a user's
+A function is pure: the same request gives byte-identical output, and the request itself is left as
+it was (the embedded runtime hands over its cache's objects, uncopied). It never raises for a user's
 mistake; it reports it as a condition with a reason and a message naming the object and the fix.
 """
 

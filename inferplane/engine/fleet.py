@@ -1,17 +1,26 @@
-"""Fleet-wide steps after composition: each target cluster simulated, and its placement audited."""
+"""Each target cluster simulated, and its placement audited; rerun only when its inputs changed.
+
+A cluster's simulation depends on its pools (from the cloud cluster's node pools, or an Existing
+cluster's own spec), the devices of the classes those pools use, and the components its serving
+stack installs. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
+simulated from keeps its objects.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+from typing import Any, Callable
 
+import orjson
+
+from inferplane.admission.structural import json_copy
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds.base import SYSTEM_POOL_NODES
 from inferplane.compose.inference_cluster import node_pool
-from inferplane.engine.reconciler import controller_of
-from inferplane.engine.simulation import Pool, simulate_cluster
+from inferplane.engine.simulation import ClusterSimulation, Pool, installed_components
 from inferplane.engine.simulation_audit import audit
 from inferplane.engine.store import Key, Resource, Store
 
@@ -20,56 +29,79 @@ from inferplane.engine.store import Key, Resource, Store
 EXISTING_SYSTEM_POOL = {"name": SYSTEM_POOL_NAME, "role": PoolRole.SYSTEM, "nodeCount": SYSTEM_POOL_NODES,
                         "labels": {}, "taints": []}
 
+# (kind, name) -> the cluster-scoped object, or None.
+Lookup = Callable[[str, str], Resource | None]
+# A composite's uid -> the objects it controls.
+Children = Callable[[str], list[Resource]]
 
-def _pools(cluster: Resource, objects: dict[tuple[str, str], Resource],
-           classes: dict[str, InferenceClass]) -> list[Pool] | None:
-    """The cluster's pools with their class devices; None when nothing is provisioned (yet)."""
-    source = cluster["spec"]["cluster"]["source"]
+
+def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> dict[str, Any] | None:
+    """Everything the cluster's simulation reads, as plain data; None when nothing is provisioned (yet)."""
     name = cluster["metadata"]["name"]
+    stack = lookup("ServingStack", name)
+    if stack is None:
+        return None
+    source = cluster["spec"]["cluster"]["source"]
     pool_classes = {p["name"]: p["className"] for p in cluster["spec"]["nodePools"]}
+    classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
     if source == "Existing":
-        typed = InferenceCluster.model_validate(cluster)
-        if any(p.class_name not in classes for p in typed.spec.node_pools):
+        if any(klass is None for klass in classes.values()):
             return None
+        typed = InferenceCluster.model_validate(cluster)
         entries = [EXISTING_SYSTEM_POOL]
-        entries += [node_pool(pool, classes[pool.class_name]) for pool in typed.spec.node_pools]
+        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]))
+                    for pool in typed.spec.node_pools]
     else:
-        cloud_cluster = objects.get((CLOUD_CLUSTER_KINDS[source].KIND, name))
+        cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
         if cloud_cluster is None:
             return None
         entries = cloud_cluster["spec"]["nodePools"]
     pools = []
     for entry in entries:
         klass = classes.get(pool_classes.get(entry["name"], ""))
-        pools.append(Pool.from_wire(entry, klass.spec.devices if klass and entry["role"] != PoolRole.SYSTEM else ()))
-    return pools
+        devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
+        pools.append({"entry": entry, "devices": devices})
+    return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"]))}
+
+
+def fingerprint(inputs: dict[str, Any] | None) -> str:
+    return hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Simulate one cluster from its inputs and keep its objects; the audit's findings are returned and
+    recorded as Warning events on the InferenceCluster."""
+    name = cluster["metadata"]["name"]
+    if inputs is None:
+        store.replace_cluster_objects(name, [], fingerprint(None))
+        return []
+    inputs = json_copy(inputs)  # its own copy: the inputs are read from a cache
+    pools = [Pool.from_wire(p["entry"], p["devices"]) for p in inputs["pools"]]
+    simulated = ClusterSimulation(name, pools, inputs["installed"]).simulate()
+    findings = [f.to_dict() for f in audit(simulated)]
+    with store.transaction():
+        store.replace_cluster_objects(name, simulated, fingerprint(inputs))
+        for finding in findings:
+            store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
+    return findings
 
 
 def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
-    """Recompute every target cluster's objects (nodes, workloads, ResourceSlices); returns the
-    placement audit's findings by cluster, also recorded as Warning events on the InferenceCluster."""
+    """Simulate every cluster afresh; the placement audit's findings by cluster."""
+    from inferplane.engine.reconciler import controller_of
+
     everything = store.list()
     objects = {(o["kind"], o["metadata"]["name"]): o for o in everything if not o["metadata"].get("namespace")}
-    classes = {o["metadata"]["name"]: InferenceClass.model_validate(o)
-               for o in everything if o["kind"] == "InferenceClass"}
     owned: dict[str, list[Resource]] = {}
     for obj in everything:
         owner = controller_of(obj)
         if owner:
             owned.setdefault(owner, []).append(obj)
     findings: dict[str, list[dict[str, Any]]] = {}
-    with store.transaction():
-        for cluster in (o for o in everything if o["kind"] == "InferenceCluster"):
-            name = cluster["metadata"]["name"]
-            pools = _pools(cluster, objects, classes)
-            stack = objects.get(("ServingStack", name))
-            if pools is None or stack is None:
-                store.replace_cluster_objects(name, [])
-                continue
-            simulated = simulate_cluster(name, pools, owned.get(stack["metadata"]["uid"], []))
-            store.replace_cluster_objects(name, simulated)
-            findings[name] = [f.to_dict() for f in audit(simulated)]
-            for finding in findings[name]:
-                store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}",
-                                   finding["message"])
+    for cluster in (o for o in everything if o["kind"] == "InferenceCluster"):
+        inputs = simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
+                                   lambda uid: owned.get(uid, []))
+        found = simulate(store, cluster, inputs)
+        if inputs is not None:
+            findings[cluster["metadata"]["name"]] = found
     return findings

@@ -1,22 +1,31 @@
-"""The embedded reconciler, with Crossplane's semantics.
+"""The embedded reconciler, with Crossplane's semantics, run as a Kubernetes controller.
 
 For each composite: call its composition function with the observed composite, its observed composed
 resources (by the keys the function gave them) and the required resources it asked for; apply the
 desired composed resources; garbage-collect composed resources that are no longer desired; derive
-readiness. Repeat until nothing changes (a fixpoint) or the iteration bound is hit, which is
-reported. Composed composites (cloud clusters, serving stacks) reconcile in turn.
+readiness. Composed composites (cloud clusters, serving stacks) reconcile in turn.
+
+It works off the store's work queue, keyed by object: a write queues what it affects (a composite
+whose spec changed, the composite controlling a changed resource, the composites that required it),
+so a change reconciles only what depends on it, and the queue running dry is the fixpoint. Each
+reconcile reads from a cache of the store that watches for writes by resourceVersion, writes with
+the version it read (a stale write is refused: the cache is re-read and the object reconciled again),
+and commits its writes with the queue's bookkeeping in one transaction. Once no reconcile is left,
+every cluster whose simulation inputs changed is simulated again.
 """
 
 from __future__ import annotations
 
-import copy
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from inferplane.admission.structural import json_copy
+from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.compose.base import Request, Response, is_ready
+from inferplane.engine.fleet import fingerprint, simulate, simulation_inputs
+from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.store import Key, Resource, Store
+from inferplane.engine.store import RECONCILE, SIMULATE, Conflict, Key, Resource, Store, resource_version
 from inferplane.engine.usage import deletion_order, users
 
 # Crossplane marks each composed resource with the key its function gave it.
@@ -27,6 +36,9 @@ COMPOSITE_LABEL = "crossplane.io/composite"
 MAX_RECONCILES_PER_OBJECT = 25
 # Bounded so that a function which keeps asking for new resources cannot spin forever.
 MAX_REQUIREMENT_ROUNDS = 5
+# Simulations come after every reconcile (a higher priority number), so that a cluster is simulated
+# once its fleet settled, not at every step on the way.
+SIMULATE_PRIORITY = 1
 
 
 def composition_functions() -> dict[str, Callable[[Request], Response]]:
@@ -62,29 +74,76 @@ class InUse(Exception):
 class RunReport:
     converged: bool = True
     reconciles: int = 0
+    simulations: int = 0  # target clusters simulated again (their inputs changed)
+    # How often each object was reconciled.
+    reconciled: dict[str, int] = field(default_factory=dict)
     # Objects that hit the bound, with how often they were reconciled.
     unconverged: dict[str, int] = field(default_factory=dict)
+    # Set when this command gave up waiting for another process's reconcile: who holds the lease.
+    waited_for: str | None = None
 
 
 class Reconciler:
     def __init__(self, store: Store, provider: SimulatedProvider | None = None,
                  functions: dict[str, Callable[[Request], Response]] | None = None,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None, lease: Lease | None = None,
+                 simulate: bool | None = None):
+        """`simulate`: simulate the target clusters (default: when the functions are inferplane's own)."""
         self.store = store
+        self.simulates = functions is None if simulate is None else simulate
         self.provider = provider or SimulatedProvider()
         self.functions = functions if functions is not None else composition_functions()
         self.progress = progress
-        # A write-through cache of the store, indexed by controller uid, loaded once per run.
+        self.lease = lease
+        # The cache: every object, indexed by controller uid and by (kind, name) when cluster-scoped.
         self.objects: dict[Key, Resource] = {}
         self.owned: dict[str, set[Key]] = {}
         self.by_uid: dict[str, Key] = {}
+        self.cluster_scoped: dict[tuple[str, str], Key] = {}
+        # composite -> what it required last time, and the reverse.
+        self.required: dict[Key, set[Key]] = {}
+        self.required_by: dict[Key, set[Key]] = {}
+        self.seen = 0  # the highest resourceVersion the cache is known to hold
+
+    # ---- writes users make
+
+    def submit(self, obj: Resource) -> tuple[Resource, bool, bool]:
+        """Store a user's object (spec and metadata; its status stays the reconciler's) and queue what it
+        affects. Based on the version read just before; retried when another write came in between.
+        Returns (stored, changed, created)."""
+        key = Key.of(obj)
+        while True:
+            current = self.store.get(key)
+            meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "resourceVersion"}
+            if current is not None:
+                meta["resourceVersion"] = resource_version(current)
+            try:
+                with self.store.transaction():
+                    stored, changed = self.store.put({**obj, "metadata": meta})
+                    if changed:
+                        targets = [key] if key.kind in self.functions else []
+                        self.store.enqueue(RECONCILE, targets + self.store.watchers(key))
+                return stored, changed, current is None
+            except Conflict:
+                continue
 
     # ---- cache
 
     def _load(self) -> None:
-        self.objects, self.owned, self.by_uid = {}, {}, {}
+        self.objects, self.owned, self.by_uid, self.cluster_scoped = {}, {}, {}, {}
+        # The version first: anything written while the list is read is read again by the watch.
+        self.seen = self.store.latest_version()
         for obj in self.store.list():
             self._remember(obj)
+        self.required, self.required_by = {}, {}
+        for watcher, keys in self.store.requirements().items():
+            self._note_requirements(watcher, keys)
+
+    def _refresh(self) -> None:
+        """Watch: read what other processes wrote since the cache was last known to be current."""
+        for obj in self.store.changed_since(self.seen):
+            self._remember(obj)
+            self.seen = int(resource_version(obj) or 0)
 
     def _remember(self, obj: Resource) -> None:
         key = Key.of(obj)
@@ -93,55 +152,118 @@ class Reconciler:
             self._forget_owner(key, previous)
         self.objects[key] = obj
         self.by_uid[obj["metadata"]["uid"]] = key
+        if not key.namespace:
+            self.cluster_scoped[(key.kind, key.name)] = key
         owner = controller_of(obj)
         if owner:
             self.owned.setdefault(owner, set()).add(key)
+        if int(resource_version(obj) or 0) == self.seen + 1:
+            self.seen += 1  # our own write, and nobody else's came in between
 
     def _forget_owner(self, key: Key, obj: Resource) -> None:
         owner = controller_of(obj)
         if owner and owner in self.owned:
             self.owned[owner].discard(key)
 
+    def _note_requirements(self, watcher: Key, keys: set[Key]) -> None:
+        for key in self.required.get(watcher, ()):
+            self.required_by.get(key, set()).discard(watcher)
+        self.required[watcher] = keys
+        for key in keys:
+            self.required_by.setdefault(key, set()).add(watcher)
+
+    def _lookup(self, kind: str, name: str) -> Resource | None:
+        key = self.cluster_scoped.get((kind, name))
+        return self.objects.get(key) if key else None
+
+    def _children(self, uid: str) -> list[Resource]:
+        return [self.objects[k] for k in sorted(self.owned.get(uid, ()))]
+
+    def _controller(self, obj: Resource) -> Key | None:
+        return self.by_uid.get(controller_of(obj) or "")
+
+    def _root(self, key: Key) -> Key:
+        """The top of the controller chain an object is composed under."""
+        while (owner := self._controller(self.objects[key])) is not None:
+            key = owner
+        return key
+
+    # ---- writes the reconciler makes (inside a transaction), each queueing what it affects
+
+    def _enqueue_affected(self, key: Key, obj: Resource, itself: bool) -> None:
+        targets = [key] if itself else []
+        owner = self._controller(obj)
+        if owner and not itself:
+            targets.append(owner)
+        targets += sorted(self.required_by.get(key, ()))
+        if targets:
+            self.store.enqueue(RECONCILE, targets)
+
     def _put(self, obj: Resource) -> tuple[Resource, bool]:
-        stored, changed = self.store.put(obj)
+        """Write a composed resource's spec: a composite reconciles next; a managed resource's composite
+        observes it next."""
+        key = Key.of(obj)
+        existing = self.objects.get(key)
+        if existing is not None:
+            obj["metadata"]["resourceVersion"] = resource_version(existing)
+        stored, changed = self.store.put(obj, known=existing)
         if changed:
             self._remember(stored)
+            self._enqueue_affected(key, stored, itself=key.kind in self.functions)
         return stored, changed
 
     def _put_status(self, key: Key, status: dict[str, Any]) -> bool:
-        """Replace an object's status (from the cache: no read back); whether it changed."""
-        return self._put({**self.objects[key], "status": status})[1]
+        """Replace an object's status, based on the version in the cache; whether it changed."""
+        stored, changed = self.store.put_status(key, status, self.objects[key])
+        if changed:
+            self._remember(stored)
+            self._enqueue_affected(key, stored, itself=False)
+        return changed
+
+    def resync(self) -> None:
+        """Queue every composite, as an informer's periodic resync does: a level-triggered check that
+        the fleet is at its fixpoint, whatever the queue says."""
+        self.store.enqueue(RECONCILE, sorted(Key.of(o) for o in self.store.list() if o["kind"] in self.functions))
 
     # ---- the loop
 
     def run(self) -> RunReport:
-        """Reconcile every composite to a fixpoint."""
-        self._load()
+        """Work off the queue until it is empty: the fleet's fixpoint."""
         report = RunReport()
-        queue: deque[Key] = deque(sorted(k for k, o in self.objects.items() if o["kind"] in self.functions))
-        queued = set(queue)
-        counts: dict[Key, int] = {}
-        while queue:
-            key = queue.popleft()
-            queued.discard(key)
-            if key not in self.objects:
+        if self.store.next_item() is None:
+            return report  # nothing changed: nothing to read
+        self._load()
+        while (item := self.store.next_item()) is not None:
+            if self.lease is not None:
+                self.lease.renew_if_due()
+            work, key, bumps = item
+            self._refresh()
+            if work == SIMULATE:
+                report.simulations += self._simulate(key, bumps)
                 continue
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] > MAX_RECONCILES_PER_OBJECT:
+            if key not in self.objects or key.kind not in self.functions:
+                with self.store.transaction(durable=False):
+                    self.store.done(work, key, bumps)
+                continue
+            count = report.reconciled.get(str(key), 0)
+            if count == MAX_RECONCILES_PER_OBJECT:
                 report.converged = False
-                report.unconverged[str(key)] = counts[key] - 1
+                report.unconverged[str(key)] = count
+                with self.store.transaction(durable=False):
+                    self.store.done(work, key, None)
                 continue
             report.reconciles += 1
-            for follow_up in self.reconcile(key):
-                if follow_up not in queued and follow_up in self.objects:
-                    queue.append(follow_up)
-                    queued.add(follow_up)
+            report.reconciled[str(key)] = count + 1
+            try:
+                self.reconcile(key, bumps)
+            except Conflict:
+                self._load()  # another process wrote what this reconcile read: read again, reconcile again
             if self.progress:
-                self.progress(report.reconciles, len(queue))
+                self.progress(report.reconciles, self.store.queued())
         return report
 
-    def reconcile(self, key: Key) -> list[Key]:
-        """One reconcile of one composite; returns the objects to reconcile next."""
+    def reconcile(self, key: Key, bumps: int | None = None) -> None:
+        """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see Store.done)."""
         composite = self.objects[key]
         function = self.functions[composite["kind"]]
         uid = composite["metadata"]["uid"]
@@ -149,30 +271,33 @@ class Reconciler:
         for child_key in sorted(self.owned.get(uid, ())):
             child = self.objects[child_key]
             observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child_key.name)] = child
+        response: Response | None = None
         try:
-            response = self._call(function, composite, observed)
+            response, required = self._call(function, composite, observed)
         except Exception as exc:  # noqa: BLE001 - a function's bug must not stop the fleet or delete anything
-            self._report_failure(key, composite, exc)
-            return []
-        follow_ups: list[Key] = []
-        with self.store.transaction():
+            failure = exc
+        with self.store.transaction(durable=False):
+            self.store.done(RECONCILE, key, bumps)
+            root = self._root(key)
+            if self.simulates and root.kind == InferenceCluster.KIND:
+                self.store.enqueue(SIMULATE, [root], priority=SIMULATE_PRIORITY)
+            if response is None:
+                self._report_failure(key, composite, failure)
+                return
+            if required != self.required.get(key, set()):
+                self.store.set_requirements(key, required)
+                self._note_requirements(key, required)
             for name, desired in sorted(response.desired.items()):
-                applied, more = self._apply(composite, name, desired.resource)
-                follow_ups += more
+                applied = self._apply(composite, name, desired.resource)
                 if name in observed and Key.of(observed[name]) != applied:
                     self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
             for name in sorted(set(observed) - set(response.desired)):
                 self._garbage_collect(Key.of(observed[name]))
                 self.store.record_event(key, "Normal", "DeletedComposed",
                                         f"deleted {Key.of(observed[name])}: no longer desired")
-                follow_ups.append(key)
             for event in response.events:
                 self.store.record_event(key, event.type, event.reason, event.message)
-            if self._set_status(key, composite, response, observed):
-                owner = self.by_uid.get(controller_of(self.objects[key]) or "")
-                if owner:
-                    follow_ups.append(owner)
-        return follow_ups
+            self._set_status(key, composite, response, observed)
 
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
@@ -181,61 +306,70 @@ class Reconciler:
         message = f"composition function failed: {type(exc).__name__}: {exc}"
         conditions["Synced"] = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": message}
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
-        with self.store.transaction():
-            self.store.record_event(key, "Warning", "ReconcileError", message)
-            self._put_status(key, status)
+        self.store.record_event(key, "Warning", "ReconcileError", message)
+        self._put_status(key, status)
 
     def _call(self, function: Callable[[Request], Response], composite: Resource,
-              observed: dict[str, Resource]) -> Response:
+              observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
+        """The function's response, and the objects it required. The request holds the cache's own
+        objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
         required: dict[str, Resource | None] = {}
-        response = function(Request(copy.deepcopy(composite), copy.deepcopy(observed), required))
+        keys: set[Key] = set()
+        response = function(Request(composite, observed, required))
         for _ in range(MAX_REQUIREMENT_ROUNDS):
             wanted = {n: r for n, r in response.requirements.items() if n not in required}
             if not wanted:
                 break
             for name, requirement in wanted.items():
                 group = requirement.api_version.rsplit("/", 1)[0]
-                found = self.objects.get(Key(group, requirement.kind, requirement.namespace or "", requirement.name))
-                required[name] = copy.deepcopy(found) if found else None
-            response = function(Request(copy.deepcopy(composite), copy.deepcopy(observed), dict(required)))
-        return response
+                key = Key(group, requirement.kind, requirement.namespace or "", requirement.name)
+                keys.add(key)
+                found = self.objects.get(key)
+                required[name] = found
+            response = function(Request(composite, observed, dict(required)))
+        return response, keys
 
-    def _apply(self, composite: Resource, name: str, resource: Resource) -> tuple[Key, list[Key]]:
-        """Apply one desired composed resource: its key, and what to reconcile next."""
-        obj = copy.deepcopy(resource)
-        obj.pop("status", None)
-        meta = obj.setdefault("metadata", {})
+    def _apply(self, composite: Resource, name: str, resource: Resource) -> Key:
+        """Apply one desired composed resource; returns its key."""
+        # New dicts for what is written here only: the rest is shared, as nothing in the engine
+        # modifies an object once built (the function may have returned the cache's own objects).
+        obj = {k: v for k, v in resource.items() if k != "status"}
+        meta = obj["metadata"] = dict(obj.get("metadata") or {})
         meta.setdefault("name", f"{composite['metadata']['name']}-{name}")
-        meta.setdefault("annotations", {})[COMPOSITION_KEY] = name
-        meta.setdefault("labels", {})[COMPOSITE_LABEL] = composite["metadata"]["name"]
+        meta["annotations"] = {**(meta.get("annotations") or {}), COMPOSITION_KEY: name}
+        meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: composite["metadata"]["name"]}
         meta["ownerReferences"] = [{
             "apiVersion": composite["apiVersion"], "kind": composite["kind"], "name": composite["metadata"]["name"],
             "uid": composite["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        meta.pop("resourceVersion", None)
         child_key = Key.of(obj)
         existing = self.objects.get(child_key)
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
             self.store.record_event(Key.of(composite), "Warning", "ComposedResourceConflict",
                                     f"{child_key} is controlled by another composite: not applied")
-            return child_key, []
+            return child_key
         stored, changed = self._put(obj)
-        if not changed:
-            return child_key, []
-        if obj["kind"] in self.functions:
-            return child_key, [child_key]  # a composed composite reconciles in turn
-        self._put_status(child_key, self.provider.observe(stored))
-        return child_key, [Key.of(composite)]  # the composite observes its new resource next time
+        if changed and obj["kind"] not in self.functions:
+            self._put_status(child_key, self.provider.observe(stored))
+        return child_key
 
     def _garbage_collect(self, key: Key) -> None:
-        """Delete an object and, foreground-style, everything it controls."""
+        """Delete an object and, foreground-style, everything it controls; what observed or required it
+        reconciles next."""
         obj = self.objects.pop(key, None)
         if obj is None:
             return
         self._forget_owner(key, obj)
         uid = obj["metadata"]["uid"]
         self.by_uid.pop(uid, None)
+        self.cluster_scoped.pop((key.kind, key.name), None)
         for child in deletion_order(self.owned.pop(uid, set()), self._subtree):
             self._garbage_collect(child)
         self.store.delete(key)
+        self._note_requirements(key, set())
+        self._enqueue_affected(key, obj, itself=False)
+        if self.simulates and key.kind == InferenceCluster.KIND:
+            self.store.enqueue(SIMULATE, [key], priority=SIMULATE_PRIORITY)
 
     def _subtree(self, key: Key) -> list[Resource]:
         """The object and everything it controls, transitively."""
@@ -260,10 +394,24 @@ class Reconciler:
             self._garbage_collect(key)
         return True
 
+    def _simulate(self, key: Key, bumps: int) -> int:
+        """Simulate a target cluster again if its inputs changed since it last was; 1 if it ran."""
+        with self.store.transaction(durable=False):
+            self.store.done(SIMULATE, key, bumps)
+            cluster = self.objects.get(key)
+            if cluster is None:
+                self.store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
+                return 0
+            inputs = simulation_inputs(cluster, self._lookup, self._children)
+            if self.store.simulated_inputs(key.name) == fingerprint(inputs):
+                return 0
+            simulate(self.store, cluster, inputs)
+            return 1
+
     def _set_status(self, key: Key, composite: Resource, response: Response,
                     observed: dict[str, Resource]) -> bool:
         status: dict[str, Any] = dict(composite.get("status") or {})
-        status.update(copy.deepcopy(response.status))
+        status.update(json_copy(response.status))
         conditions = {c["type"]: c for c in status.get("conditions", [])}
         for condition in response.conditions:
             conditions[condition.type] = condition.to_dict()

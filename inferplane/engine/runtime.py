@@ -1,20 +1,36 @@
-"""The embedded runtime as a user drives it: apply manifests, reconcile the fleet, read it back."""
+"""The embedded runtime as a user drives it: apply manifests, reconcile the fleet, read it back.
+
+Several commands may share one state folder. Each stores its objects first; then the one holding the
+reconciler lease works off the queue of everything that changed, and the others wait for it to
+finish (or take the lease over when it is free or its holder died), so that every command ends with
+the fleet at its fixpoint, or says that it did not.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from inferplane.admission import AdmissionResult, admit_paths
 from inferplane.api.inference_class import InferenceClass
-from inferplane.engine.fleet import simulate_fleet
-from inferplane.engine.reconciler import Reconciler, RunReport
-from inferplane.engine.store import Key, Resource, Store
+from inferplane.engine.lease import Lease, LeaseLost
+from inferplane.engine.reconciler import Reconciler, RunReport, composition_functions
+from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
 
 DEFAULT_STATE = Path(".inferplane")
 STATE_ENV = "INFERPLANE_STATE"
+# How long a command waits for another command's reconcile before it gives up and says so. A fleet
+# of a thousand clusters converges in well under this on a small machine.
+DEFAULT_WAIT = 300.0
+# How often a waiting command looks at the lease again.
+POLL_EVERY = 0.1
+# A user's objects are committed (and acknowledged) this many at a time: one fsync each batch rather
+# than each object, while another process waits for the write lock no longer than a few milliseconds.
+WRITE_BATCH = 64
 
 
 def state_dir(option: Path | None) -> Path:
@@ -32,10 +48,18 @@ class ApplyResult:
 
 
 class Runtime:
-    def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None):
-        """`state=None` keeps everything in memory (render); otherwise the store lives in `state`."""
-        self.store = Store(state)
+    def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
+                 wait: float = DEFAULT_WAIT):
+        """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
+        `wait`: how long to wait for another process, for its reconcile or for a write lock."""
+        self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT))
         self.progress = progress
+        self.wait = wait
+
+    @functools.cached_property
+    def functions(self):
+        """Loaded on first use: reading commands never need the composition functions."""
+        return composition_functions()
 
     def close(self) -> None:
         self.store.close()
@@ -43,36 +67,69 @@ class Runtime:
     def known_classes(self) -> dict[str, InferenceClass]:
         return {o["metadata"]["name"]: InferenceClass.model_validate(o) for o in self.store.list("InferenceClass")}
 
+    def _reconciler(self, lease: Lease | None = None) -> Reconciler:
+        return Reconciler(self.store, functions=self.functions, progress=self.progress, lease=lease, simulate=True)
+
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
         admission = admit_paths(paths, known_classes=self.known_classes())
         result = ApplyResult(admission)
-        for _, obj in admission.admitted:
-            body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
-            body.pop("status", None)
-            key = Key.of(body)
-            existed = self.store.get(key) is not None
-            # Each object is its own transaction: acknowledged writes survive a kill mid-apply.
-            _, changed = self.store.put(body)
-            verb = "unchanged" if not changed else "configured" if existed else "created"
-            result.applied.append((key, verb))
-            if on_applied:
-                on_applied(key, verb)
+        writer = self._reconciler()
+        bodies = [obj.model_dump(by_alias=True, exclude_none=True, mode="json") for _, obj in admission.admitted]
+        for start in range(0, len(bodies), WRITE_BATCH):
+            # Each batch is one durable transaction: acknowledged writes survive a kill mid-apply.
+            with self.store.transaction():
+                written = [(Key.of(body), writer.submit(body)) for body in bodies[start:start + WRITE_BATCH]]
+            for key, (_, changed, created) in written:
+                verb = "unchanged" if not changed else "created" if created else "configured"
+                result.applied.append((key, verb))
+                if on_applied:
+                    on_applied(key, verb)
         result.report = self.reconcile()
         return result
 
     def reconcile(self) -> RunReport:
-        report = Reconciler(self.store, progress=self.progress).run()
-        simulate_fleet(self.store)
-        return report
+        """Work off the queue to the fixpoint: here, or by waiting for the process that is doing it."""
+        return self._as_reconciler(lambda reconciler: None)
 
-    def delete(self, key: Key) -> bool:
-        deleted = Reconciler(self.store).delete(key)
-        if deleted:
-            self.reconcile()
-        return deleted
+    def delete(self, key: Key) -> tuple[bool, RunReport]:
+        """Delete an object and everything composed under it, then reconcile what depended on it.
+        Returns whether it was deleted (False: it was gone, or the lease stayed busy) and the report."""
+        deleted = False
+
+        def delete_first(reconciler: Reconciler) -> None:
+            nonlocal deleted
+            deleted = reconciler.delete(key)
+
+        report = self._as_reconciler(delete_first)
+        return deleted, report
+
+    def _as_reconciler(self, first: Callable[[Reconciler], object]) -> RunReport:
+        """Hold the lease, do `first`, then run the queue dry. A busy lease is waited for, up to `wait`."""
+        if self.store.path is None:  # in memory: no other process can see this store
+            reconciler = self._reconciler()
+            first(reconciler)
+            return reconciler.run()
+        lease = Lease(self.store)
+        deadline = time.monotonic() + self.wait
+        done_first = False
+        while True:
+            if lease.try_acquire():
+                try:
+                    reconciler = self._reconciler(lease)
+                    if not done_first:
+                        first(reconciler)
+                        done_first = True
+                    return reconciler.run()
+                except LeaseLost:
+                    pass  # another process took over: wait for it like any other holder
+                finally:
+                    lease.release()
+            if time.monotonic() > deadline:
+                return RunReport(converged=False, waited_for=lease.current_holder() or "another process")
+            time.sleep(POLL_EVERY)
 
     def get(self, key: Key) -> Resource | None:
         return self.store.get(key)

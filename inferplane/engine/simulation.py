@@ -16,7 +16,6 @@ cluster would then hold:
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -25,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
 from inferplane.accelerators.workloads import Workload, workloads
+from inferplane.admission.structural import json_copy
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
@@ -111,14 +111,15 @@ def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterab
     serving-stack components and are ignored. A labelled component without a workload description
     raises `UnknownComponent`.
     """
-    return ClusterSimulation(cluster_name, pools, installed).simulate()
+    return ClusterSimulation(cluster_name, pools, installed_components(installed)).simulate()
 
 
 class ClusterSimulation:
-    def __init__(self, cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]):
+    def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource]):
+        """`components`: what `installed_components` reads from the stack's resources."""
         self.cluster = cluster_name
         self.pools = sorted(pools, key=lambda p: p.name)
-        self.installed = installed_components(installed)
+        self.installed = dict(components)
         self.nodes: list[NodeInfo] = []
         self.pool_of: dict[str, Pool] = {}
         self.workloads: list[Workload] = []
@@ -155,15 +156,15 @@ class ClusterSimulation:
 
     def place_daemonset(self, workload: Workload) -> None:
         template = workload.pod_spec()
+        candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
         desired = running = 0
         for info in self.nodes:
-            candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
             if not filter_nodes(candidate, [info], DAEMONSET_PREDICATES)[0]:
                 continue  # the DaemonSet controller creates no pod for this node
             desired += 1
             spec = {**candidate, "affinity": pin_to_node(candidate.get("affinity"), info.name)}
             name = f"{workload.name}-{_suffix(info.name, 5)}"
-            running += self.schedule(workload, name, spec)
+            running += self.schedule(workload, name, spec, pinned=info)
         self.objects.append(workload_object(workload, desired=desired, ready=running))
 
     def place_replicas(self, workload: Workload) -> None:
@@ -175,12 +176,18 @@ class ClusterSimulation:
                 name = f"{workload.name}-{index}"
             else:
                 name = f"{workload.name}-{template_hash}-{_suffix(f'{workload.name}/{index}', 5)}"
-            running += self.schedule(workload, name, copy.deepcopy(spec))
+            running += self.schedule(workload, name, json_copy(spec))
         self.objects.append(workload_object(workload, desired=workload.replicas, ready=running))
 
-    def schedule(self, workload: Workload, name: str, spec: Resource) -> bool:
-        """Bind one pod to the best feasible node, or leave it Pending; True when it runs."""
-        feasible, rejected = filter_nodes(spec, self.nodes)
+    def schedule(self, workload: Workload, name: str, spec: Resource, pinned: NodeInfo | None = None) -> bool:
+        """Bind one pod to the best feasible node, or leave it Pending; True when it runs.
+
+        A pod `pinned` to a node by its affinity can only run there: when that node fits, the other
+        nodes need not be filtered (they would all be rejected); when it does not, they are, so that the
+        Pending message counts every node's reasons as the scheduler's does."""
+        feasible, rejected = filter_nodes(spec, [pinned]) if pinned is not None else ([], {})
+        if not feasible:
+            feasible, rejected = filter_nodes(spec, self.nodes)
         chosen = None
         if feasible:
             infos = {info.name: info for info in self.nodes}
@@ -326,7 +333,7 @@ def workload_object(workload: Workload, *, desired: int, ready: int) -> Resource
 def pin_to_node(affinity: Mapping[str, Any] | None, node: str) -> Resource:
     """The DaemonSet controller's node pinning: each required term also has to match the node's
     name (an existing term keeps its expressions; a pod without required terms gets one)."""
-    out = copy.deepcopy(dict(affinity or {}))
+    out = json_copy(dict(affinity or {}))
     node_affinity = out.setdefault("nodeAffinity", {})
     required = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
     field_term = [{"key": "metadata.name", "operator": "In", "values": [node]}]

@@ -50,7 +50,9 @@ def test_a_composite_is_ready_only_when_everything_composed_is():
     waiting = {"InferenceCluster": lambda request: Response(desired={"stack": Desired(
         {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack", "metadata": {"name": "x"},
          "spec": {}}, ready=False)})}
-    Reconciler(store, functions=waiting).run()
+    reconciler = Reconciler(store, functions=waiting)
+    reconciler.resync()  # objects put straight into the store are queued by a resync
+    reconciler.run()
     ready = condition(store.get(Key("inferplane.dev", "InferenceCluster", "", "x")), "Ready")
     assert (ready["status"], ready["reason"], ready["message"]) == ("False", "Creating", "waiting for stack")
 
@@ -108,7 +110,9 @@ def test_a_resource_controlled_by_another_composite_is_never_taken_over():
         return Response(desired={"cm": Desired({"apiVersion": "v1", "kind": "ConfigMap", "data": {"by": value},
                                                 "metadata": {"name": "shared", "namespace": "default"}})})
 
-    Reconciler(store, functions={"InferenceCluster": wants_shared}).run()
+    reconciler = Reconciler(store, functions={"InferenceCluster": wants_shared})
+    reconciler.resync()  # objects put straight into the store are queued by a resync
+    reconciler.run()
     shared = store.get(Key("", "ConfigMap", "default", "shared"))
     assert shared["data"] == {"by": "a"}  # the first composite (in key order) made it
     assert shared["metadata"]["ownerReferences"][0]["name"] == "a"

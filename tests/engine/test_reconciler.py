@@ -28,6 +28,13 @@ def composed_under(runtime, root_kind, root_name):
     return found
 
 
+def resynced(store, functions):
+    """A reconciler with every composite queued."""
+    reconciler = Reconciler(store, functions=functions)
+    reconciler.resync()
+    return reconciler
+
+
 def condition(obj, type_):
     return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
 
@@ -44,9 +51,13 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     kinds = sorted({key.split("/")[0] for key in composed})
     assert kinds == ["Cluster", "ClusterProviderConfig", "EKSCluster", "NodeGroup", "Object", "Release",
                      "ServingStack"]
-    # A second reconcile changes nothing: the fixpoint holds.
+    # Nothing changed: nothing to reconcile. Reconciling everything again changes nothing: the fixpoint holds.
     before = runtime.list()
-    assert Reconciler(runtime.store).run().reconciles > 0
+    assert Reconciler(runtime.store).run().reconciles == 0
+    resynced = Reconciler(runtime.store)
+    resynced.resync()
+    report = resynced.run()
+    assert (report.reconciles, report.simulations) == (3, 0), "the cluster, its EKSCluster and its stack, once each"
     assert runtime.list() == before
 
 
@@ -75,7 +86,8 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
 def test_deleting_a_cluster_garbage_collects_everything_composed():
     runtime = Runtime(None)
     runtime.apply([EKS_RECIPE])
-    assert runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    assert deleted and report.converged
     kinds = sorted({o["kind"] for o in runtime.list()})
     assert kinds == ["InferenceClass", "ModelDeployment"]
 
@@ -99,8 +111,8 @@ def test_a_function_that_never_settles_is_reported_not_looped_forever():
     from inferplane.engine.store import Store
 
     store = Store(None)
-    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
-               "spec": {}})
+    Reconciler(store, functions={"InferenceCluster": None}).submit(
+        {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"}, "spec": {}})
     calls = {"n": 0}
 
     def restless(request):
@@ -119,8 +131,8 @@ def test_a_failing_function_reports_synced_false_and_deletes_nothing():
     from inferplane.engine.store import Store
 
     store = Store(None)
-    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
-               "spec": {}})
+    Reconciler(store, functions={"InferenceCluster": None}).submit(
+        {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"}, "spec": {}})
     healthy = {"InferenceCluster": lambda request: Response(desired={"cm": Desired(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}})})}
     assert Reconciler(store, functions=healthy).run().converged
@@ -128,7 +140,8 @@ def test_a_failing_function_reports_synced_false_and_deletes_nothing():
     def broken(request):
         raise ValueError("boom")
 
-    assert Reconciler(store, functions={"InferenceCluster": broken}).run().converged
+    # A new version of the function: every composite is reconciled again, as after a controller's restart.
+    assert resynced(store, {"InferenceCluster": broken}).run().converged
     assert [o["kind"] for o in store.list()] == ["ConfigMap", "InferenceCluster"]
     cluster = store.get(Key("inferplane.dev", "InferenceCluster", "", "x"))
     synced = condition(cluster, "Synced")
@@ -141,13 +154,37 @@ def test_a_renamed_composed_resource_replaces_the_old_one():
     from inferplane.engine.store import Store
 
     store = Store(None)
-    store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
-               "spec": {}})
+    Reconciler(store, functions={"InferenceCluster": None}).submit(
+        {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"}, "spec": {}})
 
     def named(name):
         return {"InferenceCluster": lambda request: Response(desired={"cm": Desired(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}})})}
 
     Reconciler(store, functions=named("old")).run()
-    Reconciler(store, functions=named("new")).run()
+    resynced(store, named("new")).run()
     assert [o["metadata"]["name"] for o in store.list("ConfigMap")] == ["new"]
+
+
+def test_composition_functions_leave_their_requests_as_they_were():
+    """The reconciler hands its cache's objects to the functions uncopied: a function that modified
+    its request would corrupt what every later reconcile reads."""
+    import json
+
+    from inferplane.engine.reconciler import composition_functions
+
+    def checked(function):
+        def call(request):
+            before = json.dumps([request.composite, request.observed, request.required], sort_keys=True)
+            response = function(request)
+            assert json.dumps([request.composite, request.observed, request.required], sort_keys=True) == before, \
+                f"{request.composite['kind']}/{request.composite['metadata']['name']}: request modified"
+            calls.append(request.composite["kind"])
+            return response
+        return call
+
+    calls = []
+    runtime = Runtime(None)
+    runtime.__dict__["functions"] = {kind: checked(f) for kind, f in composition_functions().items()}
+    assert runtime.apply([REPO / "recipes" / "mixed-fleet"]).report.converged
+    assert {"InferenceCluster", "ServingStack", "EKSCluster", "GKECluster"} <= set(calls)

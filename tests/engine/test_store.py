@@ -1,12 +1,20 @@
-"""The SQLite store: generation, resourceVersion, status kept across spec writes, atomic transactions."""
+"""The SQLite store: generation, resourceVersion, optimistic concurrency, spec and status kept apart,
+atomic transactions, the work queue, and a clear error when another process keeps it locked."""
+
+import sqlite3
 
 import pytest
 
-from inferplane.engine.store import Key, Store, uid_for
+from inferplane.engine.store import Conflict, Key, Store, StoreBusy, uid_for
 
 CLASS = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "l4"},
          "spec": {"devices": [{"name": "gpu"}]}}
 KEY = Key("inferplane.dev", "InferenceClass", "", "l4")
+READY = {"conditions": [{"type": "Ready", "status": "True"}]}
+
+
+def based_on(obj, version):
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": version}}
 
 
 def test_generation_counts_spec_changes_and_resource_version_every_write(tmp_path):
@@ -14,18 +22,60 @@ def test_generation_counts_spec_changes_and_resource_version_every_write(tmp_pat
     stored, changed = store.put(CLASS)
     assert changed and stored["metadata"]["generation"] == 1
     assert stored["metadata"]["uid"] == uid_for(KEY)
-    first_version = int(stored["metadata"]["resourceVersion"])
+    assert stored["metadata"]["resourceVersion"] == "1"
 
-    assert store.put(CLASS) == (stored, False), "an identical write is no change"
-    after_status, changed = store.put({**stored, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    assert changed
-    assert after_status["metadata"]["generation"] == 1
-    assert int(after_status["metadata"]["resourceVersion"]) > first_version
+    assert store.put(based_on(CLASS, "1")) == (stored, False), "an identical write is no change"
+    after_status, changed = store.put_status(KEY, READY, stored)
+    assert changed and after_status["metadata"]["generation"] == 1
+    assert after_status["metadata"]["resourceVersion"] == "2"
 
     changed_spec = {**CLASS, "spec": {"devices": [{"name": "gpu"}, {"name": "cpu"}]}}
-    stored, changed = store.put(changed_spec)
+    stored, changed = store.put(based_on(changed_spec, "2"))
     assert changed and stored["metadata"]["generation"] == 2
-    assert stored["status"] == after_status["status"], "a spec write keeps the status"
+    assert stored["status"] == READY, "a spec write keeps the status"
+    assert store.get(KEY) == stored
+
+
+def test_a_write_based_on_a_stale_version_is_refused():
+    store = Store(None)
+    first, _ = store.put(CLASS)
+    store.put_status(KEY, READY, first)
+    stale_spec = {**CLASS, "spec": {"devices": [{"name": "cpu"}]}}
+    with pytest.raises(Conflict, match=r"InferenceClass/l4: the write was based on resourceVersion 1, but it is at 2"):
+        store.put(based_on(stale_spec, "1"))
+    with pytest.raises(Conflict, match="based on resourceVersion 1, but it is at 2"):
+        store.put(based_on(stale_spec, "1"), known=first)
+    with pytest.raises(Conflict, match="based on resourceVersion 1, but it is at 2"):
+        store.put_status(KEY, {"conditions": []}, first)
+    with pytest.raises(Conflict, match=r"based on resourceVersion \(none: a create\), but it is at 2"):
+        store.put(CLASS)
+    gone = based_on({**CLASS, "metadata": {"name": "gone"}}, "9")
+    with pytest.raises(Conflict, match="based on resourceVersion 9, but it does not exist"):
+        store.put_status(Key("inferplane.dev", "InferenceClass", "", "gone"), READY, gone)
+    assert store.get(KEY)["spec"] == CLASS["spec"] and store.get(KEY)["status"] == READY
+
+
+def test_spec_writes_never_touch_status_and_status_writes_never_touch_spec():
+    store = Store(None)
+    created, _ = store.put({**CLASS, "status": {"conditions": [{"type": "Ready", "status": "False"}]}})
+    assert "status" not in created, "a user's write carries no status"
+    with_status, _ = store.put_status(KEY, READY, created)
+    respecced, _ = store.put(based_on({**CLASS, "spec": {"devices": []}}, with_status["metadata"]["resourceVersion"]))
+    assert respecced["status"] == READY
+    restatused, _ = store.put_status(KEY, {"note": "x"}, respecced)
+    assert restatused["spec"] == {"devices": []} and restatused["status"] == {"note": "x"}
+
+
+def test_readers_watch_what_changed_since_a_version():
+    store = Store(None)
+    store.put(CLASS)
+    other = {**CLASS, "metadata": {"name": "h100"}}
+    store.put(other)
+    store.put_status(KEY, READY, store.get(KEY))
+    assert store.latest_version() == 3
+    assert [(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in store.changed_since(1)] == [
+        ("h100", "2"), ("l4", "3")]
+    assert store.changed_since(3) == []
 
 
 def test_a_failed_transaction_leaves_nothing(tmp_path):
@@ -33,8 +83,10 @@ def test_a_failed_transaction_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         with store.transaction():
             store.put(CLASS)
+            store.enqueue("reconcile", [KEY])
             raise RuntimeError("crash mid-apply")
     assert store.get(KEY) is None
+    assert store.next_item() is None
 
 
 def test_writes_survive_reopening(tmp_path):
@@ -42,11 +94,57 @@ def test_writes_survive_reopening(tmp_path):
     store.put(CLASS)
     store.record_event(KEY, "Warning", "Reason", "message")
     store.record_event(KEY, "Warning", "Reason", "message")
+    store.enqueue("reconcile", [KEY])
     store.close()
     reopened = Store(tmp_path)
     assert reopened.get(KEY)["spec"] == CLASS["spec"]
     assert reopened.events(KEY) == [{"type": "Warning", "reason": "Reason", "message": "message"}]
+    assert reopened.next_item() == ("reconcile", KEY, 0)
     assert reopened._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_queue_is_first_in_first_out_by_priority_and_keeps_an_item_queued_again_while_worked_on():
+    store = Store(None)
+    a, b, c = (Key("inferplane.dev", "InferenceCluster", "", n) for n in "abc")
+    store.enqueue("simulate", [a], priority=1)
+    store.enqueue("reconcile", [b, c])
+    store.enqueue("reconcile", [b])  # already queued: keeps its place
+    assert store.queued() == 3
+    work, key, bumps = store.next_item()
+    assert (work, key, bumps) == ("reconcile", b, 1)
+    store.enqueue("reconcile", [b])  # written again while b was being reconciled
+    store.done(work, key, bumps)
+    assert store.next_item() == ("reconcile", b, 2), "b stays queued: what it read may be stale"
+    store.done("reconcile", b, 2)
+    assert store.next_item() == ("reconcile", c, 0)
+    store.done("reconcile", c, 0)
+    assert store.next_item() == ("simulate", a, 0)
+
+
+def test_requirements_say_who_watches_an_object():
+    store = Store(None)
+    x, y = Key("inferplane.dev", "InferenceCluster", "", "x"), Key("inferplane.dev", "InferenceCluster", "", "y")
+    store.set_requirements(x, [KEY])
+    store.set_requirements(y, [KEY])
+    assert store.watchers(KEY) == [x, y]
+    store.set_requirements(x, [])
+    assert store.watchers(KEY) == [y]
+    store.delete(y)
+    assert store.watchers(KEY) == []
+
+
+def test_a_store_locked_by_another_process_is_reported_once_the_wait_is_over(tmp_path):
+    Store(tmp_path).close()
+    holder = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    store = Store(tmp_path, busy_timeout=0.2)
+    with pytest.raises(StoreBusy) as caught:
+        store.put(CLASS)
+    assert str(caught.value) == (
+        f"{tmp_path / 'store.db'} stayed locked by another process for 0.2 s: wait for the other inferplane command "
+        "(or whatever holds the file) to finish, then run this command again")
+    holder.execute("ROLLBACK")
+    assert store.put(CLASS)[1], "the store works once it is free"
 
 
 def test_only_consecutive_repeats_of_an_event_are_dropped():

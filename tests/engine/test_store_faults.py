@@ -25,8 +25,8 @@ def opened_with(monkeypatch, pragma):
     """Every store the commands open gets `pragma` right after opening (a fault, injected)."""
     original = Store.__init__
 
-    def faulty(self, path=None):
-        original(self, path)
+    def faulty(self, path=None, **options):
+        original(self, path, **options)
         self._db.execute(pragma)
 
     monkeypatch.setattr(Store, "__init__", faulty)
@@ -63,8 +63,8 @@ def test_the_store_records_its_schema_version_and_refuses_a_newer_one(tmp_path):
     result = run("fleet", "--state", state)
     assert result.exit_code == 1
     assert result.stderr.strip() == (
-        f"Error: cannot open the state in {state}: its store has schema version 2 and this inferplane knows only up "
-        "to 1: use the inferplane that wrote it, or another --state")
+        f"Error: cannot open the state in {state}: its store has schema version 3 and this inferplane knows only up "
+        "to 2: use the inferplane that wrote it, or another --state")
 
 
 def test_a_store_from_before_versioning_is_adopted(tmp_path):

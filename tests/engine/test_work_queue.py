@@ -1,0 +1,106 @@
+"""The work queue: a no-op apply reconciles nothing, a change reconciles what depends on it, and a
+cluster is simulated again only when what its simulation reads changed."""
+
+import yaml
+
+from inferplane.engine.runtime import Runtime
+from inferplane.engine.store import Key
+from inferplane.engine.synthetic_fleet import write_fleet
+
+# 14 clusters: two per source (eks-0000 and eks-0007 use eks-nvidia and eks-cpu, and so on).
+CLUSTERS = 14
+
+
+def edit(folder, name, change):
+    path = next(folder.glob(f"*-{name}.yaml"))
+    manifest = yaml.safe_load(path.read_text())
+    change(manifest)
+    path.write_text(yaml.safe_dump(manifest))
+
+
+def versions(runtime):
+    return {str(Key.of(o)): o["metadata"]["resourceVersion"] for o in runtime.list()}
+
+
+def gpu_memory(runtime, cluster):
+    return sorted({s["spec"]["devices"][0]["capacity"]["memory"]["value"]
+                   for s in runtime.store.cluster_objects(cluster)[cluster]
+                   if s["kind"] == "ResourceSlice" and s["spec"]["driver"] == "gpu.nvidia.com"})
+
+
+def test_a_no_op_apply_reconciles_and_simulates_nothing(tmp_path):
+    fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
+    runtime = Runtime(None)
+    first = runtime.apply([fleet]).report
+    assert (first.simulations, first.converged) == (CLUSTERS, True)
+    before, simulated = versions(runtime), runtime.store.cluster_objects()
+
+    again = runtime.apply([fleet])
+    assert {verb for _, verb in again.applied} == {"unchanged"}
+    assert (again.report.reconciles, again.report.simulations) == (0, 0)
+    assert versions(runtime) == before and runtime.store.cluster_objects() == simulated
+
+
+def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
+    fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
+    runtime = Runtime(None)
+    runtime.apply([fleet])
+    before, simulated = versions(runtime), runtime.store.cluster_objects()
+
+    edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
+    report = runtime.apply([fleet]).report
+    assert report.reconciled == {"InferenceCluster/gke-0001": 1, "GKECluster/gke-0001": 2}
+    assert report.simulations == 1
+    changed = {k for k, v in versions(runtime).items() if before.get(k) != v}
+    assert changed == {"InferenceCluster/gke-0001", "GKECluster/gke-0001",
+                       "NodePool/inferplane-system/gke-0001-gpu-a"}
+    nodes = [o["metadata"]["name"] for o in runtime.store.cluster_objects("gke-0001")["gke-0001"]
+             if o["kind"] == "Node" and "-gpu-a-" in o["metadata"]["name"]]
+    assert nodes == ["gke-0001-gpu-a-0", "gke-0001-gpu-a-1", "gke-0001-gpu-a-2"]
+    others = {name: objects for name, objects in runtime.store.cluster_objects().items() if name != "gke-0001"}
+    assert others == {name: objects for name, objects in simulated.items() if name != "gke-0001"}
+
+
+def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path):
+    fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
+    runtime = Runtime(None)
+    runtime.apply([fleet])
+    simulated = runtime.store.cluster_objects()
+    assert gpu_memory(runtime, "eks-0000") == ["24Gi"]
+
+    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0]["capacity"].update(memory="48Gi"))
+    result = runtime.apply([fleet])
+    assert [(str(k), verb) for k, verb in result.applied if verb != "unchanged"] == [
+        ("InferenceClass/eks-nvidia", "configured")]
+    assert result.report.reconciled == {"InferenceCluster/eks-0000": 1, "InferenceCluster/eks-0007": 1}
+    # The devices the class declares changed: both clusters' ResourceSlices are published again.
+    assert result.report.simulations == 2
+    assert gpu_memory(runtime, "eks-0000") == gpu_memory(runtime, "eks-0007") == ["48Gi"]
+    others = {name: objects for name, objects in runtime.store.cluster_objects().items() if not name.startswith("eks")}
+    assert others == {name: objects for name, objects in simulated.items() if not name.startswith("eks")}
+
+
+def test_a_cluster_applied_before_its_class_is_reconciled_when_the_class_arrives(tmp_path):
+    fleet = write_fleet(tmp_path / "fleet", 1)  # eks-0000 with classes eks-nvidia and eks-cpu
+    runtime = Runtime(None)
+    runtime.apply([fleet / "00015-eks-0000.yaml", fleet / "00001-eks-cpu.yaml"])
+    cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
+    ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("False", "WaitingForClasses")
+
+    report = runtime.apply([fleet / "00000-eks-nvidia.yaml"]).report
+    assert report.reconciled["InferenceCluster/eks-0000"] >= 1
+    cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
+    ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("True", "Available")
+    assert gpu_memory(runtime, "eks-0000") == ["24Gi"]
+
+
+def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
+    fleet = write_fleet(tmp_path / "fleet", 2)
+    runtime = Runtime(None)
+    runtime.apply([fleet])
+    assert set(runtime.store.cluster_objects()) == {"eks-0000", "gke-0001"}
+    deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
+    assert deleted and report.converged
+    assert set(runtime.store.cluster_objects()) == {"gke-0001"}
