@@ -201,7 +201,8 @@ DCGM_EXPORTER = Component(
 # ---- AMD: the GPU operator in DRA mode, configured by its DeviceConfig
 
 AMD_NAMESPACE = "kube-amd-gpu"
-# The operator names its operands after the DeviceConfig: the metrics Service is
+# The operator names its operands after the DeviceConfig (v1.5.1 internal/utils.go): DaemonSets
+# `<name>-dra-driver` and `<name>-metrics-exporter`, and the metrics Service
 # `<name>-metrics-exporter`, which the metrics collector scrapes.
 AMD_DEVICE_CONFIG_NAME = "inferplane"
 # The operator defaults this image to `latest`. v1.0.1 is the release pinned alongside operator
@@ -220,8 +221,13 @@ AMD_GPU_OPERATOR = Component(
     namespace=AMD_NAMESPACE,
     chart=Chart("gpu-operator-charts", "https://rocm.github.io/gpu-operator", "v1.5.1"),
     values=lambda _: {
-        # Driver management off: the host's amdgpu driver is used, so no KMM.
-        "kmm": {"enabled": False},
+        # Driver management off: the host's amdgpu driver is used, so no KMM. `watch` must go off
+        # with it (ROCm/gpu-operator v1.5.1 docs/installation/kubernetes-helm.md): left on, the
+        # operator's controller watches KMM's Module kinds, whose CRDs only the KMM subchart ships.
+        "kmm": {"enabled": False, "watch": False},
+        # The remediation workflow controller (Argo, with its CRDs) repairs nodes by draining and
+        # rebooting them through workflows; inferplane does not configure remediation, so it is off.
+        "remediation": {"enabled": False, "installCRDs": False},
         # NFD is its own component; a second copy from this chart would fight it.
         "node-feature-discovery": {"enabled": False},
         # The operator's NFD rule is what labels AMD nodes feature.node.kubernetes.io/amd-gpu.

@@ -71,6 +71,8 @@ class Workload:
     container: str = "main"
     # A DRA kubelet plugin: the driver whose ResourceSlices it publishes on its node.
     publishes_slices_for: str | None = None
+    # Why the container exits at start-up with these values (its pods crash-loop), or None.
+    crash: str | None = None
 
     def pod_spec(self) -> dict[str, Any]:
         """The pod template's spec as the chart renders it (the fields placement reads)."""
@@ -390,9 +392,11 @@ AMD_OPERATOR_DEFAULTS: Values = {
             {"weight": 1, "preference": {"matchExpressions": [
                 {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}},
     },
-    # The remediation workflow controller (Argo), on by default. *Unconfirmed* for v1.5.1: name and
-    # tolerations read from the chart's current template.
-    "remediation": {"enabled": True, "controller": {"nodeSelector": {}, "affinity": {}}},
+    # KMM and the remediation workflow controller (Argo) are on by default (v1.5.1 values.yaml).
+    "kmm": {"enabled": True, "watch": True},
+    "remediation": {"enabled": True, "controller": {"nodeSelector": {}, "affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}}}},
 }
 # The operator names the chart's controller `<release>-<chart>-controller-manager`.
 AMD_OPERATOR_CHART = "gpu-operator-charts"
@@ -402,11 +406,16 @@ def _amd_operator(rendered: Rendered, installed: Installed) -> tuple[Workload, .
     values = helm_merge(AMD_OPERATOR_DEFAULTS, rendered)
     key, ns = AMD_GPU_OPERATOR.key, AMD_GPU_OPERATOR.namespace or ""
     manager = values["controllerManager"]
+    # The manager watches KMM's Module kinds while `kmm.watch` is on (env KMM_WATCH_ENABLED); without
+    # the KMM subchart their CRDs do not exist, and the manager exits at start-up.
+    kmm_missing = dig(values, "kmm.watch", True) and not dig(values, "kmm.enabled", True)
     out = [Workload("Deployment", f"{key}-{AMD_OPERATOR_CHART}-controller-manager", ns, key, Placement.SYSTEM,
                     replicas=int(manager.get("replicas", 1)), node_selector=manager.get("nodeSelector") or {},
                     affinity=manager.get("affinity") or {},
                     tolerations=_tolerations(dig(manager, "manager.tolerations")),
-                    requests=dig(manager, "manager.resources.requests", {}), container="manager")]
+                    requests=dig(manager, "manager.resources.requests", {}), container="manager",
+                    crash=("kmm.watch is on but kmm.enabled is off: the KMM Module CRDs are not installed, "
+                           "so the manager's watch fails" if kmm_missing else None))]
     if dig(values, "remediation.enabled", False):
         controller = dig(values, "remediation.controller", {})
         out.append(Workload("Deployment", "amd-gpu-operator-workflow-controller", ns, key, Placement.SYSTEM,
@@ -423,9 +432,9 @@ def _amd_operator(rendered: Rendered, installed: Installed) -> tuple[Workload, .
 
 
 def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
-    """The DaemonSets the AMD operator runs for one DeviceConfig, named `<name>-<operand>-daemonset`
-    (DRA driver, metrics exporter) or `<name>-<operand>` (device plugin, node labeller), each on
-    the DeviceConfig's selector with that operand's own tolerations (default: none)."""
+    """The DaemonSets the AMD operator runs for one DeviceConfig, named `<name>-<operand>` (v1.5.1
+    internal/utils.go: dra-driver, metrics-exporter, device-plugin, node-labeller), each on the
+    DeviceConfig's selector with that operand's own tolerations (default: none)."""
     metadata, spec = device_config.get("metadata") or {}, device_config.get("spec") or {}
     name, ns = metadata.get("name", ""), metadata.get("namespace", "")
     selector = spec.get("selector") or dict(AMD_GPU.node_labels)
@@ -441,14 +450,14 @@ def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
     dra, plugin = spec.get("draDriver") or {}, spec.get("devicePlugin") or {}
     metrics = spec.get("metricsExporter") or {}
     if dra.get("enable", False):
-        out.append(operand("dra-driver-daemonset", dra.get("tolerations"), "dra-driver", publishes=AMD_GPU.name))
+        out.append(operand("dra-driver", dra.get("tolerations"), "dra-driver", publishes=AMD_GPU.name))
     # The CRD defaults the device plugin and node labeller on; DRA mode turns them off.
     if plugin.get("enableDevicePlugin", True):
         out.append(operand("device-plugin", plugin.get("devicePluginTolerations"), "device-plugin"))
     if plugin.get("enableNodeLabeller", True):
         out.append(operand("node-labeller", plugin.get("nodeLabellerTolerations"), "node-labeller"))
     if metrics.get("enable", False):
-        out.append(operand("metrics-exporter-daemonset", metrics.get("tolerations"), "metrics-exporter",
+        out.append(operand("metrics-exporter", metrics.get("tolerations"), "metrics-exporter",
                            node_selector=metrics.get("selector")))
     return tuple(out)
 

@@ -201,7 +201,7 @@ class ClusterSimulation:
         pod = pod_object(workload, name, spec, chosen, message)
         self.pods.append((workload, pod))
         self.objects.append(pod)
-        return chosen is not None
+        return chosen is not None and workload.crash is None
 
     def publish_slices(self) -> None:
         for workload, pod in self.pods:
@@ -286,7 +286,16 @@ def _taint(taint: Mapping[str, str]) -> dict[str, str]:
 
 def pod_object(workload: Workload, name: str, spec: Resource, node: str | None, pending: str | None) -> Resource:
     annotations = {WORKLOAD_ANNOTATION: _owner_of(workload), **_placement(workload)}
-    if node is not None:
+    if node is not None and workload.crash:
+        # Scheduled and started, but its container exits at start-up: the kubelet restarts it.
+        spec = {"nodeName": node, **spec}
+        status = {"phase": "Running",
+                  "conditions": [{"type": "PodScheduled", "status": "True"},
+                                 {"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+                  "containerStatuses": [{"name": workload.container, "ready": False, "restartCount": 5,
+                                         "state": {"waiting": {"reason": "CrashLoopBackOff",
+                                                               "message": workload.crash}}}]}
+    elif node is not None:
         spec = {"nodeName": node, **spec}
         status = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
                                                      {"type": "Ready", "status": "True"}]}

@@ -3,6 +3,7 @@
 It reads the objects `simulate_cluster` returns (or the same objects read back from a store) and
 reports, each finding naming the pod, the node and why:
 - `PodPending`: a pod that fits no node, with the scheduler's message;
+- `PodCrashLooping`: a pod whose container exits at start-up with the values it was given;
 - `ControllerOutsideSystemPool`: a controller that landed on a GPU or CPU pool, where it takes the
   capacity the pool was bought for (and, on a CPU pool, the cores the CPU driver hands out);
 - `DriverOnForeignPool`: a device stack's node agent on a pool that claims none of its drivers,
@@ -66,6 +67,11 @@ def _pod_findings(pod: Resource, nodes: Mapping[str, Resource]) -> list[Finding]
         message = next((c.get("message", "") for c in (pod.get("status") or {}).get("conditions") or []
                         if c.get("type") == "PodScheduled"), "")
         return [Finding("PodPending", name, None, f"{owner} pod {name} is Pending: {message}")]
+    crashing = [c["state"]["waiting"].get("message", "") for c in (pod.get("status") or {}).get("containerStatuses") or []
+                if (c.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"]
+    if crashing:
+        return [Finding("PodCrashLooping", name, node_name,
+                        f"{owner} pod {name} is in CrashLoopBackOff: {'; '.join(crashing)}")]
     node = nodes.get(node_name)
     if node is None:
         return []

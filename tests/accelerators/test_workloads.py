@@ -96,8 +96,8 @@ def test_nvidia_values_replace_tolerations_and_compute_domains_add_a_controller(
 
 def test_amd_operands_follow_the_device_config():
     items = by_name(workloads(AMD_GPU_OPERATOR.key, rendered(AMD_GPU_OPERATOR), installed()))
-    dra = items["inferplane-dra-driver-daemonset"]
-    metrics = items["inferplane-metrics-exporter-daemonset"]
+    dra = items["inferplane-dra-driver"]
+    metrics = items["inferplane-metrics-exporter"]
     for operand in (dra, metrics):
         assert operand.kind == "DaemonSet" and operand.namespace == "kube-amd-gpu"
         assert dict(operand.node_selector) == {"feature.node.kubernetes.io/amd-gpu": "true"}
@@ -113,7 +113,7 @@ def test_amd_operands_default_to_the_operators_selector_and_no_tolerations():
     config = {"apiVersion": "amd.com/v1alpha1", "kind": "DeviceConfig",
               "metadata": {"name": "dc", "namespace": "ns"}, "spec": {"draDriver": {"enable": True}}}
     items = by_name(workloads(AMD_GPU_OPERATOR.key, {}, {"x": config}))
-    dra = items["dc-dra-driver-daemonset"]
+    dra = items["dc-dra-driver"]
     assert dict(dra.node_selector) == {"feature.node.kubernetes.io/amd-gpu": "true"} and dra.tolerations == ()
     # The CRD's defaults turn the device plugin and node labeller on.
     assert {"dc-device-plugin", "dc-node-labeller"} <= set(items)
@@ -157,3 +157,18 @@ def test_node_exporter_is_a_node_agent_on_every_node():
 ])
 def test_helm_merge(defaults, values, merged):
     assert helm_merge(defaults, values) == merged
+
+
+def test_amd_operator_runs_its_manager_and_nothing_else_with_the_catalogs_values():
+    items = by_name(workloads(AMD_GPU_OPERATOR.key, rendered(AMD_GPU_OPERATOR), {}))
+    assert list(items) == ["amd-gpu-operator-gpu-operator-charts-controller-manager"]
+    assert items["amd-gpu-operator-gpu-operator-charts-controller-manager"].crash is None
+
+
+def test_amd_manager_crashes_when_kmm_is_skipped_but_still_watched():
+    # The chart's defaults keep the remediation workflow controller and kmm.watch on.
+    items = by_name(workloads(AMD_GPU_OPERATOR.key, {"kmm": {"enabled": False}}, {}))
+    assert set(items) == {"amd-gpu-operator-gpu-operator-charts-controller-manager",
+                          "amd-gpu-operator-workflow-controller"}
+    assert items["amd-gpu-operator-gpu-operator-charts-controller-manager"].crash == (
+        "kmm.watch is on but kmm.enabled is off: the KMM Module CRDs are not installed, so the manager's watch fails")

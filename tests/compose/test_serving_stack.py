@@ -158,7 +158,9 @@ def test_amd_operator_runs_in_dra_mode_without_driver_management():
     assert release["chart"] == {"name": "gpu-operator-charts", "repository": "https://rocm.github.io/gpu-operator",
                                 "version": "v1.5.1"}
     assert release["namespace"] == "kube-amd-gpu"
-    assert release["values"]["kmm"] == {"enabled": False}
+    # KMM is skipped and unwatched; the remediation workflow controller and its Argo CRDs stay out.
+    assert release["values"]["kmm"] == {"enabled": False, "watch": False}
+    assert release["values"]["remediation"] == {"enabled": False, "installCRDs": False}
     assert release["values"]["node-feature-discovery"] == {"enabled": False}
     assert release["values"]["crds"] == {"defaultCR": {"install": False}}
 

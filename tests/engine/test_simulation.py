@@ -125,8 +125,8 @@ def test_the_real_catalog_passes_the_audit(eks):
 def test_existing_cluster_with_three_vendors_places_each_stack_on_its_pools():
     pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv", nodes=1), gpu_pool(AMD_GPU, "mi300", nodes=2), cpu_pool()]
     objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))
-    assert placed_on(objects, "inferplane-dra-driver-daemonset-") == ["c1-mi300-0", "c1-mi300-1"]
-    assert placed_on(objects, "inferplane-metrics-exporter-daemonset-") == ["c1-mi300-0", "c1-mi300-1"]
+    assert placed_on(objects, "inferplane-dra-driver-") == ["c1-mi300-0", "c1-mi300-1"]
+    assert placed_on(objects, "inferplane-metrics-exporter-") == ["c1-mi300-0", "c1-mi300-1"]
     assert placed_on(objects, "dra-driver-nvidia-gpu-kubelet-plugin-") == ["c1-nv-0"]
     assert placed_on(objects, "dra-driver-cpu-") == ["c1-cpu-0"]
     # NFD's worker tolerates both GPU taints, not the CPU pool's: every node but the CPU one.
@@ -331,3 +331,19 @@ def test_objects_validate_against_kubernetes_schemas(version):
     pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv"), gpu_pool(AMD_GPU, "amd"), cpu_pool()]
     objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))
     assert schema_errors(objects, version) == []
+
+
+def test_amd_operator_without_kmm_watch_off_crash_loops_and_the_audit_says_so():
+    pools = [SYSTEM, gpu_pool(AMD_GPU, "mi300", nodes=1)]
+    healthy = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name]))
+    assert audit(healthy) == []
+    assert not [d for d in kinds(healthy, "Deployment") if d["metadata"]["name"].endswith("workflow-controller")]
+
+    broken = simulate_cluster("c1", pools, with_values(stack("Existing", [AMD_GPU.name]), "amd-gpu-operator",
+                                                        {"kmm": {"enabled": False}}))
+    findings = [f for f in audit(broken) if f.reason == "PodCrashLooping"]
+    assert len(findings) == 1
+    assert findings[0].pod.startswith("kube-amd-gpu/amd-gpu-operator-gpu-operator-charts-controller-manager-")
+    manager = next(d for d in kinds(broken, "Deployment")
+                   if d["metadata"]["name"] == "amd-gpu-operator-gpu-operator-charts-controller-manager")
+    assert manager["status"]["readyReplicas"] == 0
