@@ -34,8 +34,9 @@ class SliceDevice:
     capacity: dict[str, str]  # fully qualified keys
 
 
-# (node name, index of the device on the node, the class's capacity by qualified key) -> defaults
-Defaults = Callable[[str, int, Mapping[str, str]], SliceDevice]
+# (node name, index of the device on the node, the class's attributes and capacity by qualified
+# key) -> defaults
+Defaults = Callable[[str, int, Mapping[str, Attribute], Mapping[str, str]], SliceDevice]
 
 
 @dataclass(frozen=True)
@@ -57,34 +58,75 @@ def _uuid(node: str, index: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-def _nvidia(node: str, index: int, _: Mapping[str, str]) -> SliceDevice:
+@dataclass(frozen=True)
+class Part:
+    """What a driver reports for one product beyond its name: the facts a class may not state."""
+
+    attributes: dict[str, Attribute]  # bare keys, in the driver's domain
+    memory: str
+
+
+# NVIDIA parts by the productName the driver reports (NVML's name): architecture as go-nvlib's
+# device table names it, CUDA compute capability, memory as the plugin reports it.
+NVIDIA_PARTS: dict[str, Part] = {
+    "NVIDIA H100 80GB HBM3": Part({"architecture": {"string": "Hopper"},
+                                   "cudaComputeCapability": {"version": "9.0.0"}}, "80Gi"),
+    "NVIDIA L4": Part({"architecture": {"string": "Ada Lovelace"},
+                       "cudaComputeCapability": {"version": "8.9.0"}}, "23034Mi"),
+    "NVIDIA L40S": Part({"architecture": {"string": "Ada Lovelace"},
+                         "cudaComputeCapability": {"version": "8.9.0"}}, "46068Mi"),
+    "NVIDIA A100-SXM4-40GB": Part({"architecture": {"string": "Ampere"},
+                                   "cudaComputeCapability": {"version": "8.0.0"}}, "40Gi"),
+    "NVIDIA A100-SXM4-80GB": Part({"architecture": {"string": "Ampere"},
+                                   "cudaComputeCapability": {"version": "8.0.0"}}, "80Gi"),
+    "NVIDIA A10G": Part({"architecture": {"string": "Ampere"},
+                         "cudaComputeCapability": {"version": "8.6.0"}}, "23028Mi"),
+}
+# AMD parts by productName: PCI device id as NFD's gpu-nfd-default-rule.yaml lists it.
+AMD_PARTS: dict[str, Part] = {
+    "AMD Instinct MI300X": Part({"deviceID": {"string": "0x74a1"}}, "192Gi"),
+    "AMD Instinct MI325X": Part({"deviceID": {"string": "0x74a5"}}, "256Gi"),
+}
+# A device whose class names no known product is simulated as the first part of its table.
+DEFAULT_NVIDIA_PART = "NVIDIA H100 80GB HBM3"
+DEFAULT_AMD_PART = "AMD Instinct MI300X"
+
+
+def _part(driver: str, parts: Mapping[str, Part], default: str,
+          attributes: Mapping[str, Attribute]) -> tuple[str, Part]:
+    """The product the class names (its productName attribute), if known; else the default part."""
+    named = (attributes.get(f"{driver}/productName") or {}).get("string")
+    return (named, parts[named]) if named in parts else (default, parts[default])
+
+
+def _nvidia(node: str, index: int, attributes: Mapping[str, Attribute], _: Mapping[str, str]) -> SliceDevice:
     d = NVIDIA_GPU.name
-    # An H100 SXM as the dra-driver-nvidia-gpu plugin reports it; memory in the class overrides.
+    product, part = _part(d, NVIDIA_PARTS, DEFAULT_NVIDIA_PART, attributes)
     return SliceDevice(f"gpu-{index}", {
         f"{d}/type": {"string": "gpu"},
         f"{d}/uuid": {"string": f"GPU-{_uuid(node, index)}"},
-        f"{d}/productName": {"string": "NVIDIA H100 80GB HBM3"},
+        f"{d}/productName": {"string": product},
         f"{d}/brand": {"string": "Nvidia"},
-        f"{d}/architecture": {"string": "Hopper"},
-        f"{d}/cudaComputeCapability": {"version": "9.0.0"},
+        **{f"{d}/{k}": v for k, v in part.attributes.items()},
         f"{d}/driverVersion": {"version": "570.133.20"},
         f"{d}/cudaDriverVersion": {"version": "12.8.0"},
-    }, {f"{d}/memory": "80Gi"})
+    }, {f"{d}/memory": part.memory})
 
 
-def _amd(node: str, index: int, _: Mapping[str, str]) -> SliceDevice:
+def _amd(node: str, index: int, attributes: Mapping[str, Attribute], _: Mapping[str, str]) -> SliceDevice:
     d = AMD_GPU.name
-    # An Instinct MI300X as the AMD DRA driver reports it: devices `gpu-<card>-<render node>`.
+    product, part = _part(d, AMD_PARTS, DEFAULT_AMD_PART, attributes)
+    # Devices as the AMD DRA driver names them: `gpu-<card>-<render node>`.
     return SliceDevice(f"gpu-{index}-{128 + index}", {
         f"{d}/type": {"string": "amdgpu"},
-        f"{d}/productName": {"string": "AMD Instinct MI300X"},
+        f"{d}/productName": {"string": product},
         f"{d}/family": {"string": "AI"},
-        f"{d}/deviceID": {"string": "0x74a1"},
+        **{f"{d}/{k}": v for k, v in part.attributes.items()},
         f"{d}/driverVersion": {"version": "6.12.12"},
-    }, {f"{d}/memory": "192Gi", f"{d}/computeUnits": "304", f"{d}/simdUnits": "1216"})
+    }, {f"{d}/memory": part.memory, f"{d}/computeUnits": "304", f"{d}/simdUnits": "1216"})
 
 
-def _cpu(node: str, index: int, capacity: Mapping[str, str]) -> SliceDevice:
+def _cpu(node: str, index: int, _: Mapping[str, Attribute], capacity: Mapping[str, str]) -> SliceDevice:
     d = CPU.name
     # Grouped mode: one device per NUMA node, its cores as consumable `cpu` capacity.
     cpu = capacity.get(f"{d}/cpu", "32")
@@ -115,7 +157,7 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
         declared_capacity = {qualified(k, driver): v for k, v in spec.capacity.items()}
         declared_attributes = {qualified(k, driver): _attribute(v) for k, v in spec.attributes.items()}
         for _ in range(spec.count):
-            default = shape.defaults(node, index, declared_capacity)
+            default = shape.defaults(node, index, declared_attributes, declared_capacity)
             device: Resource = {"name": default.name}
             attributes = {**default.attributes, **declared_attributes}
             capacity = {**default.capacity, **declared_capacity}

@@ -276,6 +276,23 @@ def test_amd_slices_have_the_drivers_shape():
     assert first["capacity"]["memory"] == {"value": "256Gi"}
 
 
+def test_devices_report_the_facts_of_the_part_their_class_names():
+    """A class that names a part and nothing else gets that part's facts, as the real driver reports them."""
+    mi325x = gpu_pool(AMD_GPU, "mi325x", nodes=1, attributes={"productName": {"string": "AMD Instinct MI325X"}})
+    mi300x = gpu_pool(AMD_GPU, "mi300x", nodes=1, attributes={"productName": {"string": "AMD Instinct MI300X"}})
+    objects = simulate_cluster("c1", [SYSTEM, mi325x, mi300x], stack("Existing", [AMD_GPU.name]))
+    ids = {s["spec"]["nodeName"]: s["spec"]["devices"][0]["attributes"]["deviceID"]
+           for s in slices(objects, AMD_GPU.name)}
+    assert ids == {"c1-mi325x-0": {"string": "0x74a5"}, "c1-mi300x-0": {"string": "0x74a1"}}
+
+    l4 = gpu_pool(NVIDIA_GPU, "l4", nodes=1, attributes={"productName": {"string": "NVIDIA L4"}})
+    (slice_,) = slices(simulate_cluster("c1", [SYSTEM, l4], stack("GKE", [NVIDIA_GPU.name])), NVIDIA_GPU.name)
+    attributes = slice_["spec"]["devices"][0]["attributes"]
+    assert attributes["architecture"] == {"string": "Ada Lovelace"}
+    assert attributes["cudaComputeCapability"] == {"version": "8.9.0"}
+    assert slice_["spec"]["devices"][0]["capacity"] == {"memory": {"value": "23034Mi"}}
+
+
 def test_synthetic_devices_and_unsimulated_drivers_publish_nothing():
     # The NVIDIA driver runs on this pool and publishes its claimed GPU only: not the synthetic one
     # beside it, and nothing for dra.net, which the simulation does not model.
