@@ -131,7 +131,7 @@ class ExistingSettings(ApiModel):
     kubeconfig_secret_ref: SecretKeyRef = Field(description="Secret holding the cluster's kubeconfig.")
     kubernetes_version: str | None = Field(
         None, pattern=KUBERNETES_VERSION,
-        description="The cluster's Kubernetes version; required when a pool uses a CPU class.")
+        description="The cluster's Kubernetes version; defaults to the one the cluster reports.")
 
 
 # ---- every source, once: the cloud names, their Literal types and their blocks are derived from here

@@ -48,8 +48,10 @@ class Driver:
     pool_taint: Taint | None = None
     # Labels a node serving this driver carries (what the driver's DaemonSet selects on).
     node_labels: dict[str, str] = field(default_factory=dict)
-    # The oldest Kubernetes minor version whose DRA features the driver's default mode relies on.
-    min_kubernetes_version: str | None = None
+    # The oldest Kubernetes minor version the driver runs on, as a managed cluster offers it (DRA
+    # feature gates cannot be turned on by hand there). Every driver states one: clouds' default
+    # versions and every cluster's pools are checked against it.
+    min_kubernetes_version: str = field(kw_only=True)
 
 
 NVIDIA_GPU = Driver(
@@ -59,6 +61,9 @@ NVIDIA_GPU = Driver(
     pool_taint=Taint("nvidia.com/gpu"),
     # The NVIDIA DRA driver's node affinity accepts this label (or NFD's PCI vendor 10de labels).
     node_labels={"nvidia.com/gpu.present": "true"},
+    # dra-driver-nvidia-gpu v0.4.0 docs/prerequisites.md: Kubernetes v1.34.2 or later (1.32/1.33
+    # need DRA feature gates turned on by hand, which managed clouds do not allow).
+    min_kubernetes_version="1.34",
 )
 AMD_GPU = Driver(
     name="gpu.amd.com",
@@ -67,6 +72,10 @@ AMD_GPU = Driver(
     pool_taint=Taint("amd.com/gpu"),
     # The AMD GPU operator's default node selector (its NFD rule for PCI vendor 1002).
     node_labels={"feature.node.kubernetes.io/amd-gpu": "true"},
+    # AMD GPU operator v1.5.1 docs/dra/dra-driver.md: Kubernetes 1.32 or later, with the
+    # DynamicResourceAllocation feature gate turned on on 1.32/1.33. inferplane serves AMD only on
+    # Existing clusters, whose operators can turn the gate on.
+    min_kubernetes_version="1.32",
 )
 CPU = Driver(
     name="dra.cpu",
@@ -78,7 +87,9 @@ CPU = Driver(
     # DRAConsumableCapacity, beta and on by default from Kubernetes 1.36.
     min_kubernetes_version="1.36",
 )
-DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK)
+# DRANET publishes resource.k8s.io/v1 slices, GA from Kubernetes 1.34 (*unconfirmed* against a
+# stated minimum of aws-dranet 1.0.0, which AWS installs on EKS).
+DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK, min_kubernetes_version="1.34")
 
 DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))

@@ -11,16 +11,17 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 
-# The Kubernetes minor version a cluster gets when its spec names none: each cloud's current
-# default channel as we read it (unconfirmed, kept here so it is easy to change). Existing clusters
-# have no default: their version is whatever the operator runs, so it must be declared.
+# The Kubernetes version a cluster gets when its spec names none. Every cloud's default must
+# satisfy every driver the cloud serves (tests/clouds/test_kubernetes_version.py checks it against
+# the catalog): dra.cpu, served everywhere, needs 1.36, so every cloud defaults to 1.36.
+# Existing clusters have no default: their version is the one the cluster reports.
 DEFAULT_KUBERNETES_VERSION: dict[str, str] = {
-    "EKS": "1.34",
-    "GKE": "1.34",
-    "AKS": "1.34",
-    "Nebius": "1.33",
-    "Vultr": "1.34",
-    "Civo": "1.33",
+    "EKS": "1.36",
+    "GKE": "1.36",
+    "AKS": "1.36",
+    "Nebius": "1.36",
+    "Vultr": "1.36",
+    "Civo": "1.36",
 }
 
 
@@ -49,14 +50,22 @@ class VersionProblem:
     message: str
 
 
-def kubernetes_version_problems(cluster: InferenceCluster,
-                                classes: Mapping[str, InferenceClass]) -> list[VersionProblem]:
+def kubernetes_version_problems(cluster: InferenceCluster, classes: Mapping[str, InferenceClass],
+                                reported: str | None = None) -> list[VersionProblem]:
     """Pools whose classes claim a driver the cluster's Kubernetes version is too old for.
 
-    Classes that are not in `classes` are skipped: a missing class is reported where it is needed.
+    The version is the declared one, else the cloud's default, else (an Existing cluster) the one
+    the cluster `reported`; with none of these there is nothing to check yet. Classes that are not
+    in `classes` are skipped: a missing class is reported where it is needed.
     """
     version, origin = cluster_kubernetes_version(cluster)
+    if version is None and reported:
+        version, origin = reported, "reported by the cluster"
+    if version is None:
+        return []
     path = f"spec.cluster.{block_name(cluster.spec.cluster.source)}.kubernetesVersion"
+    fix = (f"upgrade the cluster to {{needed}} or later" if origin == "reported by the cluster"
+           else f"set {path} to \"{{needed}}\" or later")
     problems = []
     for pool in cluster.spec.node_pools:
         klass = classes.get(pool.class_name)
@@ -64,17 +73,10 @@ def kubernetes_version_problems(cluster: InferenceCluster,
             continue
         for driver_name in klass.spec.claimed_drivers():
             driver = DRIVERS.get(driver_name)
-            needed = driver.min_kubernetes_version if driver else None
-            if not needed:
+            if driver is None or minor(version) >= minor(driver.min_kubernetes_version):
                 continue
-            if version is None:
-                problems.append(VersionProblem(path, (
-                    f"pool {pool.name} uses class {klass.metadata.name}, which claims {driver_name}; that needs "
-                    f"Kubernetes >= {needed} and this cluster's version is not declared: set {path} to the "
-                    f"version the cluster runs")))
-            elif minor(version) < minor(needed):
-                problems.append(VersionProblem(path, (
-                    f"pool {pool.name} uses class {klass.metadata.name}, which claims {driver_name}; that needs "
-                    f"Kubernetes >= {needed}, and this cluster has {version} ({origin}): set {path} to "
-                    f"\"{needed}\" or later")))
+            needed = driver.min_kubernetes_version
+            problems.append(VersionProblem(path, (
+                f"pool {pool.name} uses class {klass.metadata.name}, which claims {driver_name}; that needs "
+                f"Kubernetes >= {needed}, and this cluster has {version} ({origin}): {fix.format(needed=needed)}")))
     return problems

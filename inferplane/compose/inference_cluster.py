@@ -8,8 +8,11 @@ collection deletes nothing, and says why in the ClusterReady condition.
 
 from __future__ import annotations
 
+import copy
+import re
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from inferplane.accelerators import supported_drivers
@@ -21,14 +24,21 @@ from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
-from inferplane.api.managed import MANAGED_NAMESPACE
-from inferplane.compose.base import Composer, Event, Request, Requirement, Response, composite_name, is_ready, \
-    validation_problems
-from inferplane.compose.serving_stack import STACK_READY
+from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.compose.base import Composer, Desired, Event, Request, Requirement, Response, composite_name, \
+    is_ready, validation_problems
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, STACK_READY
 
 CLOUD_CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
 CLUSTER_READY = "ClusterReady"
+# An Existing cluster that declares no Kubernetes version is asked for the one it runs: an
+# observe-only provider-kubernetes Object reads kubeadm's ClusterConfiguration, and its own
+# ClusterProviderConfig reaches the cluster before the serving stack (which waits for the answer).
+VERSION_PROBE_KEY = "kubernetes-version"
+VERSION_PROBE_CONFIG_KEY = "kubernetes-version-provider-config"
+KUBEADM_CONFIG = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "kubeadm-config", "namespace": "kube-system"}}
 
 
 def class_requirement_key(name: str) -> str:
@@ -85,8 +95,8 @@ class InferenceClusterComposer(Composer):
         if classes is None:
             return self.response
         drivers = sorted({d for k in classes.values() for d in k.spec.claimed_drivers()})
-        blocked = (self.gate_unsupported_devices(classes) or self.gate_kubernetes_version(classes)
-                   or self.gate_pool_classes(classes))
+        blocked = (self.gate_unsupported_devices(classes) or self.gate_reported_version()
+                   or self.gate_kubernetes_version(classes) or self.gate_pool_classes(classes))
         if blocked:
             self.hold(*blocked)
             self.response.status["draDrivers"] = drivers  # what the classes claim, blocked or not
@@ -148,8 +158,22 @@ class InferenceClusterComposer(Composer):
                 f"{'; '.join(offending)}; {self.source} clusters support {', '.join(sorted(supported))}: "
                 "use classes whose drivers the cloud serves, or run these devices on an Existing cluster")
 
+    def gate_reported_version(self) -> tuple[str, str] | None:
+        """An Existing cluster without a declared version: ask it, and wait until it answers."""
+        self.reported_version = None
+        if cluster_kubernetes_version(self.cluster)[0] is not None:
+            return None
+        self.compose_version_probe()
+        self.reported_version = reported_kubernetes_version(self.request.observed.get(VERSION_PROBE_KEY))
+        if self.reported_version is not None:
+            return None
+        return ("WaitingForKubernetesVersion",
+                f"InferenceCluster {self.name} declares no Kubernetes version, and the cluster has not reported "
+                "one yet (inferplane reads the ConfigMap kube-system/kubeadm-config): wait, or set "
+                "spec.cluster.existing.kubernetesVersion to the version the cluster runs")
+
     def gate_kubernetes_version(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
-        problems = kubernetes_version_problems(self.cluster, classes)
+        problems = kubernetes_version_problems(self.cluster, classes, self.reported_version)
         if not problems:
             return None
         return "KubernetesVersionTooOld", "; ".join(p.message for p in problems)
@@ -185,8 +209,20 @@ class InferenceClusterComposer(Composer):
                     "metadata": {"name": self.name}, "spec": {**settings, "nodePools": pools}}
         self.desire(CLOUD_CLUSTER_KEY, resource)
 
+    def compose_version_probe(self) -> None:
+        ref = self.kubeconfig_secret_ref()
+        config_name = f"{self.name}-{VERSION_PROBE_KEY}"
+        self.response.desired[VERSION_PROBE_CONFIG_KEY] = Desired({
+            "apiVersion": OBJECT_API_VERSION, "kind": PROVIDER_CONFIG_KIND, "metadata": {"name": config_name},
+            "spec": {"credentials": {"source": "Secret", "secretRef": ref}}}, ready=True)
+        self.desire(VERSION_PROBE_KEY, {
+            "apiVersion": OBJECT_API_VERSION, "kind": "Object",
+            "metadata": {"name": config_name, "namespace": MANAGED_NAMESPACE},
+            "spec": {"managementPolicies": ["Observe"], "forProvider": {"manifest": copy.deepcopy(KUBEADM_CONFIG)},
+                     "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": config_name}}})
+
     def compose_serving_stack(self, drivers: list[str]) -> None:
-        version, _ = cluster_kubernetes_version(self.cluster)
+        version = cluster_kubernetes_version(self.cluster)[0] or self.reported_version
         spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
                                 "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
         if version:
@@ -249,6 +285,19 @@ class InferenceClusterComposer(Composer):
         self.condition(STACK_READY, "False", "Blocked", f"serving stack of {self.name} waits for {reason}")
         self.response.events.append(Event("Warning", reason, message))
         return self.response
+
+
+def reported_kubernetes_version(probe: dict[str, Any] | None) -> str | None:
+    """The version in the observed kubeadm ClusterConfiguration ("v1.36.1" -> "1.36.1"), if any."""
+    manifest = (((probe or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    try:
+        config = yaml.safe_load((manifest.get("data") or {}).get("ClusterConfiguration") or "") or {}
+    except yaml.YAMLError:
+        return None
+    version = config.get("kubernetesVersion") if isinstance(config, dict) else None
+    if not isinstance(version, str) or not re.match(r"^v?1\.[0-9]+\.[0-9]+", version):
+        return None
+    return version.removeprefix("v")
 
 
 def compose_inference_cluster(request: Request) -> Response:

@@ -3,20 +3,61 @@
 Managed resources (cloud clusters and pools, Helm releases, Kubernetes objects) become ready as
 soon as they are applied, as a provider reports them once the external resource exists. inferplane's
 own kinds never reach it: the reconciler hands composed composites to their composition functions.
+
+An observe-only provider-kubernetes Object (managementPolicies [Observe]) reports the object it
+observes on the target cluster as `status.atProvider.manifest`, as provider-kubernetes does. The
+simulated target clusters hold one such object: kubeadm's `kube-system/kubeadm-config` ConfigMap,
+whose ClusterConfiguration names the version the cluster runs (`kubernetes_version`, chosen by
+whoever builds the provider; tests pick old ones). Anything else observed is not found.
 """
 
 from __future__ import annotations
 
 from inferplane.engine.store import Resource
 
+# The version simulated target clusters run unless a test picks another.
+SIMULATED_KUBERNETES_VERSION = "v1.36.1"
+OBSERVE_ONLY = ["Observe"]
+
+
+def kubeadm_config(version: str) -> Resource:
+    """The ConfigMap kubeadm writes at `kubeadm init`, reduced to the field that names the version."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
+            "data": {"ClusterConfiguration": ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                                              f"kubernetesVersion: {version}\n")}}
+
 
 class SimulatedProvider:
+    def __init__(self, kubernetes_version: str = SIMULATED_KUBERNETES_VERSION):
+        self.kubernetes_version = kubernetes_version
+
     def observe(self, obj: Resource) -> dict:
         """The status the provider reports for an applied managed resource."""
         status = dict(obj.get("status") or {})
+        status.setdefault("atProvider", {})
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "Object" and spec.get("managementPolicies") == OBSERVE_ONLY:
+            wanted = (spec.get("forProvider") or {}).get("manifest") or {}
+            found = self.target_object(wanted)
+            if found is None:
+                status["conditions"] = [
+                    {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                    {"type": "Synced", "status": "False", "reason": "ReconcileError",
+                     "message": f"observe failed: {wanted.get('kind')} {(wanted.get('metadata') or {}).get('name')} "
+                                "not found on the cluster"}]
+                return status
+            status["atProvider"] = {**status["atProvider"], "manifest": found}
         status["conditions"] = [
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
         ]
-        status.setdefault("atProvider", {})
         return status
+
+    def target_object(self, wanted: Resource) -> Resource | None:
+        """The object a simulated target cluster holds under the wanted kind, namespace and name."""
+        config = kubeadm_config(self.kubernetes_version)
+        keys = ("apiVersion", "kind")
+        if all(wanted.get(k) == config[k] for k in keys) and \
+                {k: (wanted.get("metadata") or {}).get(k) for k in ("name", "namespace")} == config["metadata"]:
+            return config
+        return None

@@ -18,6 +18,7 @@ from typing import Callable
 from inferplane.admission import AdmissionResult, admit_paths
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
+from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.reconciler import Reconciler, RunReport, composition_functions
 from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
 
@@ -49,12 +50,14 @@ class ApplyResult:
 
 class Runtime:
     def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
-                 wait: float = DEFAULT_WAIT):
+                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
-        `wait`: how long to wait for another process, for its reconcile or for a write lock."""
+        `wait`: how long to wait for another process, for its reconcile or for a write lock.
+        `provider` stands in for the clouds and target clusters (default: SimulatedProvider())."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT))
         self.progress = progress
         self.wait = wait
+        self.provider = provider
 
     @functools.cached_property
     def functions(self):
@@ -68,7 +71,8 @@ class Runtime:
         return {o["metadata"]["name"]: InferenceClass.model_validate(o) for o in self.store.list("InferenceClass")}
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
-        return Reconciler(self.store, functions=self.functions, progress=self.progress, lease=lease, simulate=True)
+        return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,
+                          lease=lease, simulate=True)
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.

@@ -42,7 +42,7 @@ EXPECTED = {
         "driver: a CPU claim could never allocate on a GPU pool; split the CPU devices into a class of their own"],
     "cpu-cluster-old-kubernetes.yaml#1": [
         "InferenceCluster/eks-cpu-old: spec.cluster.eks.kubernetesVersion: pool cpu uses class eks-cpu, which "
-        "claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has 1.34 (the EKS default): set "
+        "claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has 1.35 (declared): set "
         "spec.cluster.eks.kubernetesVersion to \"1.36\" or later"],
     "cpu-count-two.yaml": [
         "InferenceClass/cpu-count-two: spec.devices[0].count: a dra.cpu device must have count 1: every device "
@@ -119,32 +119,37 @@ def test_defaults_are_applied_as_the_api_server_would():
                                           "deviceClassName": "gpu.nvidia.com"}, "the input is never mutated"
 
 
-def test_cpu_cluster_is_checked_against_classes_already_known():
-    cluster = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
-               "spec": {"cluster": {"source": "Civo", "civo": {"region": "LON1"}},
-                        "nodePools": [{"name": "cpu", "className": "civo-cpu"}]}}
+def admit_cluster(name, cluster, pool, class_name):
+    """Admit one InferenceCluster against the classes of the mixed-fleet recipe, already known."""
+    body = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
+            "spec": {"cluster": cluster, "nodePools": [{"name": pool, "className": class_name}]}}
     known = admit_paths([REPO / "recipes/mixed-fleet/classes.yaml"])
-    classes = {o.metadata.name: o for _, o in known.admitted}
-    result = admit_manifests([Manifest("inline", cluster)], known_classes=classes)
+    return admit_manifests([Manifest("inline", body)], known_classes={o.metadata.name: o for _, o in known.admitted})
+
+
+def test_cpu_cluster_is_checked_against_classes_already_known():
+    civo = {"region": "LON1", "kubernetesVersion": "1.34"}
+    result = admit_cluster("c", {"source": "Civo", "civo": civo}, "cpu", "civo-cpu")
     assert [e.message for e in result.errors] == [
         "pool cpu uses class civo-cpu, which claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has "
-        "1.33 (the Civo default): set spec.cluster.civo.kubernetesVersion to \"1.36\" or later"]
+        "1.34 (declared): set spec.cluster.civo.kubernetesVersion to \"1.36\" or later"]
     # Declaring 1.36 admits it.
-    cluster["spec"]["cluster"]["civo"]["kubernetesVersion"] = "1.36"
-    assert admit_manifests([Manifest("inline", cluster)], known_classes=classes).ok
+    civo["kubernetesVersion"] = "1.36"
+    assert admit_cluster("c", {"source": "Civo", "civo": civo}, "cpu", "civo-cpu").ok
 
 
-def test_existing_cluster_with_cpu_pool_must_declare_its_version():
-    cluster = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "lab"},
-               "spec": {"cluster": {"source": "Existing", "existing": {
-                   "kubeconfigSecretRef": {"name": "k", "key": "kubeconfig"}}},
-                   "nodePools": [{"name": "epyc", "className": "lab-epyc"}]}}
-    known = admit_paths([REPO / "recipes/mixed-fleet/classes.yaml"])
-    classes = {o.metadata.name: o for _, o in known.admitted}
-    result = admit_manifests([Manifest("inline", cluster)], known_classes=classes)
+def test_every_claimed_driver_is_checked_against_the_declared_version():
+    """Not only CPU pools: the NVIDIA driver needs 1.34, so a GPU pool on 1.33 is refused."""
+    gke = {"location": "us-central1", "kubernetesVersion": "1.33"}
+    result = admit_cluster("g", {"source": "GKE", "gke": gke}, "l4", "gke-l4")
     assert [e.message for e in result.errors] == [
-        "pool epyc uses class lab-epyc, which claims dra.cpu; that needs Kubernetes >= 1.36 and this cluster's "
-        "version is not declared: set spec.cluster.existing.kubernetesVersion to the version the cluster runs"]
+        "pool l4 uses class gke-l4, which claims gpu.nvidia.com; that needs Kubernetes >= 1.34, and this cluster "
+        "has 1.33 (declared): set spec.cluster.gke.kubernetesVersion to \"1.34\" or later"]
+
+
+def test_existing_cluster_may_leave_its_version_to_what_the_cluster_reports():
+    existing = {"kubeconfigSecretRef": {"name": "k", "key": "kubeconfig"}}
+    assert admit_cluster("lab", {"source": "Existing", "existing": existing}, "epyc", "lab-epyc").ok
 
 
 @pytest.mark.parametrize("body, expected", [

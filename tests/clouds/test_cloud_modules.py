@@ -407,9 +407,9 @@ def test_autoscaled_inline_system_pool_starts_from_its_count():
 
 
 @pytest.mark.parametrize("cloud,path,default", [
-    ("EKS", ("version",), "1.34"), ("GKE", ("minMasterVersion",), "1.34"), ("AKS", ("kubernetesVersion",), "1.34"),
-    ("Nebius", ("controlPlane", "version"), "1.33"), ("Vultr", ("version",), "1.34"),
-    ("Civo", ("kubernetesVersion",), "1.33"),
+    ("EKS", ("version",), "1.36"), ("GKE", ("minMasterVersion",), "1.36"), ("AKS", ("kubernetesVersion",), "1.36"),
+    ("Nebius", ("controlPlane", "version"), "1.36"), ("Vultr", ("version",), "1.36"),
+    ("Civo", ("kubernetesVersion",), "1.36"),
 ])
 def test_kubernetes_version_defaults_to_the_clouds(cloud, path, default):
     for_provider = compose(cloud, system(cloud), version=None)["cluster"]["spec"]["forProvider"]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import yaml
 
+from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.reconciler import Reconciler
 from inferplane.engine.runtime import Runtime
 from inferplane.engine.store import Key
@@ -188,3 +189,70 @@ def test_composition_functions_leave_their_requests_as_they_were():
     runtime.__dict__["functions"] = {kind: checked(f) for kind, f in composition_functions().items()}
     assert runtime.apply([REPO / "recipes" / "mixed-fleet"]).report.converged
     assert {"InferenceCluster", "ServingStack", "EKSCluster", "GKECluster"} <= set(calls)
+
+
+# ---- an Existing cluster's version: declared, or the one the cluster reports
+
+ONPREM = """
+apiVersion: inferplane.dev/v1alpha1
+kind: InferenceClass
+metadata: {name: lab-epyc}
+spec:
+  devices:
+    - {name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: "16"}}
+---
+apiVersion: inferplane.dev/v1alpha1
+kind: InferenceCluster
+metadata: {name: lab}
+spec:
+  cluster:
+    source: Existing
+    existing:
+      kubeconfigSecretRef: {name: lab-kubeconfig, key: kubeconfig}
+  nodePools:
+    - {name: epyc, className: lab-epyc, nodeCount: 2}
+"""
+
+
+def apply_onprem(tmp_path, provider):
+    (tmp_path / "lab.yaml").write_text(ONPREM)
+    runtime = Runtime(None, provider=provider)
+    assert runtime.apply([tmp_path]).admission.ok
+    return runtime, runtime.get(Key("inferplane.dev", "InferenceCluster", "", "lab"))
+
+
+def test_existing_cluster_without_a_version_uses_the_one_the_cluster_reports(tmp_path):
+    runtime, cluster = apply_onprem(tmp_path, SimulatedProvider(kubernetes_version="v1.36.2"))
+    assert condition(cluster, "ClusterReady")["status"] == "True"
+    stack = runtime.get(Key("infrastructure.inferplane.dev", "ServingStack", "", "lab"))
+    assert stack["spec"]["versions"] == {"kubernetes": "1.36.2"}
+    probe = next(o for o in runtime.list("Object") if o["metadata"]["name"] == "lab-kubernetes-version")
+    assert probe["spec"]["managementPolicies"] == ["Observe"]
+    assert probe["spec"]["forProvider"]["manifest"] == {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kubeadm-config", "namespace": "kube-system"}}
+
+
+def test_existing_cluster_reporting_too_old_a_version_is_held_naming_driver_and_version(tmp_path):
+    runtime, cluster = apply_onprem(tmp_path, SimulatedProvider(kubernetes_version="v1.35.4"))
+    ready = condition(cluster, "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("False", "KubernetesVersionTooOld")
+    assert ready["message"] == (
+        "pool epyc uses class lab-epyc, which claims dra.cpu; that needs Kubernetes >= 1.36, and this cluster has "
+        "1.35.4 (reported by the cluster): upgrade the cluster to 1.36 or later (the running cluster is kept as it is: "
+        "no new pools, no new drivers)")
+    # Nothing is installed on a cluster too old for its drivers.
+    assert runtime.get(Key("infrastructure.inferplane.dev", "ServingStack", "", "lab")) is None
+
+
+def test_existing_cluster_that_reports_no_version_waits_and_says_how_to_declare_it(tmp_path):
+    class NoKubeadm(SimulatedProvider):
+        def target_object(self, wanted):
+            return None
+
+    _, cluster = apply_onprem(tmp_path, NoKubeadm())
+    ready = condition(cluster, "ClusterReady")
+    assert (ready["status"], ready["reason"]) == ("False", "WaitingForKubernetesVersion")
+    assert ready["message"] == (
+        "InferenceCluster lab declares no Kubernetes version, and the cluster has not reported one yet (inferplane "
+        "reads the ConfigMap kube-system/kubeadm-config): wait, or set spec.cluster.existing.kubernetesVersion to the "
+        "version the cluster runs (the running cluster is kept as it is: no new pools, no new drivers)")
