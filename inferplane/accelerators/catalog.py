@@ -145,6 +145,69 @@ NVIDIA_DRA_DRIVER = Component(
 )
 GKE_NVIDIA_DRA_DRIVER = replace(NVIDIA_DRA_DRIVER, values=_nvidia_values(GKE_NVIDIA_DRIVER_ROOT))
 
+# GKE's automatic driver installation is off on DRA pools (GKE's DRA set-up page: not supported
+# with DRA), so the driver comes from Google's driver-installer DaemonSet for COS, as the DRA
+# driver's own GKE demo installs it. Pinned to the last commit of its manifest; the DaemonSet below
+# carries that manifest's facts (images, host paths, affinity, tolerations).
+GKE_DRIVER_INSTALLER_MANIFEST = (
+    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+    "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
+# GKE labels every GPU node with its accelerator type; the installer runs on those nodes only.
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [
+        {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
+        # Pools where GKE installs the driver itself, and confidential nodes, have their own installer.
+        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+        {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"}]}]}}}
+
+
+def _gke_driver_installer(_: ServingStackSpec) -> dict[str, Any]:
+    host = {"dev": "/dev", "vulkan-icd-mount": "/home/kubernetes/bin/nvidia/vulkan/icd.d",
+            "nvidia-install-dir-host": GKE_NVIDIA_DRIVER_ROOT, "root-mount": "/", "cos-tools": "/var/lib/cos-tools",
+            "nvidia-config": "/etc/nvidia"}
+    mounts = {"nvidia-install-dir-host": "/usr/local/nvidia", "vulkan-icd-mount": "/etc/vulkan/icd.d",
+              "dev": "/dev", "root-mount": "/root", "cos-tools": "/build/cos-tools"}
+    env = {"NVIDIA_INSTALL_DIR_HOST": GKE_NVIDIA_DRIVER_ROOT, "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+           "VULKAN_ICD_DIR_HOST": "/home/kubernetes/bin/nvidia/vulkan/icd.d", "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+           "ROOT_MOUNT_DIR": "/root", "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools", "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools"}
+    labels = {"k8s-app": GKE_DRIVER_INSTALLER_NAME}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": GKE_DRIVER_INSTALLER_NAME, "namespace": "kube-system", "labels": labels,
+                     "annotations": {f"{API_GROUP}/source": GKE_DRIVER_INSTALLER_MANIFEST}},
+        "spec": {"selector": {"matchLabels": labels}, "updateStrategy": {"type": "RollingUpdate"}, "template": {
+            "metadata": {"labels": {"name": GKE_DRIVER_INSTALLER_NAME, **labels}},
+            "spec": {
+                "priorityClassName": "system-node-critical", "affinity": GKE_DRIVER_INSTALLER_AFFINITY,
+                "tolerations": [{"operator": "Exists"}], "hostNetwork": True, "hostPID": True,
+                "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
+                "initContainers": [
+                    # GKE preloads this image on GPU nodes' COS; it is never pulled.
+                    {"name": GKE_DRIVER_INSTALLER_NAME, "image": "cos-nvidia-installer:fixed", "imagePullPolicy": "Never",
+                     "command": ["/cos-gpu-installer", "install"], "resources": {"requests": {"cpu": "150m"}},
+                     "securityContext": {"privileged": True},
+                     "env": [{"name": k, "value": v} for k, v in env.items()],
+                     "volumeMounts": [{"name": n, "mountPath": p} for n, p in mounts.items()]},
+                    {"name": "partition-gpus", "image": "gcr.io/gke-release/nvidia-partition-gpu@sha256:"
+                     "de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17",
+                     "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
+                     "resources": {"requests": {"cpu": "150m"}}, "securityContext": {"privileged": True},
+                     "volumeMounts": [{"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia"},
+                                      {"name": "dev", "mountPath": "/dev"},
+                                      {"name": "nvidia-config", "mountPath": "/etc/nvidia"}]}],
+                "containers": [{"name": "pause", "image": "gke.gcr.io/pause:3.8@sha256:"
+                                "880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"}]}}}}
+
+
+GKE_NVIDIA_DRIVER_INSTALLER = Component(
+    key="nvidia-driver-installer",
+    namespace="kube-system",
+    manifest=_gke_driver_installer,
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+
 # The driver's pods run at priority system-node-critical; outside kube-system the API server
 # admits such pods only under a ResourceQuota that scopes those PriorityClasses in the namespace.
 # 100 pods is far above one kubelet plugin per GPU node plus a controller, and still a bound.
@@ -303,7 +366,8 @@ _PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EX
 CLOUDS: dict[str, CloudStack] = {
     # EKS provides DRANET itself (aws-dranet, installed with EFA pools), so dra.net is external.
     "EKS": CloudStack(_PROVISIONED, external=frozenset({DRANET.name})),
-    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER, CPU_DRA_DRIVER)),
+    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
+                       DCGM_EXPORTER, CPU_DRA_DRIVER)),
     "AKS": CloudStack(_PROVISIONED),
     "Nebius": CloudStack(_PROVISIONED),
     "Vultr": CloudStack(_PROVISIONED),

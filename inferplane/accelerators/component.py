@@ -122,10 +122,14 @@ def images(tree: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """Every container image named in values or a manifest: (field path, image reference).
 
     Fields called `image` or ending in `Image` hold a reference; an `image` map with `repository`
-    and `tag` (the usual chart shape) is read as `repository:tag`.
+    and `tag` (the usual chart shape) is read as `repository:tag`. A container that never pulls
+    (`imagePullPolicy: Never`) runs the image its node was built with, e.g. the driver installer GKE
+    preloads for the node's COS version: there is nothing to pin, so it is not listed.
     """
     if isinstance(tree, dict):
         for name, value in tree.items():
+            if name == "image" and tree.get("imagePullPolicy") == "Never":
+                continue
             here = f"{path}.{name}" if path else str(name)
             if name == "image" and isinstance(value, dict) and "repository" in value:
                 yield here, f"{value['repository']}:{value.get('tag') or ''}"

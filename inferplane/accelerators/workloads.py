@@ -32,6 +32,7 @@ from inferplane.accelerators.catalog import (
     DCGM_EXPORTER,
     ENVOY_GATEWAY,
     GATEWAY_CLASS,
+    GKE_NVIDIA_DRIVER_INSTALLER,
     LEADER_WORKER_SET,
     NODE_FEATURE_DISCOVERY,
     NVIDIA_CRITICAL_PODS_QUOTA,
@@ -378,6 +379,15 @@ def _dcgm_exporter(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
                      requests=dig(values, "resources.requests", {}), container="exporter"),)
 
 
+def _gke_driver_installer(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    """The DaemonSet the object is: placed by its own affinity and tolerations."""
+    spec = dig(rendered, "spec.template.spec", {})
+    return (Workload("DaemonSet", rendered["metadata"]["name"], rendered["metadata"]["namespace"],
+                     GKE_NVIDIA_DRIVER_INSTALLER.key, Placement.DRIVERS, drivers=frozenset({NVIDIA_GPU.name}),
+                     node_selector=spec.get("nodeSelector") or {}, affinity=spec.get("affinity") or {},
+                     tolerations=_tolerations(spec.get("tolerations")), container="pause"),)
+
+
 # ---- AMD: the GPU operator v1.5.1 and the operands of each DeviceConfig
 
 AMD_OPERATOR_DEFAULTS: Values = {
@@ -491,6 +501,7 @@ DESCRIPTIONS: dict[str, Describe] = {
     LEADER_WORKER_SET.key: _lws,
     NODE_FEATURE_DISCOVERY.key: _nfd,
     NVIDIA_DRA_DRIVER.key: _nvidia,
+    GKE_NVIDIA_DRIVER_INSTALLER.key: _gke_driver_installer,
     NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
     DCGM_EXPORTER.key: _dcgm_exporter,
     AMD_GPU_OPERATOR.key: _amd_operator,

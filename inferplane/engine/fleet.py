@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
+from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL
 from inferplane.admission.structural import json_copy
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
@@ -58,6 +59,7 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> 
         entries = cloud_cluster["spec"]["nodePools"]
     pools = []
     for entry in entries:
+        entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pools.append({"entry": entry, "devices": devices})
@@ -84,6 +86,12 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None) -> 
         for finding in findings:
             store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
     return findings
+
+
+def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
+    """Labels the cloud itself puts on a pool's nodes: GKE marks GPU nodes with their accelerator."""
+    accelerator = ((entry.get("machine") or {}).get("accelerator") or {}).get("type")
+    return {GKE_ACCELERATOR_LABEL: accelerator} if source == "GKE" and accelerator else {}
 
 
 def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:

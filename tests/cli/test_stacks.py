@@ -10,7 +10,7 @@ EKS        dra.cpu          dra-driver-cpu
 EKS        dra.net          external
 EKS        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 GKE        dra.cpu          dra-driver-cpu
-GKE        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+GKE        gpu.nvidia.com   nvidia-driver-installer, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 AKS        dra.cpu          dra-driver-cpu
 AKS        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 Nebius     dra.cpu          dra-driver-cpu

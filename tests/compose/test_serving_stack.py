@@ -20,6 +20,8 @@ NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway
                 "release-kube-prometheus-stack", "release-lws"}
 NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota", "release-dcgm-exporter"}
 CPU_KEYS = {"release-dra-driver-cpu"}
+# GKE pools leave the driver to Google's installer DaemonSet, which the stack composes.
+GKE_NVIDIA_KEYS = NVIDIA_KEYS | {"object-nvidia-driver-installer"}
 NFD_KEYS = {"release-node-feature-discovery"}
 AMD_KEYS = {"release-amd-gpu-operator", "object-amd-device-config"}
 
@@ -53,11 +55,11 @@ def condition(response, type_):
 
 # (cloud, claimed drivers, expected keys beyond the neutral ones, drivers reported unsupported)
 CASES = [
-    *[row for cloud in PROVIDERS for row in [
+    *[row for cloud in PROVIDERS for nvidia in [GKE_NVIDIA_KEYS if cloud == "GKE" else NVIDIA_KEYS] for row in [
         (cloud, [], set(), []),
-        (cloud, [NV], NVIDIA_KEYS, []),
+        (cloud, [NV], nvidia, []),
         (cloud, [CPU_], CPU_KEYS, []),
-        (cloud, [NV, CPU_], NVIDIA_KEYS | CPU_KEYS, []),
+        (cloud, [NV, CPU_], nvidia | CPU_KEYS, []),
         (cloud, [AMD], set(), [AMD]),
         # EKS provides DRANET itself: supported with no component; elsewhere it is unsupported.
         (cloud, [NET], set(), [] if cloud == "EKS" else [NET]),
@@ -69,7 +71,7 @@ CASES = [
     ("Existing", [NET], set(), [NET]),
     ("Existing", [NV, CPU_], NFD_KEYS | NVIDIA_KEYS | CPU_KEYS, []),
     ("Existing", [NV, AMD, CPU_], NFD_KEYS | NVIDIA_KEYS | AMD_KEYS | CPU_KEYS, []),
-    ("GKE", [AMD, NV, UNKNOWN], NVIDIA_KEYS, [AMD, UNKNOWN]),
+    ("GKE", [AMD, NV, UNKNOWN], GKE_NVIDIA_KEYS, [AMD, UNKNOWN]),
 ]
 
 
@@ -327,3 +329,19 @@ def test_provider_configs_point_every_release_at_the_clusters_kubeconfig():
 
 def test_without_a_kubeconfig_no_provider_config_is_composed():
     assert not any(key.startswith("provider-config") for key in compose("GKE", [NV]).desired)
+
+
+def test_gke_installs_the_nvidia_driver_with_googles_cos_installer_pinned_to_a_commit():
+    installer = manifest(compose("GKE", [NV]), "object-nvidia-driver-installer")
+    assert (installer["kind"], installer["metadata"]["name"], installer["metadata"]["namespace"]) == (
+        "DaemonSet", "nvidia-driver-installer", "kube-system")
+    assert installer["metadata"]["annotations"] == {"inferplane.dev/source": (
+        "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+        "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/cos/daemonset-preloaded.yaml")}
+    pod = installer["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["initContainers"]] == ["nvidia-driver-installer", "partition-gpus"]
+    assert {"name": "NVIDIA_INSTALL_DIR_HOST", "value": "/home/kubernetes/bin/nvidia"} in pod["initContainers"][0]["env"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0] == {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}
+    # No other cloud runs it: their GPU nodes come with the driver.
+    assert "object-nvidia-driver-installer" not in compose("EKS", [NV]).desired
