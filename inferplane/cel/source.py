@@ -90,6 +90,24 @@ def device_domains(source: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def device_fields(source: str) -> tuple[tuple[str, str, str], ...]:
+    """(attributes|capacity, domain, name) for each literal `device.<map>["<domain>"].<name>` a
+    selector reads, in order, once each: what an explanation shows the device's values of."""
+    toks = tokens(source)
+    found: dict[tuple[str, str, str], None] = {}
+    for i in range(len(toks) - 7):
+        window = toks[i:i + 8]
+        if (window[0].kind == "ident" and window[0].text == "device"
+                and (i == 0 or toks[i - 1].text != ".")
+                and window[1].text == "." and window[2].text in ("attributes", "capacity")
+                and window[3].text == "[" and window[4].kind == "string" and window[5].text == "]"
+                and window[6].text == "." and window[7].kind == "ident"):
+            domain = string_value(window[4].text)
+            if domain is not None:
+                found[(window[2].text, domain, window[7].text)] = None
+    return tuple(found)
+
+
 def fold_constants(source: str, folders: dict[str, Callable[[list[Token]], str | None]]) -> str:
     """Replace global calls `name(<args>)` whose folder returns CEL source for the result.
 

@@ -1,0 +1,191 @@
+"""The fleet scheduler's inputs: what a deployment asks for, and the fleet as it stands.
+
+These are the scheduler's own small types, not the API kinds: an adapter maps a ModelDeployment,
+the InferenceClusters' status and the ModelReplicas onto them, so the scheduler stays a pure
+library and a field rename in a kind touches only that mapping (`pool_class` here, for classes).
+
+Tolerations and taints are Kubernetes-shaped mappings (`key`, `operator`, `value`, `effect`), as
+the cluster simulator's predicates read them; a cluster selector is a Kubernetes LabelSelector
+(`matchLabels`, `matchExpressions`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from inferplane.api.inference_class import InferenceClass
+from inferplane.cel import Device, parse_semver
+from inferplane.cel.device import AttributeValue
+
+Role = Literal["Standalone", "Leader", "Worker"]
+WORKER: Role = "Worker"
+DRA = "DRA"
+
+# ---- what a deployment asks for
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One entry of a member's `nodeSelector.devices`: `count` devices per pod, every selector true."""
+
+    name: str
+    count: int = 1
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Member:
+    """An engine member. No device requests (no nodeSelector) means it claims nothing: it rides on
+    its engine's pool and occupies no node of its own."""
+
+    role: Role = "Standalone"
+    devices: tuple[DeviceRequest, ...] = ()
+    worker_nodes: int = 1
+
+    @property
+    def pods(self) -> int:
+        """A Worker spans `worker.nodes` pods, one per node; a Standalone or Leader is one pod."""
+        return self.worker_nodes if self.role == WORKER else 1
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine: `copies` of its members, all on one pool of the replica's cluster."""
+
+    name: str
+    members: tuple[Member, ...]
+    copies: int = 1
+
+
+@dataclass(frozen=True)
+class PlacementRequest:
+    """A deployment's placement request. `deployment` identifies it (namespace/name) among the
+    fleet's replicas."""
+
+    deployment: str
+    replicas: int
+    engines: tuple[Engine, ...]
+    cluster_selector: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+
+
+# ---- the fleet
+
+
+@dataclass(frozen=True)
+class ClassDevice:
+    """A device of an InferenceClass: `count` per node; `claim: Synthetic` is described for
+    placement only and is never claimed."""
+
+    name: str
+    driver: str
+    count: int = 1
+    claim: str = DRA
+    device_class_name: str = ""
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    capacity: Mapping[str, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def device(self) -> Device:
+        """The device as a CEL selector sees it (its activation is built once, on first use)."""
+        return Device(driver=self.driver, attributes=self.attributes, capacity=self.capacity, name=self.name)
+
+
+@dataclass(frozen=True)
+class PoolClass:
+    """An InferenceClass as the scheduler reads it: a name and the devices of each node."""
+
+    name: str
+    devices: tuple[ClassDevice, ...]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A schedulable pool. An autoscaled pool can grow to `max_node_count`: that is its capacity."""
+
+    name: str
+    class_name: str
+    node_count: int
+    max_node_count: int | None = None
+    role: str = "GPU"
+
+    @property
+    def nodes(self) -> int:
+        """The nodes the pool can offer, never negative (a malformed status reads as none)."""
+        nodes = self.node_count if self.max_node_count is None else self.max_node_count
+        return max(nodes, 0)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """An InferenceCluster: its labels (for the cluster selector), readiness, fleet-level taints
+    (`spec.taints`) and schedulable pools."""
+
+    name: str
+    pools: tuple[Pool, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    ready: bool = True
+    taints: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ReplicaMember:
+    """A member of an existing replica: the pool it is pinned to, and whether it claims devices
+    (a member with device requests occupies its nodes; one without shares its engine's)."""
+
+    role: Role
+    pool: str
+    claims: bool
+    worker_nodes: int = 1
+
+    @property
+    def pods(self) -> int:
+        return self.worker_nodes if self.role == WORKER else 1
+
+
+@dataclass(frozen=True)
+class ReplicaEngine:
+    name: str
+    members: tuple[ReplicaMember, ...]
+    copies: int = 1
+
+
+@dataclass(frozen=True)
+class Replica:
+    """An existing ModelReplica: its deployment, its identity (cluster, index) and its object name
+    (a tie-break that keeps the schedule a function of state, not of listing order)."""
+
+    name: str
+    deployment: str
+    cluster: str
+    index: int
+    engines: tuple[ReplicaEngine, ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The fleet at one moment: clusters, the classes their pools name, every existing replica."""
+
+    clusters: tuple[Cluster, ...] = ()
+    classes: Mapping[str, PoolClass] = field(default_factory=dict)
+    replicas: tuple[Replica, ...] = ()
+
+
+# ---- mapping the kinds
+
+
+def pool_class(klass: InferenceClass) -> PoolClass:
+    """An InferenceClass as the scheduler reads it."""
+    devices = []
+    for device in klass.spec.devices:
+        attributes: dict[str, AttributeValue] = {}
+        for key, typed in device.attributes.items():
+            value = typed.value()
+            attributes[key] = parse_semver(value) if typed.version is not None else value
+        devices.append(ClassDevice(
+            name=device.name, driver=device.driver, count=device.count, claim=device.claim,
+            device_class_name=device.device_class_name or "", attributes=attributes,
+            capacity=dict(device.capacity)))
+    return PoolClass(name=klass.metadata.name, devices=tuple(devices))
