@@ -86,6 +86,10 @@ class Schedule:
         return f"{line}; {self.missing} fit nowhere ({why})" if why else f"{line}; no clusters"
 
 
+# A pool (by name) that matches an engine: the members' placements there and the nodes they cost.
+Candidate = tuple[str, tuple[MemberPlacement, ...], int]
+
+
 # ---- filters over a cluster
 
 
@@ -147,6 +151,9 @@ class _FleetScheduler:
         self.clusters = {cluster.name: cluster for cluster in snapshot.clusters}
         # Sorted by object name: the schedule must not depend on listing order.
         self.replicas = sorted(snapshot.replicas, key=lambda r: r.name)
+        self._candidates: dict[tuple[tuple[tuple[str, str], ...], int], list[Candidate]] = {}
+        self._on_class: dict[tuple[str, int], EngineOnClass | None] = {}
+        self._placed_members: dict[tuple[str, str, int], tuple[MemberPlacement, ...]] = {}
 
     def schedule(self) -> Schedule:
         retained = self.retain()
@@ -259,23 +266,60 @@ class _FleetScheduler:
         """Every engine on one pool of the cluster, against a trial copy of its free nodes:
         (placements, free nodes after), or None. With `reasons`, says why each pool refused."""
         trial = dict(free)
-        pools = [(pool, self.matcher.for_class(pool.class_name)) for pool in cluster.pools]
         out = []
         for e, engine in enumerate(self.request.engines):
-            claimable = [any(matches is not None and matches[e][m].claims for _, matches in pools)
-                         for m in range(len(engine.members))]
-            members = None
-            for pool, matches in pools:
-                members = _engine_on_pool(engine, pool, None if matches is None else matches[e],
-                                          claimable, trial, reasons)
-                if members is not None:
+            for pool, members, cost in self.candidates(cluster, e, reasons):
+                if trial[pool] >= cost:
+                    trial[pool] -= cost
+                    out.append(EnginePlacement(engine.name, members))
                     break
-            if members is None:
+                if reasons is not None:
+                    nodes = next(p.nodes for p in cluster.pools if p.name == pool)
+                    reasons.append(f"pool {pool}: {max(trial[pool], 0)} of {nodes} nodes free, "
+                                   f"engine {engine.name} needs {cost}")
+            else:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
                 return None
-            out.append(EnginePlacement(engine.name, members))
         return tuple(out), trial
+
+    def candidates(self, cluster: Cluster, e: int, reasons: list[str] | None = None) -> list[Candidate]:
+        """The cluster's pools that match engine `e`, in pool order, with the members' placements and
+        the nodes they cost. This depends on the pools' names and classes only, never on free nodes,
+        so it is worked out once per layout of pools and engine (again only to collect reasons)."""
+        key = (tuple((pool.name, pool.class_name) for pool in cluster.pools), e)
+        if reasons is None and key in self._candidates:
+            return self._candidates[key]
+        engine = self.request.engines[e]
+        fits = [(pool, self.on_class(pool.class_name, e)) for pool in cluster.pools]
+        # A member that can claim on some pool of this cluster is never stranded on a Synthetic match.
+        claimable = [any(fit is not None and fit.claims[m] for _, fit in fits) for m in range(len(engine.members))]
+        out = []
+        for pool, fit in fits:
+            reason = _refusal(engine, pool, fit, claimable)
+            if reason is None:
+                out.append((pool.name, self.placed_members(pool, e, fit), fit.cost))
+            elif reasons is not None:
+                reasons.append(f"pool {pool.name}: {reason}")
+        if reasons is None:
+            self._candidates[key] = out
+        return out
+
+    def on_class(self, class_name: str, e: int) -> EngineOnClass | None:
+        """Engine `e` against a class (None: the class is not known), once per class."""
+        key = (class_name, e)
+        if key not in self._on_class:
+            matches = self.matcher.for_class(class_name)
+            self._on_class[key] = None if matches is None else EngineOnClass.of(self.request.engines[e], matches[e])
+        return self._on_class[key]
+
+    def placed_members(self, pool: Pool, e: int, fit: EngineOnClass) -> tuple[MemberPlacement, ...]:
+        key = (pool.name, pool.class_name, e)
+        if key not in self._placed_members:
+            self._placed_members[key] = tuple(MemberPlacement(member.role, pool.name, requests)
+                                              for member, requests in zip(self.request.engines[e].members,
+                                                                          fit.requests))
+        return self._placed_members[key]
 
     # -- explain
 
@@ -293,28 +337,38 @@ class _FleetScheduler:
         return out
 
 
-def _engine_on_pool(engine: Engine, pool: Pool, matches: Sequence[MemberMatch] | None, claimable: list[bool],
-                    trial: dict[str, int], reasons: list[str] | None) -> tuple[MemberPlacement, ...] | None:
-    """The engine's members on this pool, charging `trial`, or None (and why, into `reasons`)."""
-    def refuse(reason: str) -> None:
-        if reasons is not None:
-            reasons.append(f"pool {pool.name}: {reason}")
+@dataclass(frozen=True)
+class EngineOnClass:
+    """An engine against one class: why a member does not match, or what each member claims and the
+    nodes the engine costs (`pods x copies` for each member that claims)."""
 
-    if matches is None:
-        return refuse(f"class {pool.class_name} is not known")
-    for member, match, can_claim in zip(engine.members, matches, claimable):
-        if not match.matched:
-            return refuse(f"{member.role}: {match.reason}")
-        if can_claim and not match.claims:
-            return refuse(f"{member.role} matches only Synthetic devices here and can claim on another pool")
-    if not any(match.claims for match in matches):
-        return refuse(f"engine {engine.name} matches only Synthetic devices here: nothing to claim")
-    cost = sum(member.pods * engine.copies for member, match in zip(engine.members, matches) if match.claims)
-    if trial[pool.name] < cost:
-        return refuse(f"{max(trial[pool.name], 0)} of {pool.nodes} nodes free, engine {engine.name} needs {cost}")
-    trial[pool.name] -= cost
-    return tuple(MemberPlacement(member.role, pool.name, match.requests)
-                 for member, match in zip(engine.members, matches))
+    reason: str | None
+    claims: tuple[bool, ...] = ()
+    requests: tuple[tuple[ResolvedRequest, ...], ...] = ()
+    cost: int = 0
+
+    @classmethod
+    def of(cls, engine: Engine, matches: Sequence[MemberMatch]) -> EngineOnClass:
+        for member, match in zip(engine.members, matches):
+            if not match.matched:
+                return cls(f"{member.role}: {match.reason}", (False,) * len(engine.members))
+        return cls(None, tuple(match.claims for match in matches), tuple(match.requests for match in matches),
+                   sum(member.pods * engine.copies for member, match in zip(engine.members, matches)
+                       if match.claims))
+
+
+def _refusal(engine: Engine, pool: Pool, fit: EngineOnClass | None, claimable: list[bool]) -> str | None:
+    """Why the engine cannot go on this pool whatever its free nodes, or None."""
+    if fit is None:
+        return f"class {pool.class_name} is not known"
+    if fit.reason is not None:
+        return fit.reason
+    for member, claims, can_claim in zip(engine.members, fit.claims, claimable):
+        if can_claim and not claims:
+            return f"{member.role} matches only Synthetic devices here and can claim on another pool"
+    if not any(fit.claims):
+        return f"engine {engine.name} matches only Synthetic devices here: nothing to claim"
+    return None
 
 
 def scale_down(kept: list[Placement], wanted: int) -> list[Placement]:
