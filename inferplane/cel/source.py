@@ -101,7 +101,8 @@ def device_fields(source: str) -> tuple[tuple[str, str, str], ...]:
                 and (i == 0 or toks[i - 1].text != ".")
                 and window[1].text == "." and window[2].text in ("attributes", "capacity")
                 and window[3].text == "[" and window[4].kind == "string" and window[5].text == "]"
-                and window[6].text == "." and window[7].kind == "ident"):
+                and window[6].text == "." and window[7].kind == "ident"
+                and (i + 8 == len(toks) or toks[i + 8].text != "(")):  # `.size()` is a call, not a field
             domain = string_value(window[4].text)
             if domain is not None:
                 found[(window[2].text, domain, window[7].text)] = None

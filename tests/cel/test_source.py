@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from inferplane.cel import evaluate
 from inferplane.cel.library import FOLDERS
-from inferplane.cel.source import cel_string, device_domains, fold_constants, tokens
+from inferplane.cel.source import cel_string, device_domains, device_fields, fold_constants, tokens
 
 
 @pytest.mark.parametrize("source, strings", [
@@ -32,6 +32,20 @@ def test_string_tokens(source, strings):
 ])
 def test_device_domains(source, domains):
     assert device_domains(source) == domains
+
+
+@pytest.mark.parametrize("source, fields", [
+    ('device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0 && '
+     'device.attributes["gpu.nvidia.com"].productName != "x" && device.capacity["gpu.nvidia.com"].memory.sign() > 0',
+     (("capacity", "gpu.nvidia.com", "memory"), ("attributes", "gpu.nvidia.com", "productName"))),
+    ('device.attributes["resource.kubernetes.io"].numaNode == 0', (("attributes", "resource.kubernetes.io",
+                                                                    "numaNode"),)),
+    ('"device.attributes[\\"fake.com\\"].x" == device.driver', ()),
+    ('device.attributes["a.com"].size() == 0', ()),
+    ('device.attributes[d].x', ()),
+])
+def test_device_fields(source, fields):
+    assert device_fields(source) == fields
 
 
 @pytest.mark.parametrize("source, folded", [
