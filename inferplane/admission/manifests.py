@@ -71,6 +71,16 @@ def _load_file(path: Path, manifests: list[Manifest], errors: list[LoadError]) -
             errors.append(LoadError(source, f"a manifest must be a mapping with apiVersion, kind and metadata, "
                                             f"not a {type(document).__name__}"))
             continue
+        if document.get("kind") == "List" and isinstance(document.get("items"), list):
+            # kubectl's List (what `get -o yaml` prints): each item is a manifest of its own.
+            for position, item in enumerate(document["items"]):
+                where = f"{source} items[{position}]"
+                if isinstance(item, dict):
+                    manifests.append(Manifest(where, item))
+                else:
+                    errors.append(LoadError(where, f"a List item must be a mapping with apiVersion, kind and "
+                                                   f"metadata, not a {type(item).__name__}"))
+            continue
         manifests.append(Manifest(source, document))
 
 

@@ -61,6 +61,7 @@ class SchemaViolation:
     message: str
     validator: str
     detail: Any = None
+    instance: Any = None  # the offending value, quoted whole in the message
 
 
 def field_path(parts: Any) -> str:
@@ -81,7 +82,7 @@ def violations(validator: jsonschema.protocols.Validator, obj: Any) -> Iterator[
         if leaf.validator == "additionalProperties":
             allowed = set(leaf.schema.get("properties", {}))
             detail = sorted(k for k in leaf.instance if k not in allowed)
-        yield SchemaViolation(field_path(leaf.absolute_path), leaf.message, str(leaf.validator), detail)
+        yield SchemaViolation(field_path(leaf.absolute_path), leaf.message, str(leaf.validator), detail, leaf.instance)
 
 
 def openapi_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:

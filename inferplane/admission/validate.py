@@ -75,7 +75,7 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
         name = missing.group(1) if missing else "?"
         return [(join_path(path, name), "required field is missing: add it")]
     node = schema_at(schema, path)
-    got = v.message.split(" ", 1)[0]
+    got = repr(v.instance)  # the whole value: "24 GB" is not cut at its space
     if v.validator == "type":
         expected = node.get("type")
         return [(path, f"must be {_TYPES.get(expected, expected)}, got {got}")]
@@ -207,8 +207,10 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
         yield "metadata", "required: add metadata with a name"
         return
     name = metadata.get("name")
-    if not isinstance(name, str) or not name:
+    if name is None or name == "":
         yield "metadata.name", "required: every object has a name"
+    elif not isinstance(name, str):
+        yield "metadata.name", f"must be a string, got {name!r}: quote it, e.g. name: \"{name}\""
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
         yield "metadata.name", f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}"
     else:

@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING, Iterator
 
 import click
 
-from inferplane.admission import admit_paths
-from inferplane.cli.output import table
+# Only click and our light output module at import time: `inferplane --help` and shell completion must
+# answer at once, so each command imports the engine, admission and YAML itself.
+from inferplane.cli.output import check_output, table
 
 if TYPE_CHECKING:
     from inferplane.engine.runtime import Runtime
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="inferplane", prog_name="inferplane")
 def cli() -> None:
     """inferplane: a fleet-level inference control plane."""
 
@@ -26,6 +28,8 @@ def cli() -> None:
               help="A manifest file or a folder of them (repeatable).")
 def validate(paths: tuple[Path, ...]) -> None:
     """Check manifests as the API server would; print every error, exit 1 if any."""
+    from inferplane.admission import admit_paths
+
     result = admit_paths(list(paths))
     if result.admitted:
         rows = [(obj.kind, obj.metadata.name, manifest.source) for manifest, obj in result.admitted]
@@ -68,15 +72,29 @@ def xrds(out: Path | None, check: bool) -> None:
 STATE_OPTION = click.option(
     "--state", type=click.Path(path_type=Path), default=None,
     help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
-OUTPUT_OPTION = click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table")
 FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
                             type=click.Path(path_type=Path), help="A manifest file or a folder of them (repeatable).")
+NAMESPACE_OPTION = click.option("-n", "--namespace", default=None,
+                                help="Namespace of a namespaced kind (default: default).")
+
+
+def _complete_kind(ctx, param, incomplete: str):
+    from inferplane.cli.completion import complete_kinds
+
+    return complete_kinds(incomplete)
+
+
+def _complete_name(ctx, param, incomplete: str):
+    from inferplane.cli.completion import complete_names
+
+    return complete_names(ctx.params, incomplete)
 
 
 def object_arguments(command):
     """KIND NAME [-n NAMESPACE] [--state DIR]: how every single-object command names its object."""
-    for decorator in reversed((click.argument("kind"), click.argument("name"),
-                               click.option("-n", "--namespace", default=None), STATE_OPTION)):
+    for decorator in reversed((click.argument("kind", shell_complete=_complete_kind),
+                               click.argument("name", shell_complete=_complete_name), NAMESPACE_OPTION,
+                               STATE_OPTION)):
         command = decorator(command)
     return command
 
@@ -90,15 +108,20 @@ TIMEOUT_OPTION = click.option(
 
 
 @contextlib.contextmanager
-def opened(state: Path | None, wait: float | None = None) -> Iterator["Runtime"]:
+def opened(state: Path | None, wait: float | None = None, create: bool = True) -> Iterator["Runtime"]:
     """The runtime on the state folder, closed however the command ends; a store that another
-    process keeps locked is reported, never a traceback."""
+    process keeps locked is reported, never a traceback. A command that only reads (create=False)
+    refuses a folder with no store rather than create an empty one."""
     import sqlite3
 
     from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
-    from inferplane.engine.store import StoreBusy, UnknownSchema, explain
+    from inferplane.engine.store import STORE_FILE, StoreBusy, UnknownSchema, explain
 
     folder = state_dir(state)
+    if not create and not (folder / STORE_FILE).is_file():
+        raise click.ClickException(
+            f"no inferplane state in {folder}: `inferplane apply -f FILE --state {folder}` creates it; or pass "
+            "--state (or set $INFERPLANE_STATE) to the folder you applied to")
     try:
         runtime = Runtime(folder, progress=_progress_bar(), wait=DEFAULT_WAIT if wait is None else wait)
     except StoreBusy as exc:
@@ -118,6 +141,24 @@ def opened(state: Path | None, wait: float | None = None) -> Iterator["Runtime"]
                                    "acknowledged before this one is kept") from None
     finally:
         runtime.close()
+
+
+@contextlib.contextmanager
+def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
+    """An in-memory copy of the state (empty where there is none) and what the state holds now: for
+    dry runs and diffs, which store nothing."""
+    from inferplane.engine.runtime import Runtime, state_dir
+    from inferplane.engine.store import STORE_FILE
+
+    if (state_dir(state) / STORE_FILE).is_file():
+        with opened(state, create=False) as runtime:
+            before, copy = runtime.list(), runtime.scratch_copy()
+    else:
+        before, copy = [], Runtime(None)
+    try:
+        yield copy, before
+    finally:
+        copy.close()
 
 
 def _progress_bar():
@@ -153,26 +194,35 @@ def _report_convergence(report) -> bool:
     return False
 
 
-def _dump(objects: list[dict], output: str) -> str:
-    import json
-
-    import yaml
-
-    if output == "json":
-        return json.dumps(objects if len(objects) != 1 else objects[0], indent=2, sort_keys=True)
-    if len(objects) == 1:
-        return yaml.safe_dump(objects[0], sort_keys=True)
-    return yaml.safe_dump_all(objects, sort_keys=True)
+def _refuse_nothing_found(result, paths: tuple[Path, ...]) -> None:
+    if not result.admission.admitted and not result.admission.errors:
+        raise click.ClickException(f"no objects found in {', '.join(map(str, paths))}: a manifest needs "
+                                   "apiVersion, kind and metadata")
 
 
 @cli.command()
 @FILES_OPTION
+@click.option("--dry-run", is_flag=True,
+              help="Admit and compose in memory; print what would be created, configured or deleted; store nothing.")
 @STATE_OPTION
 @TIMEOUT_OPTION
-def apply(paths: tuple[Path, ...], state: Path | None, timeout: float) -> None:
+def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: float) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint.
 
     Exit 1 if a manifest is rejected (nothing of it is stored), 3 if the fleet did not reach its fixpoint."""
+    if dry_run:
+        from inferplane.cli.views import changes
+
+        with scratch(state) as (runtime, before):
+            result = runtime.apply(list(paths))
+            after = runtime.list()
+        _print_errors(result.admission.errors)
+        _refuse_nothing_found(result, paths)
+        for name, verb in changes(before, after):
+            click.echo(f"{name} {verb} (dry run)")
+        converged = _report_convergence(result.report)
+        sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
+
     def acknowledge(key, verb: str) -> None:
         # Printed once the write is committed: every line on screen survives a crash.
         click.echo(f"{key.qualified()} {verb}")
@@ -181,77 +231,127 @@ def apply(paths: tuple[Path, ...], state: Path | None, timeout: float) -> None:
     with opened(state, timeout) as runtime:
         result = runtime.apply(list(paths), on_applied=acknowledge)
     _print_errors(result.admission.errors)
+    _refuse_nothing_found(result, paths)
     converged = _report_convergence(result.report)
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 
-def _select(objects: list[dict], kind_arg: str, name: str | None, namespace: str | None, where: str,
-            hint: str) -> tuple[str, list[dict]]:
-    """The objects of the kind a user typed (and of that name and namespace, when given)."""
-    from inferplane.cli.views import resolve_kind
+@cli.command()
+@FILES_OPTION
+@STATE_OPTION
+def diff(paths: tuple[Path, ...], state: Path | None) -> None:
+    """What apply would change, per resource (inputs and everything composed), as unified diffs.
 
-    kind = resolve_kind(kind_arg, sorted({o["kind"] for o in objects}))
-    if kind is None:
-        raise click.ClickException(f"unknown kind {kind_arg!r}{where}: try {hint}")
-    found = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
-             and (namespace is None or o["metadata"].get("namespace", "") == namespace)]
-    if name is not None and not found:
-        raise click.ClickException(f"{kind} {name!r} not found{where}")
-    return kind, found
+    Exit 0: no change; 1: changes; 2: the manifests were refused."""
+    from inferplane.cli.views import unified_diffs
 
-
-def _find(runtime, kind_arg: str, name: str | None, namespace: str | None) -> tuple[str, list[dict]]:
-    return _select(runtime.list(), kind_arg, name, namespace, "",
-                   "inferenceclusters, inferenceclasses, servingstacks, modeldeployments or a composed kind such "
-                   "as Release")
-
-
-def _find_in_cluster(runtime, cluster: str, kind_arg: str, name: str | None,
-                     namespace: str | None) -> tuple[str, list[dict]]:
-    held = runtime.store.cluster_objects(cluster).get(cluster)
-    if held is None:
-        raise click.ClickException(f"no simulated cluster {cluster!r}: `inferplane get inferenceclusters` lists them")
-    return _select(held, kind_arg, name, namespace, f" in cluster {cluster}",
-                   "nodes, pods, daemonsets, deployments or resourceslices")
+    with scratch(state) as (runtime, before):
+        result = runtime.apply(list(paths))
+        after = runtime.list()
+    _print_errors(result.admission.errors)
+    if result.admission.errors:
+        sys.exit(2)
+    _refuse_nothing_found(result, paths)
+    text = unified_diffs(before, after)
+    if text:
+        click.echo(text, nl=False)
+    sys.exit(1 if text else 0)
 
 
 @cli.command()
-@click.argument("kind")
-@click.argument("name", required=False)
-@click.option("-n", "--namespace", default=None)
+@click.argument("kind", metavar="KIND[,KIND...]", shell_complete=_complete_kind)
+@click.argument("names", nargs=-1, metavar="[NAME...]", shell_complete=_complete_name)
+@NAMESPACE_OPTION
+@click.option("-A", "--all-namespaces", is_flag=True, help="List namespaced kinds in every namespace.")
+@click.option("-l", "--selector", default=None, help="Label selector: a=b, a!=b, 'a in (x,y)', a, !a; comma-joined.")
+@click.option("-o", "--output", default=None, callback=lambda ctx, param, value: check_output(value),
+              help="wide, name, json, yaml or jsonpath=TEMPLATE (kubectl's).")
 @click.option("--cluster", default=None,
               help="Read a target cluster's simulated objects (nodes, pods, resourceslices, ...) instead.")
-@OUTPUT_OPTION
+@click.option("--for", "for_object", default=None, metavar="KIND/NAME", help="With events: only that object's.")
 @STATE_OPTION
-def get(kind: str, name: str | None, namespace: str | None, cluster: str | None, output: str,
-        state: Path | None) -> None:
-    """List objects of a kind (or one), as a table, YAML or JSON."""
-    from inferplane.cli.views import get_table
+def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces: bool, selector: str | None,
+        output: str | None, cluster: str | None, for_object: str | None, state: Path | None) -> None:
+    """List objects of one or more kinds (or some by name), as kubectl does."""
+    from inferplane.cli.query import event_subject, namespace_for, select
+    from inferplane.cli.resources import resolve_many
+    from inferplane.cli.views import event_objects, events_table, get_table
 
-    with opened(state) as runtime:
+    types = resolve_many(kind)
+    ns = namespace_for(types, namespace, all_namespaces)
+    in_cluster = [t for t in types if t.in_cluster]
+    if cluster is None and in_cluster:
+        raise click.UsageError(f"{in_cluster[0].plural} live in a target cluster: pass --cluster NAME "
+                               "(`inferplane fleet` lists the clusters)")
+    if cluster is not None and len(in_cluster) != len(types):
+        outside = next(t for t in types if not t.in_cluster)
+        raise click.UsageError(f"{outside.plural} live in the control plane, not in a target cluster: drop --cluster")
+    if for_object is not None and [t.kind for t in types] != ["Event"]:
+        raise click.UsageError("--for goes with `get events`")
+
+    with opened(state, create=False) as runtime:
         if cluster is not None:
-            resolved, objects = _find_in_cluster(runtime, cluster, kind, name, namespace)
+            held = _cluster_objects(runtime, cluster)
+            objects_of = lambda t: held  # noqa: E731
         else:
-            resolved, objects = _find(runtime, kind, name, namespace)
-    if output != "table":
-        click.echo(_dump(objects, output))
-    elif not objects:
-        click.echo(f"No {resolved} resources found.", err=True)
-    else:
-        click.echo(get_table(objects))
+            subject = event_subject(for_object, namespace) if for_object else None
+            objects_of = lambda t: (event_objects(runtime.store.events(subject))  # noqa: E731
+                                    if t.kind == "Event" else runtime.list(t.kind))
+        selection = select(types, objects_of, names, None if for_object else ns, selector)
+
+    objects = [o for _, found in selection.found for o in found]
+    if output in (None, "wide"):
+        tables = []
+        for type_, found in selection.found:
+            if found:
+                show_ns = ns is None and type_.namespaced
+                render = events_table if type_.kind == "Event" else get_table
+                tables.append(render(found, wide=output == "wide", namespaces=show_ns, qualify=len(types) > 1))
+        if tables:
+            click.echo("\n\n".join(tables))
+        elif not selection.missing:
+            scoped = any(t.namespaced for t in types) and ns is not None
+            click.echo(f"No resources found{f' in {ns} namespace' if scoped else ''}.", err=True)
+    elif objects or not selection.missing:
+        from inferplane.cli.output import as_list, render_objects
+
+        single = len(types) == 1 and len(names) == 1 and len(objects) == 1
+        click.echo(render_objects(objects[0] if single else as_list(objects), output))
+    for missing in selection.missing:
+        click.echo(f"Error from server (NotFound): {missing}", err=True)
+    sys.exit(1 if selection.missing else 0)
+
+
+def _cluster_objects(runtime, cluster: str) -> list[dict]:
+    """A target cluster's simulated objects; a clear error where there is no such running cluster."""
+    from inferplane.cli.views import condition
+    from inferplane.engine.store import Key
+    from inferplane import API_GROUP
+
+    held = runtime.store.cluster_objects(cluster).get(cluster)
+    if held:
+        return held
+    owner = runtime.get(Key(API_GROUP, "InferenceCluster", "", cluster))
+    if owner is None:
+        raise click.ClickException(f"InferenceCluster {cluster!r} does not exist: `inferplane get inferenceclusters` "
+                                   "lists them")
+    ready = condition(owner, "ClusterReady")
+    raise click.ClickException(f"InferenceCluster {cluster} has no running cluster: ClusterReady is "
+                               f"{ready.get('status', 'Unknown')} ({ready.get('reason', 'not reconciled')}): "
+                               f"{ready.get('message', '')}: `inferplane describe icluster {cluster}` says more")
 
 
 @cli.command()
 @object_arguments
 def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
-    """Conditions, composed resources and events of one object."""
+    """Spec essentials, status, conditions, composed resources and events of one object."""
+    from inferplane.cli.query import fetch
     from inferplane.cli.views import describe as render
     from inferplane.engine.reconciler import controller_of
     from inferplane.engine.store import Key
 
-    with opened(state) as runtime:
-        _, objects = _find(runtime, kind, name, namespace)
-        obj = objects[0]
+    with opened(state, create=False) as runtime:
+        obj = fetch(runtime, kind, name, namespace)
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
         click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
 
@@ -263,11 +363,11 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
     """The tree of everything composed under an object, with each one's readiness."""
     import json
 
+    from inferplane.cli.query import fetch
     from inferplane.cli.views import trace_table, trace_tree
 
-    with opened(state) as runtime:
-        _, objects = _find(runtime, kind, name, namespace)
-        tree = trace_tree(objects[0], runtime.list())
+    with opened(state, create=False) as runtime:
+        tree = trace_tree(fetch(runtime, kind, name, namespace), runtime.list())
     click.echo(json.dumps(tree, indent=2) if output == "json" else trace_table(tree))
 
 
@@ -276,20 +376,22 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
 @TIMEOUT_OPTION
 def delete(kind: str, name: str, namespace: str | None, state: Path | None, timeout: float) -> None:
     """Delete an object and everything composed under it, users first; refused while something else uses it."""
+    from inferplane.cli.query import fetch
     from inferplane.engine.reconciler import InUse
     from inferplane.engine.store import Key
 
-    with opened(state, timeout) as runtime:
-        resolved, objects = _find(runtime, kind, name, namespace)
+    with opened(state, timeout, create=False) as runtime:
+        key = Key.of(fetch(runtime, kind, name, namespace))
         try:
-            deleted, report = runtime.delete(Key.of(objects[0]))
+            deleted, report = runtime.delete(key)
         except InUse as refused:
             raise click.ClickException(str(refused)) from None
     if not deleted and report.waited_for:
         click.echo(f"error: nothing deleted: {report.waited_for} is still reconciling this state: run the command "
                    "again with a longer --timeout to wait for it", err=True)
         sys.exit(EXIT_NOT_CONVERGED)
-    click.echo(f"{resolved.lower()}/{name} deleted")
+    where = f" (namespace {key.namespace})" if key.namespace else ""
+    click.echo(f"{key.qualified()} deleted{where}")
     if not _report_convergence(report):
         sys.exit(EXIT_NOT_CONVERGED)
 
@@ -297,11 +399,30 @@ def delete(kind: str, name: str, namespace: str | None, state: Path | None, time
 @cli.command()
 @STATE_OPTION
 def fleet(state: Path | None) -> None:
-    """One table: clusters, cloud, ClusterReady and reason, drivers, pools and installed device stacks."""
+    """One table: what runs on each cluster (cloud, readiness, drivers, pools, device stacks) and what is wanted."""
     from inferplane.cli.views import fleet_table
 
-    with opened(state) as runtime:
+    with opened(state, create=False) as runtime:
         click.echo(fleet_table(runtime.list()))
+
+
+@cli.command("api-resources")
+def api_resources() -> None:
+    """Every kind the CLI knows: name, short names, API version, whether namespaced, kind."""
+    from inferplane.cli.resources import resource_types
+
+    rows = [(t.plural, ",".join(t.short_names), t.api_version, str(t.namespaced).lower(), t.kind)
+            for t in sorted(resource_types(), key=lambda t: (t.group, t.plural))]
+    click.echo(table(("NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"), rows))
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script (commands, kinds and names): eval "$(inferplane completion bash)"."""
+    from click.shell_completion import get_completion_class
+
+    click.echo(get_completion_class(shell)(cli, {}, "inferplane", "_INFERPLANE_COMPLETE").source())
 
 
 @cli.command()
@@ -322,6 +443,7 @@ def render(folder: Path, output: str) -> None:
     finally:
         runtime.close()
     _print_errors(result.admission.errors)
+    _refuse_nothing_found(result, (folder,))
     converged = _report_convergence(result.report)
     if result.admission.admitted:
         click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
@@ -374,7 +496,7 @@ def metrics_rules(cluster: str | None, mapping_paths: tuple[Path, ...], state: P
     else:
         from inferplane.accelerators.catalog import COMPONENT_LABEL, PROMETHEUS
 
-        with opened(state) as runtime:
+        with opened(state, create=False) as runtime:
             releases = [o for o in runtime.list("Release")
                         if o["metadata"].get("labels", {}).get(COMPONENT_LABEL) == PROMETHEUS.key
                         and o["spec"]["providerConfigRef"]["name"] == cluster]

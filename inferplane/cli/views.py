@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, Callable
 
 from inferplane.accelerators import CLOUDS
+from inferplane.accelerators.catalog import cloud_stack
+from inferplane.accelerators.report import provided_by
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
-from inferplane.cli.output import table
-from inferplane.engine.reconciler import COMPOSITION_KEY, controller_of
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.cli.output import compiled_path, qualified_name, table
+from inferplane.cli.resources import display_kind
+from inferplane.compose.inference_cluster import HELD_ANNOTATION
+from inferplane.engine.reconciler import COMPOSITE_LABEL, COMPOSITION_KEY, controller_of
 from inferplane.engine.store import Resource
 
 
@@ -21,57 +26,141 @@ def condition(obj: Resource, type_: str) -> dict[str, str]:
     return {}
 
 
-def json_path(obj: Any, path: str) -> Any:
-    """The little of JSONPath printer columns use: .a.b, and [?(@.type=="X")] filters."""
-    node = obj
-    for part in re.findall(r'\[\?\(@\.(\w+)=="([^"]*)"\)\]|\.(\w+)', path):
-        field_, value, name = part
-        if name:
-            node = node.get(name) if isinstance(node, dict) else None
-        else:
-            node = next((i for i in node or [] if isinstance(i, dict) and i.get(field_) == value), None) \
-                if isinstance(node, list) else None
-        if node is None:
-            return None
-    return node
+def field(obj: Any, path: str) -> Any:
+    """The first value a JSONPath (a printer column's `.spec.x`, a `[?(@.type=="X")]` filter) finds."""
+    found = compiled_path(path).find(obj)
+    return found[0].value if found else None
 
 
-# Columns of the Kubernetes kinds a simulated cluster holds, as kubectl shows them.
-_BUILTIN_COLUMNS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "Node": (("STATUS", lambda o: "Ready" if condition(o, "Ready").get("status") == "True" else "NotReady"),
-             ("POOL", lambda o: o["metadata"].get("labels", {}).get(POOL_LABEL)),
-             ("TAINTS", lambda o: ",".join(taint_text(t["key"], t.get("value"), t["effect"])
-                                           for t in o["spec"].get("taints", [])))),
-    "Pod": (("STATUS", lambda o: o.get("status", {}).get("phase")),
-            ("NODE", lambda o: o["spec"].get("nodeName"))),
-    "DaemonSet": (("DESIRED", lambda o: o.get("status", {}).get("desiredNumberScheduled")),
-                  ("READY", lambda o: o.get("status", {}).get("numberReady"))),
-    "Deployment": (("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),),
-    "StatefulSet": (("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),),
-    "ResourceSlice": (("NODE", lambda o: o["spec"].get("nodeName")), ("DRIVER", lambda o: o["spec"].get("driver")),
-                      ("DEVICES", lambda o: len(o["spec"].get("devices", [])))),
+def age(obj: Resource, now: datetime | None = None) -> str | None:
+    """kubectl's AGE: how long ago the object was created, in its two largest units."""
+    created = obj["metadata"].get("creationTimestamp")
+    return since(created, now) if created else "<unknown>"
+
+
+def since(timestamp: str, now: datetime | None = None) -> str:
+    then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    seconds = max(0, int(((now or datetime.now(timezone.utc)) - then).total_seconds()))
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if seconds < 120:
+        return f"{seconds}s"
+    if minutes < 10:
+        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
+    if hours < 3:
+        return f"{minutes}m"
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    return f"{days}d{hours % 24}h" if days < 8 and hours % 24 else f"{days}d"
+
+
+def _pod_ready(pod: Resource) -> str:
+    containers = len(pod["spec"].get("containers", []))
+    running = pod.get("status", {}).get("phase") == "Running"
+    return f"{containers if running else 0}/{containers}"
+
+
+def _restarts(pod: Resource) -> int:
+    return sum(s.get("restartCount", 0) for s in pod.get("status", {}).get("containerStatuses", []))
+
+
+Column = tuple[str, Callable[[Resource], Any]]
+_AGE: Column = ("AGE", age)
+
+# Columns of the Kubernetes kinds a simulated cluster holds, as kubectl shows them: (normal, -o wide extra).
+_BUILTIN_COLUMNS: dict[str, tuple[tuple[Column, ...], tuple[Column, ...]]] = {
+    "Node": ((("STATUS", lambda o: "Ready" if condition(o, "Ready").get("status") == "True" else "NotReady"),
+              ("POOL", lambda o: o["metadata"].get("labels", {}).get(POOL_LABEL)),
+              ("TAINTS", lambda o: ",".join(taint_text(t["key"], t.get("value"), t["effect"])
+                                            for t in o["spec"].get("taints", []))), _AGE), ()),
+    "Pod": ((("READY", _pod_ready), ("STATUS", lambda o: o.get("status", {}).get("phase")),
+             ("RESTARTS", _restarts), _AGE),
+            (("NODE", lambda o: o["spec"].get("nodeName")),)),
+    "DaemonSet": ((("DESIRED", lambda o: o.get("status", {}).get("desiredNumberScheduled")),
+                   ("READY", lambda o: o.get("status", {}).get("numberReady")), _AGE), ()),
+    "Deployment": ((("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),
+                    _AGE), ()),
+    "StatefulSet": ((("READY", lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o['spec'].get('replicas')}"),
+                     _AGE), ()),
+    "ResourceSlice": ((("NODE", lambda o: o["spec"].get("nodeName")), ("DRIVER", lambda o: o["spec"].get("driver")),
+                       ("DEVICES", lambda o: len(o["spec"].get("devices", []))), _AGE), ()),
 }
+# What -o wide adds to inferplane's own kinds and to the managed resources they compose.
+_WIDE_COLUMNS: dict[str, tuple[Column, ...]] = {
+    "InferenceCluster": (("DRIVERS", lambda o: ",".join((o.get("status") or {}).get("draDrivers", []))),
+                         ("POOLS", lambda o: ",".join(p.get("name", "") for p in o["spec"].get("nodePools", [])))),
+}
+_MANAGED_COLUMNS: tuple[tuple[Column, ...], tuple[Column, ...]] = (
+    (("SYNCED", lambda o: condition(o, "Synced").get("status")),
+     ("READY", lambda o: condition(o, "Ready").get("status")), _AGE),
+    (("EXTERNAL-NAME", lambda o: o["metadata"].get("annotations", {}).get(EXTERNAL_NAME_ANNOTATION)),
+     ("COMPOSITE", lambda o: o["metadata"].get("labels", {}).get(COMPOSITE_LABEL))))
 
 
-def get_table(objects: list[Resource]) -> str:
-    kind_name = objects[0]["kind"] if objects else ""
+def columns_of(kind_name: str, wide: bool) -> list[Column]:
     kind = KINDS_BY_NAME.get(kind_name)
     if kind is not None:
-        columns = [(header, lambda o, path=path: json_path(o, path)) for header, path, _ in kind.COLUMNS]
+        normal: tuple[Column, ...] = tuple((header, lambda o, path=path: field(o, path))
+                                           for header, path, _ in kind.COLUMNS) + (_AGE,)
+        extra = _WIDE_COLUMNS.get(kind_name, ())
     else:
-        columns = list(_BUILTIN_COLUMNS.get(kind_name, (
-            ("SYNCED", lambda o: condition(o, "Synced").get("status")),
-            ("READY", lambda o: condition(o, "Ready").get("status")))))
-    namespaced = any(o["metadata"].get("namespace") for o in objects)
-    headers = (["NAMESPACE"] if namespaced else []) + ["NAME"] + [c[0] for c in columns]
+        normal, extra = _BUILTIN_COLUMNS.get(kind_name, _MANAGED_COLUMNS)
+    return list(normal) + (list(extra) if wide else [])
+
+
+def get_table(objects: list[Resource], wide: bool = False, namespaces: bool = False,
+              qualify: bool = False) -> str:
+    """One kind's objects as kubectl prints them: NAMESPACE first with -A, kind.group/name where
+    several kinds are printed at once."""
+    columns = columns_of(objects[0]["kind"] if objects else "", wide)
+    headers = (["NAMESPACE"] if namespaces else []) + ["NAME"] + [c[0] for c in columns]
     rows = []
     for obj in objects:
-        row = ([obj["metadata"].get("namespace", "")] if namespaced else []) + [obj["metadata"]["name"]]
+        name = qualified_name(obj) if qualify else obj["metadata"]["name"]
+        row = ([obj["metadata"].get("namespace", "")] if namespaces else []) + [name]
         rows.append(row + [column(obj) for _, column in columns])
     return table(headers, rows)
 
 
-def describe(obj: Resource, composed: list[Resource], events: list[dict[str, str]]) -> str:
+def held(obj: Resource) -> str | None:
+    """Why a composed object is held as it was by its cluster's gate (None when it is not)."""
+    return (obj["metadata"].get("annotations") or {}).get(HELD_ANNOTATION)
+
+
+def _section(lines: list[str], title: str, headers: tuple[str, ...], rows: list[tuple]) -> None:
+    lines.append(f"{title}:")
+    lines += ["  " + line for line in table(headers, rows).splitlines()] if rows else ["  <none>"]
+
+
+def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
+    """An InferenceCluster's spec essentials and what its status says runs: pools and DRA drivers."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    source = (spec.get("cluster") or {}).get("source")
+    settings = (spec.get("cluster") or {}).get(str(source).lower()) or {}
+    lines.append(f"Source:       {source}")
+    for field_, value in sorted(settings.items()):
+        if isinstance(value, (str, int)):
+            lines.append(f"  {field_}: {value}")
+    _section(lines, "Node Pools", ("NAME", "CLASS", "NODES", "ZONES"),
+             [(p.get("name"), p.get("className"), p.get("nodeCount"), ",".join(p.get("zones") or []))
+              for p in spec.get("nodePools") or []])
+    _section(lines, "Schedulable Pools", ("NAME", "ROLE", "NODES", "DEVICES"),
+             [(p["name"], p.get("role"), p.get("nodeCount"),
+               ", ".join(f"{d['count']}x{d['driver']} ({d['claim']})" for d in p.get("devices", [])))
+              for p in status.get("schedulablePools") or []])
+    external = cloud_stack(source).external if source in CLOUDS else frozenset()
+    _section(lines, "DRA Drivers", ("DRIVER", "SERVED BY"),
+             [(d, provided_by(source) if d in external
+               else "the serving stack") for d in status.get("draDrivers") or []])
+
+
+def event_rows(events: list[dict[str, Any]], now: datetime | None = None) -> list[tuple]:
+    return [(e["type"], e["reason"], since(e["lastTimestamp"], now) if e["lastTimestamp"] else "<unknown>",
+             e["count"], e["message"]) for e in events]
+
+
+def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any]]) -> str:
     meta = obj["metadata"]
     lines = [f"Name:         {meta['name']}"]
     if meta.get("namespace"):
@@ -80,29 +169,46 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, str
               f"Generation:   {meta.get('generation')}"]
     labels = meta.get("labels") or {}
     lines.append("Labels:       " + (", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"))
+    if obj["kind"] == "InferenceCluster":
+        _cluster_essentials(obj, lines)
     conditions = (obj.get("status") or {}).get("conditions") or []
-    lines.append("Conditions:")
-    if conditions:
-        lines += ["  " + line for line in table(
-            ("TYPE", "STATUS", "REASON", "MESSAGE"),
-            [(c["type"], c["status"], c["reason"], c.get("message")) for c in conditions]).splitlines()]
-    else:
-        lines.append("  <none>")
-    lines.append("Composed Resources:")
-    if composed:
-        lines += ["  " + line for line in table(
-            ("KEY", "KIND", "NAME", "READY"),
-            [(c["metadata"].get("annotations", {}).get(COMPOSITION_KEY), c["kind"], c["metadata"]["name"],
-              condition(c, "Ready").get("status", "Unknown")) for c in composed]).splitlines()]
-    else:
-        lines.append("  <none>")
-    lines.append("Events:")
-    if events:
-        lines += ["  " + line for line in table(
-            ("TYPE", "REASON", "MESSAGE"), [(e["type"], e["reason"], e["message"]) for e in events]).splitlines()]
-    else:
-        lines.append("  <none>")
+    _section(lines, "Conditions", ("TYPE", "STATUS", "REASON", "MESSAGE"),
+             [(c["type"], c["status"], c["reason"], c.get("message")) for c in conditions])
+    _section(lines, "Composed Resources", ("KEY", "KIND", "NAME", "READY"),
+             [(c["metadata"].get("annotations", {}).get(COMPOSITION_KEY), display_kind(c["kind"], c["apiVersion"]),
+               c["metadata"]["name"],
+               f"Held ({held(c)})" if held(c) else condition(c, "Ready").get("status", "Unknown")) for c in composed])
+    _section(lines, "Events", ("TYPE", "REASON", "AGE", "COUNT", "MESSAGE"), event_rows(events))
     return "\n".join(lines)
+
+
+def event_objects(events: list[dict[str, Any]]) -> list[Resource]:
+    """The store's events as v1 Events, as `get events -o json` prints them. An event about a
+    cluster-scoped object lives in `default`, as Kubernetes puts it."""
+    out = []
+    for index, event in enumerate(events):
+        key = event["involvedObject"]
+        namespace = key.namespace or "default"
+        out.append({"apiVersion": "v1", "kind": "Event",
+                    "metadata": {"name": f"{key.name}.{index}", "namespace": namespace},
+                    "involvedObject": {"apiVersion": key.group, "kind": key.kind, "name": key.name,
+                                       **({"namespace": key.namespace} if key.namespace else {})},
+                    **{k: event[k] for k in ("type", "reason", "message", "count", "firstTimestamp",
+                                             "lastTimestamp")}})
+    return out
+
+
+def events_table(events: list[Resource], wide: bool = False, namespaces: bool = False, qualify: bool = False,
+                 now: datetime | None = None) -> str:
+    headers = (["NAMESPACE"] if namespaces else []) + ["LAST SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
+    rows = []
+    for e in events:
+        subject = e["involvedObject"]
+        kind = display_kind(subject["kind"], f"{subject['apiVersion']}/v") if subject["apiVersion"] else subject["kind"]
+        rows.append(([e["metadata"]["namespace"]] if namespaces else []) + [
+            since(e["lastTimestamp"], now) if e["lastTimestamp"] else "<unknown>", e["type"], e["reason"],
+            f"{kind.lower()}/{subject['name']}", e["count"], e["message"]])
+    return table(headers, rows)
 
 
 def trace_tree(root: Resource, objects: list[Resource]) -> dict[str, Any]:
@@ -120,8 +226,9 @@ def trace_tree(root: Resource, objects: list[Resource]) -> dict[str, Any]:
             "apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
             "namespace": obj["metadata"].get("namespace"),
             "resource": obj["metadata"].get("annotations", {}).get(COMPOSITION_KEY),
-            "synced": synced.get("status", "Unknown"), "ready": ready.get("status", "Unknown"),
-            "reason": ready.get("reason", ""), "message": ready.get("message", ""),
+            "synced": synced.get("status", "Unknown"),
+            "ready": "Held" if held(obj) else ready.get("status", "Unknown"),
+            "reason": held(obj) or ready.get("reason", ""), "message": "" if held(obj) else ready.get("message", ""),
             "children": [node(c) for c in sorted(children.get(obj["metadata"]["uid"], []),
                                                  key=lambda o: (o["kind"], o["metadata"]["name"]))],
         }
@@ -135,7 +242,8 @@ def trace_table(tree: dict[str, Any]) -> str:
     def walk(node: dict[str, Any], prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         status = node["reason"] + (f": {node['message']}" if node["message"] and node["ready"] != "True" else "")
-        rows.append((f"{prefix}{branch}{node['kind']}/{node['name']}", node["synced"], node["ready"], status))
+        kind = display_kind(node["kind"], node["apiVersion"])
+        rows.append((f"{prefix}{branch}{kind}/{node['name']}", node["synced"], node["ready"], status))
         extension = "" if top else ("   " if last else "│  ")
         for i, child in enumerate(node["children"]):
             walk(child, prefix + extension, i == len(node["children"]) - 1, False)
@@ -160,7 +268,8 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
 
 
 def fleet_table(objects: list[Resource]) -> str:
-    """One row per InferenceCluster: cloud, gate, claimed drivers, pools, installed device stacks."""
+    """One row per InferenceCluster: what runs (readiness, drivers its stack serves, pools, installed
+    device stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
     stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ServingStack"}
     tagged = {c.key for stack in CLOUDS.values() for c in stack.components if c.dra_drivers}
     rows = []
@@ -168,37 +277,64 @@ def fleet_table(objects: list[Resource]) -> str:
         name = cluster["metadata"]["name"]
         ready_status, reason = cluster_readiness(cluster)
         status = cluster.get("status") or {}
+        stack = stacks.get(name) or {}
+        running = (stack.get("spec") or {}).get("draDrivers") or []
+        # Pools are listed once provisioned: a cluster the gate refused before provisioning has none.
         pools = []
-        for pool in status.get("schedulablePools", []):
+        for pool in status.get("schedulablePools", []) if stack else []:
             devices = "+".join(f"{d['count']}x{d['driver']}" for d in pool.get("devices", []) if d["claim"] == "DRA")
             pools.append(f"{pool['name']}({pool['role']}:{devices or 'none'})")
-        stack = stacks.get(name)
-        installed = [c for c in ((stack or {}).get("status") or {}).get("components", []) if c in tagged]
-        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason,
-                     ",".join(status.get("draDrivers", [])) or "none", " ".join(pools), ",".join(installed) or "none"))
-    return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS"), rows)
+        installed = [c for c in (stack.get("status") or {}).get("components", []) if c in tagged]
+        wanted = [d for d in status.get("draDrivers", []) if d not in running]
+        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason, ",".join(running) or "none",
+                     " ".join(pools), ",".join(installed) or "none", ",".join(wanted)))
+    return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
+                 rows)
 
 
-def composed_kinds() -> set[str]:
-    """Kinds inferplane composes, known even while none exists (kubectl knows them from CRDs)."""
-    from inferplane.clouds import CLOUD_MODULES
+# ---- dry runs and diffs: what applying would change, per resource
 
-    kinds = {"Release", "Object"}
-    for module in CLOUD_MODULES.values():
-        kinds.update(k for k in (getattr(module, "cluster_kind", None), getattr(module, "pool_kind", None)) if k)
-    return kinds
+# Set by the engine on every write: not a change a user makes.
+_VOLATILE_METADATA = ("resourceVersion", "generation", "creationTimestamp", "uid")
 
 
-def resolve_kind(name: str, present: list[str]) -> str | None:
-    """A kind from what a user types: InferenceCluster, inferencecluster(s), or a short name."""
-    wanted = name.lower()
-    candidates = sorted(set(present) | set(KINDS_BY_NAME) | composed_kinds())
-    for kind in candidates:
-        resource = KINDS_BY_NAME.get(kind)
-        names = {kind.lower(), kind.lower() + "s", kind.lower() + "es"}
-        if resource is not None:
-            names.update((resource.PLURAL, *resource.SHORT_NAMES))
-        if wanted in names:
-            return kind
-    return None
+def _comparable(obj: Resource) -> Resource:
+    meta = {k: v for k, v in obj["metadata"].items() if k not in _VOLATILE_METADATA}
+    return {k: v for k, v in {**obj, "metadata": meta}.items() if k != "status"}
 
+
+def _by_name(objects: list[Resource]) -> dict[str, Resource]:
+    return {f"{qualified_name(o)}{'@' + o['metadata']['namespace'] if o['metadata'].get('namespace') else ''}": o
+            for o in objects}
+
+
+def changes(before: list[Resource], after: list[Resource]) -> list[tuple[str, str]]:
+    """(kind.group/name, created | configured | deleted) for every object whose spec or metadata differ."""
+    old, new = _by_name(before), _by_name(after)
+    out = []
+    for key in sorted(old.keys() | new.keys()):
+        name = qualified_name((new.get(key) or old[key]))
+        if key not in old:
+            out.append((name, "created"))
+        elif key not in new:
+            out.append((name, "deleted"))
+        elif _comparable(old[key]) != _comparable(new[key]):
+            out.append((name, "configured"))
+    return out
+
+
+def unified_diffs(before: list[Resource], after: list[Resource]) -> str:
+    """One unified diff per changed object, of its YAML without status and engine-set metadata."""
+    import difflib
+
+    import yaml
+
+    old, new = _by_name(before), _by_name(after)
+    out = []
+    for key in sorted(old.keys() | new.keys()):
+        a = yaml.safe_dump(_comparable(old[key]), sort_keys=True).splitlines(True) if key in old else []
+        b = yaml.safe_dump(_comparable(new[key]), sort_keys=True).splitlines(True) if key in new else []
+        if a != b:
+            name = qualified_name((new.get(key) or old[key]))
+            out += difflib.unified_diff(a, b, f"live/{name}", f"applied/{name}")
+    return "".join(out)

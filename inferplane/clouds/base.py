@@ -165,6 +165,11 @@ class ProvisionedCloud:
         """The pool held inline by the cluster resource."""
         return self.pool_fields(spec, pool)
 
+    def nodes_created(self, node_count: int, zones: list[str]) -> int:
+        """How many nodes a pool of `node_count` over `zones` gets: the count is the pool's total on
+        most clouds."""
+        return node_count
+
     def external_name(self, pool: Any) -> str | None:
         """The pool's name on the cloud, when metadata.name will not do: set only where the cloud's
         naming rules are stricter than Kubernetes' (AKS pools)."""

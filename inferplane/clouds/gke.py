@@ -39,6 +39,10 @@ class GKE(ProvisionedCloud):
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
         return present(location=spec.location, project=spec.project)
 
+    def nodes_created(self, node_count: int, zones: list[str]) -> int:
+        # GKE's nodeCount is per zone: a pool of 2 over two zones has 4 nodes.
+        return node_count * max(1, len(zones))
+
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         # Counts are per zone, as GKE defines them.
         size, init = scaling_fields(scaling(pool), count="nodeCount", group="autoscaling",

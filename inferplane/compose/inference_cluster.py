@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from inferplane.accelerators import supported_drivers
+from inferplane import API_GROUP
 from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass
@@ -39,6 +40,9 @@ VERSION_PROBE_KEY = "kubernetes-version"
 VERSION_PROBE_CONFIG_KEY = "kubernetes-version-provider-config"
 KUBEADM_CONFIG = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "kubeadm-config", "namespace": "kube-system"}}
+# On a stack kept as it was while the gate holds its cluster: why it is held. Its components still run,
+# but it is not the stack the cluster's classes ask for, so views show it as held rather than Ready.
+HELD_ANNOTATION = f"{API_GROUP}/held"
 
 
 def class_requirement_key(name: str) -> str:
@@ -281,6 +285,10 @@ class InferenceClusterComposer(Composer):
         self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers") if k in previous}
         if self.request.observed:
             message += " (the running cluster is kept as it is: no new pools, no new drivers)"
+        stack = self.response.desired.get(STACK_KEY)
+        if stack is not None:
+            annotations = stack.resource["metadata"].setdefault("annotations", {})
+            annotations[HELD_ANNOTATION] = f"{reason}: kept as it was, not updated to the classes' drivers"
         self.condition(CLUSTER_READY, "False", reason, message)
         self.condition(STACK_READY, "False", "Blocked", f"serving stack of {self.name} waits for {reason}")
         self.response.events.append(Event("Warning", reason, message))

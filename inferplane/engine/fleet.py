@@ -13,12 +13,13 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL
+from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, cloud_stack
 from inferplane.admission.structural import json_copy
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.engine.simulation import ClusterSimulation, Pool, installed_components
@@ -56,14 +57,17 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> 
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
         if cloud_cluster is None:
             return None
-        entries = cloud_cluster["spec"]["nodePools"]
+        module = CLOUD_MODULES[source]
+        entries = [{**e, "nodeCount": module.nodes_created(int(e.get("nodeCount", 1)), e.get("zones") or [])}
+                   for e in cloud_cluster["spec"]["nodePools"]]
     pools = []
     for entry in entries:
         entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pools.append({"entry": entry, "devices": devices})
-    return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"]))}
+    return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
+            "provided": sorted(cloud_stack(source).external)}
 
 
 def fingerprint(inputs: dict[str, Any] | None) -> str:
@@ -79,7 +83,8 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None) -> 
         return []
     inputs = json_copy(inputs)  # its own copy: the inputs are read from a cache
     pools = [Pool.from_wire(p["entry"], p["devices"]) for p in inputs["pools"]]
-    simulated = ClusterSimulation(name, pools, inputs["installed"]).simulate()
+    simulated = ClusterSimulation(name, pools, inputs["installed"], inputs["provided"]).simulate()
+    _keep_creation_times(simulated, store.cluster_objects(name).get(name, []), store.clock())
     findings = [f.to_dict() for f in audit(simulated)]
     with store.transaction():
         store.replace_cluster_objects(name, simulated, fingerprint(inputs))
@@ -113,3 +118,15 @@ def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
         if inputs is not None:
             findings[cluster["metadata"]["name"]] = found
     return findings
+
+
+def _keep_creation_times(simulated: list[Resource], previous: list[Resource], now: str) -> None:
+    """An object that was already there keeps its creation time (its AGE); a new one is created now."""
+    def identity(o: Resource) -> tuple[str, str, str]:
+        return o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]
+
+    created = {identity(o): o["metadata"].get("creationTimestamp") for o in previous}
+    for obj in simulated:
+        stamp = created.get(identity(obj)) or now
+        if stamp:
+            obj["metadata"]["creationTimestamp"] = stamp

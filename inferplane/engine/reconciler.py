@@ -34,6 +34,8 @@ COMPOSITE_LABEL = "crossplane.io/composite"
 # A healthy fleet converges in a handful of reconciles per object (apply, observe ready, report);
 # far more means two things keep undoing each other.
 MAX_RECONCILES_PER_OBJECT = 25
+# Reasons that mean "on its way", not "stuck".
+PROGRESS_REASONS = ("Creating", "Installing")
 # Bounded so that a function which keeps asking for new resources cannot spin forever.
 MAX_REQUIREMENT_ROUNDS = 5
 # Simulations come after every reconcile (a higher priority number), so that a cluster is simulated
@@ -408,19 +410,30 @@ class Reconciler:
             simulate(self.store, cluster, inputs)
             return 1
 
+    def _record_recovery(self, key: Key, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
+        """A condition that turns True after being False is a Normal event; after a real problem
+        (not mere provisioning) it says what it recovered from."""
+        if not before or before.get("status") != "False" or after["status"] != "True":
+            return
+        message = after.get("message") or f"{after['type']} is True"
+        if before.get("reason") not in PROGRESS_REASONS:
+            message += f" (recovered from {before.get('reason')}: {before.get('message', '')})"
+        self.store.record_event(key, "Normal", after["reason"], message)
+
     def _set_status(self, key: Key, composite: Resource, response: Response,
                     observed: dict[str, Resource]) -> bool:
         status: dict[str, Any] = dict(composite.get("status") or {})
         status.update(json_copy(response.status))
         conditions = {c["type"]: c for c in status.get("conditions", [])}
         for condition in response.conditions:
+            self._record_recovery(key, conditions.get(condition.type), condition.to_dict())
             conditions[condition.type] = condition.to_dict()
         pending = sorted(name for name, d in response.desired.items()
                          if not (d.ready if d.ready is not None else is_ready(observed.get(name))))
         failing = [c for c in response.conditions if c.status == "False"]
         if pending or failing:
             # A condition that says why (InvalidSpec, UnsupportedDevices) beats a generic "Creating".
-            stuck = [c for c in failing if c.reason not in ("Creating", "Installing")]
+            stuck = [c for c in failing if c.reason not in PROGRESS_REASONS]
             why = stuck[0].reason if stuck else failing[0].reason if failing and not pending else "Creating"
             message = stuck[0].message if stuck else (f"waiting for {', '.join(pending)}" if pending
                                                       else failing[0].message)

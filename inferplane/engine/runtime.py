@@ -67,6 +67,13 @@ class Runtime:
     def close(self) -> None:
         self.store.close()
 
+    def scratch_copy(self) -> "Runtime":
+        """A runtime over an in-memory copy of this state: apply to it and nothing is stored."""
+        copy = Runtime(None)
+        copy.store.close()
+        copy.store = self.store.snapshot()
+        return copy
+
     def known_classes(self) -> dict[str, InferenceClass]:
         return {o["metadata"]["name"]: InferenceClass.model_validate(o) for o in self.store.list("InferenceClass")}
 

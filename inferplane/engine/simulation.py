@@ -103,21 +103,25 @@ class Pool:
         return tuple(claimed_drivers(self.devices))
 
 
-def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]) -> list[Resource]:
+def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource],
+                     provided: Iterable[str] = ()) -> list[Resource]:
     """The objects the cluster would hold: Nodes, workloads, Pods, ResourceSlices, in a fixed order.
 
     `installed` are the serving stack's composed resources (provider-helm Releases and
     provider-kubernetes Objects carrying the component label); resources without the label are not
     serving-stack components and are ignored. A labelled component without a workload description
-    raises `UnknownComponent`.
+    raises `UnknownComponent`. `provided` are the drivers the cloud itself runs on every node (EKS's
+    dra.net): their slices are published wherever a pool declares their devices.
     """
-    return ClusterSimulation(cluster_name, pools, installed_components(installed)).simulate()
+    return ClusterSimulation(cluster_name, pools, installed_components(installed), provided).simulate()
 
 
 class ClusterSimulation:
-    def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource]):
+    def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource],
+                 provided: Iterable[str] = ()):
         """`components`: what `installed_components` reads from the stack's resources."""
         self.cluster = cluster_name
+        self.provided = sorted(provided)
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.nodes: list[NodeInfo] = []
@@ -212,9 +216,17 @@ class ClusterSimulation:
             # A driver on a node whose class declares none of its devices publishes nothing; the
             # audit reports the misplacement itself.
             if devices:
-                slice_ = resource_slice(node, driver, devices)
-                if slice_ is not None:
-                    self.objects.append(slice_)
+                self.publish(node, driver, devices)
+        for info in self.nodes:
+            for driver in self.provided:
+                devices = [d for d in self.pool_of[info.name].devices if d.claim == "DRA" and d.driver == driver]
+                if devices:
+                    self.publish(info.name, driver, devices)
+
+    def publish(self, node: str, driver: str, devices: list[DeviceSpec]) -> None:
+        slice_ = resource_slice(node, driver, devices)
+        if slice_ is not None:
+            self.objects.append(slice_)
 
 
 # ---- objects

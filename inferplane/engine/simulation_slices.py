@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, NVIDIA_GPU
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.cel.quantity import parse_quantity
 
@@ -138,7 +138,21 @@ def _cpu(node: str, index: int, _: Mapping[str, Attribute], capacity: Mapping[st
     }, {f"{d}/cpu": cpu})
 
 
+def _dranet(node: str, index: int, _: Mapping[str, str]) -> SliceDevice:
+    d = DRANET.name
+    # A secondary network interface as DRANET reports it (on EKS an EFA interface, which the cloud's
+    # own aws-dranet publishes): one device per interface, named after it.
+    return SliceDevice(f"eth{index + 1}", {
+        f"{d}/ifName": {"string": f"eth{index + 1}"},
+        f"{d}/kind": {"string": "network"},
+        f"{d}/rdma": {"bool": True},
+        f"{d}/virtual": {"bool": False},
+        "resource.kubernetes.io/numaNode": {"int": index % 2},
+    }, {})
+
+
 SHAPES: dict[str, DriverShape] = {
+    DRANET.name: DriverShape(_dranet),
     NVIDIA_GPU.name: DriverShape(_nvidia),
     AMD_GPU.name: DriverShape(_amd),
     CPU.name: DriverShape(_cpu, qualifies_own_keys=True, allow_multiple_allocations=True),
@@ -147,7 +161,7 @@ SHAPES: dict[str, DriverShape] = {
 
 def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Resource | None:
     """The slice a driver's plugin on `node` publishes for the class devices it serves there;
-    None for a driver whose slices are not simulated (e.g. dra.net, provided outside the stack)."""
+    None for a driver whose slices are not simulated."""
     shape = SHAPES.get(driver)
     if shape is None:
         return None

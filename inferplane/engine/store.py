@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -28,8 +29,10 @@ Resource = dict[str, Any]
 
 # The layout of the tables below, recorded in the database (PRAGMA user_version). A store written by
 # a newer layout is refused rather than misread. 0 and 1 are stores from before resourceVersions were
-# indexed and the work queue, requirements and lease tables existed: opening one adds them.
-SCHEMA_VERSION = 2
+# indexed and the work queue, requirements and lease tables existed: opening one adds them. Version 3
+# gave events a count and the times they were first and last seen.
+SCHEMA_VERSION = 3
+STORE_FILE = "store.db"
 
 
 class UnknownSchema(Exception):
@@ -59,7 +62,10 @@ CREATE TABLE IF NOT EXISTS events (
     name TEXT NOT NULL,
     type TEXT NOT NULL,
     reason TEXT NOT NULL,
-    message TEXT NOT NULL
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    first_seen TEXT NOT NULL DEFAULT '',
+    last_seen TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS events_by_object ON events (api_group, kind, namespace, name);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -168,6 +174,11 @@ def _where(key: Key) -> tuple[str, str, str, str]:
     return (key.group, key.kind, key.namespace, key.name)
 
 
+def now() -> str:
+    """The time the API server would stamp, in RFC 3339 as Kubernetes writes it."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def resource_version(obj: Resource | None) -> str | None:
     return (obj or {}).get("metadata", {}).get("resourceVersion")
 
@@ -177,14 +188,17 @@ _IS_BUSY = ("database is locked", "database is busy")
 
 class Store:
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT):
+        """A store in `path` (created if need be), or in memory. In memory nothing is stamped with the
+        time, so that a render is byte-for-byte reproducible."""
         self.path = path
+        self.clock = now if path is not None else (lambda: "")
         self.busy_timeout = busy_timeout
         self._depth = 0
         self._durable = True
         with self._busy_reported():
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(path / "store.db", isolation_level=None, timeout=busy_timeout)
+                self._db = sqlite3.connect(path / STORE_FILE, isolation_level=None, timeout=busy_timeout)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 # FULL: a transaction acknowledged to the user survives power loss, not only a kill.
                 self._db.execute("PRAGMA synchronous=FULL")
@@ -195,10 +209,19 @@ class Store:
                 self._db.close()
                 raise UnknownSchema(f"its store has schema version {found} and this inferplane knows only up to "
                                     f"{SCHEMA_VERSION}: use the inferplane that wrote it, or another --state")
+            self._add_event_counts()
             self._db.executescript(_SCHEMA)
             self._add_version_column()
             if found != SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _add_event_counts(self) -> None:
+        """Events written before they were counted get a count of 1 and no times."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+        if columns and "count" not in columns:
+            self._db.executescript("ALTER TABLE events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
+                                   "ALTER TABLE events ADD COLUMN first_seen TEXT NOT NULL DEFAULT '';"
+                                   "ALTER TABLE events ADD COLUMN last_seen TEXT NOT NULL DEFAULT '';")
 
     def _add_version_column(self) -> None:
         """A state written before resourceVersions were indexed gets the column, filled from the bodies."""
@@ -213,6 +236,12 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
+    def snapshot(self) -> "Store":
+        """An in-memory copy, for a dry run: what is done to it never reaches this store."""
+        copy = Store(None)
+        self._db.backup(copy._db)
+        return copy
+
     @contextlib.contextmanager
     def _busy_reported(self) -> Iterator[None]:
         try:
@@ -220,7 +249,7 @@ class Store:
         except sqlite3.OperationalError as exc:
             if str(exc) not in _IS_BUSY:
                 raise
-            where = self.path / "store.db" if self.path else "the in-memory store"
+            where = self.path / STORE_FILE if self.path else "the in-memory store"
             raise StoreBusy(f"{where} stayed locked by another process for {self.busy_timeout:g} s: wait for "
                             "the other inferplane command (or whatever holds the file) to finish, then "
                             "run this command again") from None
@@ -283,11 +312,19 @@ class Store:
         return [_loads(row[0]) for row in
                 self._db.execute("SELECT body FROM resources WHERE rv > ? ORDER BY rv", (version,))]
 
-    def events(self, key: Key) -> list[dict[str, str]]:
-        rows = self._db.execute(
-            "SELECT type, reason, message FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=? "
-            "ORDER BY seq", _where(key))
-        return [{"type": t, "reason": r, "message": m} for t, r, m in rows]
+    def events(self, key: Key | None = None) -> list[dict[str, Any]]:
+        """One object's events (or every event), oldest first, each with its count and the times it
+        was first and last seen."""
+        query = ("SELECT api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen "
+                 "FROM events")
+        args: tuple = ()
+        if key is not None:
+            query += " WHERE api_group=? AND kind=? AND namespace=? AND name=?"
+            args = _where(key)
+        rows = self._db.execute(query + " ORDER BY last_seen, seq", args)
+        return [{"involvedObject": Key(g, k, ns, n), "type": t, "reason": r, "message": m, "count": c,
+                 "firstTimestamp": first, "lastTimestamp": last}
+                for g, k, ns, n, t, r, m, c, first, last in rows]
 
     # ---- writes
 
@@ -340,9 +377,11 @@ class Store:
             if current is None:
                 meta["uid"] = uid_for(key)
                 meta["generation"] = 1
+                meta["creationTimestamp"] = self.clock() or None
             else:
                 old_meta = current["metadata"]
                 meta["uid"] = old_meta["uid"]
+                meta["creationTimestamp"] = old_meta.get("creationTimestamp")
                 meta["generation"] = old_meta["generation"] + (obj.get("spec") != current.get("spec"))
                 meta.setdefault("ownerReferences", old_meta.get("ownerReferences"))
             stored = {k: v for k, v in obj.items() if k != "status"}
@@ -373,17 +412,19 @@ class Store:
             return cursor.rowcount > 0
 
     def record_event(self, key: Key, type_: str, reason: str, message: str) -> None:
-        """Record an event, unless it repeats the object's latest one: only consecutive repeats are
-        dropped, so the same event after a different one is recorded again."""
+        """Record an event; one the object already has (same type, reason and message) counts once
+        more and is seen again now, as Kubernetes aggregates repeated events."""
+        seen = self.clock()
         with self.transaction():
-            last = self._db.execute(
-                "SELECT type, reason, message FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=? "
-                "ORDER BY seq DESC LIMIT 1", _where(key)).fetchone()
-            if last == (type_, reason, message):
-                return
-            self._db.execute(
-                "INSERT INTO events (api_group, kind, namespace, name, type, reason, message) VALUES (?,?,?,?,?,?,?)",
-                (*_where(key), type_, reason, message))
+            where = (*_where(key), type_, reason, message)
+            repeated = self._db.execute(
+                "UPDATE events SET count = count + 1, last_seen = ? "
+                "WHERE api_group=? AND kind=? AND namespace=? AND name=? AND type=? AND reason=? AND message=?",
+                (seen, *where))
+            if repeated.rowcount == 0:
+                self._db.execute(
+                    "INSERT INTO events (api_group, kind, namespace, name, type, reason, message, first_seen, "
+                    "last_seen) VALUES (?,?,?,?,?,?,?,?,?)", (*where, seen, seen))
 
     # ---- simulated target clusters
 
@@ -396,6 +437,9 @@ class Store:
             self._db.execute("DELETE FROM simulations WHERE cluster=?", (cluster,))
             if inputs is not None:
                 self._db.execute("INSERT INTO simulations (cluster, inputs) VALUES (?,?)", (cluster, inputs))
+
+    def simulated_clusters(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT DISTINCT cluster FROM cluster_objects ORDER BY cluster")]
 
     def simulated_inputs(self, cluster: str) -> str | None:
         row = self._db.execute("SELECT inputs FROM simulations WHERE cluster=?", (cluster,)).fetchone()

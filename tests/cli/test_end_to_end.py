@@ -34,12 +34,12 @@ def test_apply_get_describe_gate_then_delete(tmp_path):
     assert "inferencecluster.inferplane.dev/eks-l4 created" in applied.stdout.splitlines()
 
     got = inferplane("get", "inferenceclusters", state=state).stdout.splitlines()
-    assert got[0].split() == ["NAME", "SOURCE", "READY", "REASON"]
-    assert got[1].split() == ["eks-l4", "EKS", "True", "Available"]
+    assert got[0].split() == ["NAME", "SOURCE", "READY", "REASON", "AGE"]
+    assert got[1].split()[:4] == ["eks-l4", "EKS", "True", "Available"]
     described = inferplane("describe", "icluster", "eks-l4", state=state).stdout
     assert "ClusterReady   True" in described and "serving-stack   ServingStack   eks-l4   True" in described
-    releases_before = inferplane("get", "releases", "-o", "json", state=state).stdout
-    node_groups_before = json.loads(inferplane("get", "nodegroups", "-o", "json", state=state).stdout)
+    releases_before = inferplane("get", "releases", "-A", "-o", "json", state=state).stdout
+    node_groups_before = json.loads(inferplane("get", "nodegroups", "-A", "-o", "json", state=state).stdout)["items"]
 
     # The class now claims a driver EKS cannot serve: re-apply it.
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
@@ -48,17 +48,18 @@ def test_apply_get_describe_gate_then_delete(tmp_path):
     assert "inferenceclass.inferplane.dev/eks-l4 configured" in inferplane(
         "apply", "-f", tmp_path / "class.yaml", state=state).stdout
     got = inferplane("get", "icluster", "eks-l4", state=state).stdout.splitlines()
-    assert got[1].split() == ["eks-l4", "EKS", "False", "UnsupportedDevices"]
+    assert got[1].split()[:4] == ["eks-l4", "EKS", "False", "UnsupportedDevices"]
     # The live cluster's resources are all still there, unchanged.
-    assert inferplane("get", "releases", "-o", "json", state=state).stdout == releases_before
-    node_groups = json.loads(inferplane("get", "nodegroups", "-o", "json", state=state).stdout)
+    assert inferplane("get", "releases", "-A", "-o", "json", state=state).stdout == releases_before
+    node_groups = json.loads(inferplane("get", "nodegroups", "-A", "-o", "json", state=state).stdout)["items"]
     assert [g["spec"] for g in node_groups] == [g["spec"] for g in node_groups_before]
     trace = json.loads(inferplane("trace", "icluster", "eks-l4", "-o", "json", state=state).stdout)
     assert [c["kind"] for c in trace["children"]] == ["EKSCluster", "ServingStack"]
 
-    assert inferplane("delete", "icluster", "eks-l4", state=state).stdout.strip() == "inferencecluster/eks-l4 deleted"
+    assert inferplane("delete", "icluster", "eks-l4", state=state).stdout.strip() == \
+        "inferencecluster.inferplane.dev/eks-l4 deleted"
     for kind in ("releases", "nodegroups", "servingstacks", "eksclusters"):
-        assert inferplane("get", kind, state=state).stdout == ""
+        assert inferplane("get", kind, "-A", state=state).stdout == ""
     assert inferplane("get", "iclass", state=state).stdout.splitlines()[1].split()[0] == "eks-l4"
 
 
@@ -67,7 +68,7 @@ def test_rejected_manifest_stores_nothing(tmp_path):
     run = inferplane("apply", "-f", REPO / "tests/admission/bad/zero-count.yaml", state=state, check=False)
     assert run.returncode == 1
     assert "spec.devices[0].count: must be at least 1, got 0" in run.stderr
-    assert inferplane("get", "iclass", state=state).stdout == ""
+    assert inferplane("get", "iclass", state=state).stderr == "No resources found.\n"
 
 
 def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
@@ -78,8 +79,10 @@ def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
     inferplane("apply", "-f", MIXED, state=tmp_path / "b")
     assert inferplane("fleet", state=tmp_path / "b").stdout == rendered
     rows = {line.split()[0]: line.split() for line in rendered.splitlines()[1:]}
-    assert rows["eks-amd"][2:5] == ["False", "UnsupportedDevices", "gpu.amd.com"]
+    # What runs, then apart what is wanted: the refused cluster runs nothing and wants AMD GPUs.
+    assert rows["eks-amd"][2:] == ["False", "UnsupportedDevices", "none", "<none>", "none", "gpu.amd.com"]
     assert rows["onprem-lab"][2:5] == ["True", "Existing", "dra.cpu,gpu.amd.com"]
+    assert rows["onprem-lab"][-1] == "<none>"
     as_json = json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     assert as_json == json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     kinds = {o["kind"] for o in as_json}
@@ -115,7 +118,7 @@ def test_sigkill_mid_apply_keeps_every_acknowledged_write(tmp_path):
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     stored = {f"{o['kind'].lower()}.{o['apiVersion'].split('/')[0]}/{o['metadata']['name']}"
               for kind in ("iclass", "icluster")
-              for o in json.loads(inferplane("get", kind, "-o", "json", "--state", state).stdout or "[]")}
+              for o in json.loads(inferplane("get", kind, "-o", "json", "--state", state).stdout)["items"]}
     assert set(acknowledged) <= stored
     # The store goes on working: applying again converges.
     inferplane("apply", "-f", manifests, "--state", state)

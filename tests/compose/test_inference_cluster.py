@@ -162,7 +162,12 @@ def test_a_live_cluster_that_becomes_unsupported_keeps_everything_as_it_was():
                 for key, d in first.desired.items()}
     changed = [klass("nv", "EKS", [AMD], True)]
     held = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]), changed, observed))
-    assert {k: d.resource for k, d in held.desired.items()} == {k: d.resource for k, d in first.desired.items()}
+    # Every spec as it was; the stack is only marked as held, so that views do not call it Ready.
+    assert {k: d.resource["spec"] for k, d in held.desired.items()} == {
+        k: d.resource["spec"] for k, d in first.desired.items()}
+    assert held.desired["serving-stack"].resource["metadata"]["annotations"] == {
+        "inferplane.dev/held": "UnsupportedDevices: kept as it was, not updated to the classes' drivers"}
+    assert "annotations" not in held.desired["cluster"].resource["metadata"]
     assert all(d.ready for d in held.desired.values())
     ready = held.condition("ClusterReady")
     assert ready.reason == "UnsupportedDevices"
@@ -190,7 +195,8 @@ def test_an_invalid_live_cluster_keeps_everything_and_says_why():
     broken = cluster("EKS", [("gpus", "nv")])
     broken["spec"]["nodePools"][0]["nodeCount"] = "many"
     held = compose_inference_cluster(request(broken, classes, observed))
-    assert {k: d.resource for k, d in held.desired.items()} == {k: d.resource for k, d in first.desired.items()}
+    assert {k: d.resource["spec"] for k, d in held.desired.items()} == {
+        k: d.resource["spec"] for k, d in first.desired.items()}
     ready = held.condition("ClusterReady")
     assert (ready.status, ready.reason) == ("False", "InvalidSpec")
     assert ready.message == (

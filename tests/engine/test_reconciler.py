@@ -74,7 +74,12 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
     result = runtime.apply([tmp_path / "class.yaml"])
     assert result.admission.ok and result.report.converged
 
-    assert composed_under(runtime, "InferenceCluster", "eks-l4") == live
+    held = composed_under(runtime, "InferenceCluster", "eks-l4")
+    # Nothing changed but the stack's mark that the gate holds it as it was.
+    stack = held.pop("ServingStack/eks-l4")
+    assert stack["metadata"]["annotations"]["inferplane.dev/held"].startswith("UnsupportedDevices: kept as it was")
+    assert stack["spec"] == live.pop("ServingStack/eks-l4")["spec"]
+    assert held == live
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
     ready = condition(cluster, "ClusterReady")
     assert (ready["status"], ready["reason"]) == ("False", "UnsupportedDevices")

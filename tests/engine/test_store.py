@@ -98,7 +98,8 @@ def test_writes_survive_reopening(tmp_path):
     store.close()
     reopened = Store(tmp_path)
     assert reopened.get(KEY)["spec"] == CLASS["spec"]
-    assert reopened.events(KEY) == [{"type": "Warning", "reason": "Reason", "message": "message"}]
+    assert [(e["type"], e["reason"], e["message"], e["count"]) for e in reopened.events(KEY)] == [
+        ("Warning", "Reason", "message", 2)]
     assert reopened.next_item() == ("reconcile", KEY, 0)
     assert reopened._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
@@ -147,9 +148,23 @@ def test_a_store_locked_by_another_process_is_reported_once_the_wait_is_over(tmp
     assert store.put(CLASS)[1], "the store works once it is free"
 
 
-def test_only_consecutive_repeats_of_an_event_are_dropped():
+def test_a_repeated_event_counts_instead_of_being_appended():
     store = Store()
     store.put(CLASS)
     for reason in ("First", "First", "Second", "First"):
         store.record_event(KEY, "Normal", reason, "message")
-    assert [e["reason"] for e in store.events(KEY)] == ["First", "Second", "First"]
+    assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("First", 3), ("Second", 1)]
+
+
+def test_a_version_2_store_gains_event_counts(tmp_path):
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        db.executescript("CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, api_group TEXT NOT NULL, "
+                         "kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, "
+                         "reason TEXT NOT NULL, message TEXT NOT NULL); PRAGMA user_version = 2;")
+        db.execute("INSERT INTO events (api_group, kind, namespace, name, type, reason, message) VALUES "
+                   "('inferplane.dev', 'InferenceClass', '', 'l4', 'Warning', 'Old', 'kept')")
+    store = Store(tmp_path)
+    store.record_event(KEY, "Warning", "Old", "kept")
+    assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("Old", 2)]

@@ -1,0 +1,111 @@
+"""The resource types the CLI knows, as kubectl knows them from discovery: kind, group, plural, short
+names and scope. One table serves name resolution, `api-resources`, namespaces and completion."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cache
+
+import click
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    kind: str
+    api_version: str  # "v1", "apps/v1", "inferplane.dev/v1alpha1"
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    # Lives in a simulated target cluster (read with --cluster), not in the control plane's store.
+    in_cluster: bool = False
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+
+    @property
+    def qualified(self) -> str:
+        """kind.group, as kubectl prints a type where two groups share a kind."""
+        return f"{self.kind.lower()}.{self.group}" if self.group else self.kind.lower()
+
+    def names(self) -> set[str]:
+        """Every spelling that means this type: kind, singular, plural, short names, each also with .group."""
+        # A short name's plural too: people type `iclusters` as they type `inferenceclusters`.
+        bare = {self.kind.lower(), self.plural, *self.short_names, *(_plural(n) for n in self.short_names)}
+        return bare | {f"{n}.{self.group}" for n in bare if self.group}
+
+
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    return lower + ("es" if lower.endswith(("s", "x")) else "s")
+
+
+@cache
+def resource_types() -> tuple[ResourceType, ...]:
+    """Every type: inferplane's kinds, what they compose, and a simulated cluster's Kubernetes kinds."""
+    from inferplane.api import ALL_KINDS
+    from inferplane.api.managed import PROVIDER_CONFIG_KIND
+    from inferplane.clouds import CLOUD_MODULES
+    from inferplane.compose.serving_stack import OBJECT_API_VERSION, PROVIDER_CONFIG_API_VERSIONS, RELEASE_API_VERSION
+
+    types = [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced", tuple(k.SHORT_NAMES))
+             for k in ALL_KINDS]
+    # Crossplane's managed resources are namespaced (its v2 `.m.` groups); ProviderConfigs are not.
+    types += [ResourceType("Release", RELEASE_API_VERSION, "releases", True),
+              ResourceType("Object", OBJECT_API_VERSION, "objects", True)]
+    types += [ResourceType(PROVIDER_CONFIG_KIND, v, _plural(PROVIDER_CONFIG_KIND), False)
+              for v in PROVIDER_CONFIG_API_VERSIONS.values()]
+    seen = set()
+    for module in CLOUD_MODULES.values():
+        for kind in (getattr(module, "cluster_kind", None), getattr(module, "pool_kind", None)):
+            if kind and (module.api_version, kind) not in seen:
+                seen.add((module.api_version, kind))
+                types.append(ResourceType(kind, module.api_version, _plural(kind), True))
+    types += [
+        ResourceType("Node", "v1", "nodes", False, ("no",), in_cluster=True),
+        ResourceType("Pod", "v1", "pods", True, ("po",), in_cluster=True),
+        ResourceType("DaemonSet", "apps/v1", "daemonsets", True, ("ds",), in_cluster=True),
+        ResourceType("Deployment", "apps/v1", "deployments", True, ("deploy",), in_cluster=True),
+        ResourceType("StatefulSet", "apps/v1", "statefulsets", True, ("sts",), in_cluster=True),
+        ResourceType("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, in_cluster=True),
+        ResourceType("Event", "v1", "events", True, ("ev",)),
+    ]
+    return tuple(types)
+
+
+def shared_kinds() -> set[str]:
+    """Kind names that two groups define (Cluster, NodePool, ClusterProviderConfig): printed with their group."""
+    counts: dict[str, int] = {}
+    for t in resource_types():
+        counts[t.kind] = counts.get(t.kind, 0) + 1
+    return {kind for kind, n in counts.items() if n > 1}
+
+
+def display_kind(kind: str, api_version: str) -> str:
+    """Kind, or Kind.group where another group has a kind of that name."""
+    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    return f"{kind}.{group}" if kind in shared_kinds() and group else kind
+
+
+def resolve(typed: str) -> list[ResourceType]:
+    """The types one word names (several where groups share a kind name); a clear error with a
+    suggestion for a word that names none."""
+    wanted = typed.strip().lower()
+    found = [t for t in resource_types() if wanted in t.names()]
+    if found:
+        return found
+    spellings = sorted({n for t in resource_types() for n in t.names() if "." not in n})
+    hint = difflib.get_close_matches(wanted, spellings, n=1, cutoff=0.6)
+    suggestion = f"did you mean {hint[0]!r}?" if hint else "`inferplane api-resources` lists every kind"
+    raise click.UsageError(f"unknown resource type {typed!r}: {suggestion}")
+
+
+def resolve_many(typed: str) -> list[ResourceType]:
+    """`iclass,icluster`: every type of a comma-separated list, in the order given, each once."""
+    out: list[ResourceType] = []
+    for word in filter(None, typed.split(",")):
+        out += [t for t in resolve(word) if t not in out]
+    if not out:
+        raise click.UsageError("no resource type given: `inferplane api-resources` lists every kind")
+    return out
