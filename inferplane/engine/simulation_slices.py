@@ -138,7 +138,7 @@ def _cpu(node: str, index: int, _: Mapping[str, Attribute], capacity: Mapping[st
     }, {f"{d}/cpu": cpu})
 
 
-def _dranet(node: str, index: int, _: Mapping[str, str]) -> SliceDevice:
+def _dranet(node: str, index: int, _: Mapping[str, Attribute], __: Mapping[str, str]) -> SliceDevice:
     d = DRANET.name
     # A secondary network interface as DRANET reports it (on EKS an EFA interface, which the cloud's
     # own aws-dranet publishes): one device per interface, named after it.

@@ -56,12 +56,18 @@ def apply_together(state: Path, first: Path, second: Path) -> list[dict[str, str
 
 
 def comparable(store: Store) -> tuple[dict, dict]:
-    """Every object without its write counters (resourceVersion, generation), and every simulated cluster."""
+    """Every object and every simulated cluster without what the engine stamps on a write
+    (resourceVersion, generation, creationTimestamp: a render in memory stamps no time)."""
+    def stripped(obj: dict) -> dict:
+        meta = {k: v for k, v in obj["metadata"].items()
+                if k not in ("resourceVersion", "generation", "creationTimestamp")}
+        return {**obj, "metadata": meta}
+
     objects = {}
     for obj in store.list():
-        meta = {k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "generation")}
-        objects[(obj["kind"], meta.get("namespace", ""), meta["name"])] = {**obj, "metadata": meta}
-    return objects, store.cluster_objects()
+        objects[(obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = stripped(obj)
+    clusters = {name: [stripped(o) for o in held] for name, held in store.cluster_objects().items()}
+    return objects, clusters
 
 
 def rendered(*folders: Path) -> tuple[dict, dict]:

@@ -170,6 +170,8 @@ def test_events_have_type_reason_age_count_and_recovery_is_recorded(tmp_path):
     klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     run("apply", "-f", tmp_path / "class.yaml", state=state)
+    klass["spec"]["description"] = "still AMD"
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     run("apply", "-f", tmp_path / "class.yaml", state=state)  # the same refusal again: counted, not appended
     (tmp_path / "class.yaml").write_text(good)
     run("apply", "-f", tmp_path / "class.yaml", state=state)

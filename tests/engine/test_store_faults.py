@@ -63,8 +63,8 @@ def test_the_store_records_its_schema_version_and_refuses_a_newer_one(tmp_path):
     result = run("fleet", "--state", state)
     assert result.exit_code == 1
     assert result.stderr.strip() == (
-        f"Error: cannot open the state in {state}: its store has schema version 3 and this inferplane knows only up "
-        "to 2: use the inferplane that wrote it, or another --state")
+        f"Error: cannot open the state in {state}: its store has schema version 4 and this inferplane knows only up "
+        "to 3: use the inferplane that wrote it, or another --state")
 
 
 def test_a_store_from_before_versioning_is_adopted(tmp_path):
