@@ -23,8 +23,9 @@ from inferplane.admission.structural import apply_defaults, first_line, join_pat
     rule_failures
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
-from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, \
-    Resource
+from inferplane import API_GROUP
+from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, \
+    KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
 from inferplane.api.xrd import openapi_schema
 from inferplane.clouds.base import connection_secret_name
 
@@ -52,9 +53,20 @@ _PATTERNS = {
     DNS_LABEL: "a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending alphanumeric)",
     DNS_SUBDOMAIN: "a lowercase DNS subdomain such as gpu.nvidia.com",
     QUALIFIED_NAME: "a name such as numaNode or a qualified name such as resource.kubernetes.io/numaNode",
-    KUBERNETES_VERSION: "a Kubernetes minor version such as \"1.36\"",
+    KUBERNETES_VERSION: "a Kubernetes version such as \"1.36\" or \"v1.36.1\"",
+    KUBERNETES_MINOR: "a Kubernetes minor version such as \"1.36\" (this cloud takes the minor only)",
+    KUBERNETES_PATCH: "a Kubernetes version such as \"1.36\" or \"1.36.1\"",
+    GKE_VERSION: "a GKE version such as \"1.36\" or \"1.36.1-gke.1200\"",
+    VULTR_VERSION: "a VKE version such as \"v1.36.1+3\" (VKE takes the exact build: `vultr-cli kubernetes "
+                   "versions` lists them)",
     SEMVER: "a semantic version such as 1.2.3",
 }
+# Modelplane's API group: its manifests are ours once the group is rewritten.
+MODELPLANE_GROUP = "modelplane.ai"
+# Cluster-scoped kinds whose names may be DNS subdomains (classes are referenced by such names).
+# Every other kind's name is a DNS label: Crossplane copies it into the crossplane.io/composite
+# label of everything composed, and a label value is at most 63 characters.
+SUBDOMAIN_NAMED_KINDS = {"InferenceClass"}
 _TYPES = {"integer": "an integer", "string": "a string", "boolean": "true or false", "object": "a mapping",
           "array": "a list", "number": "a number"}
 
@@ -78,15 +90,19 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
     got = repr(v.instance)  # the whole value: "24 GB" is not cut at its space
     if v.validator == "type":
         expected = node.get("type")
-        return [(path, f"must be {_TYPES.get(expected, expected)}, got {got}")]
+        shape = f": {node['description']}" if expected == "object" and node.get("description") else ""
+        return [(path, f"must be {_TYPES.get(expected, expected)}, got {got}{shape}")]
     if v.validator == "enum":
         return [(path, f"{got} is not allowed: use one of {', '.join(map(str, node.get('enum', [])))}")]
     if v.validator == "anyOf" and node.get("x-kubernetes-int-or-string"):
         meaning = _PATTERNS.get(node.get("pattern", ""), "an integer or a string")
-        return [(path, f"must be {meaning}, got {got}: write a decimal as a string, e.g. \"1.5\"")]
+        hint = ": write a decimal as a string, e.g. \"1.5\"" if isinstance(v.instance, float) else ""
+        return [(path, f"must be {meaning}, got {got}{hint}")]
     if v.validator == "pattern":
-        meaning = _PATTERNS.get(node.get("pattern", ""), f"match {node.get('pattern')}")
-        return [(path, f"must be {meaning}, got {got}")]
+        meaning = _PATTERNS.get(node.get("pattern", ""))
+        shape = f"be {meaning}" if meaning else f"match {node.get('pattern')}"
+        why = f" ({node['description']})" if node.get("description") else ""
+        return [(path, f"must {shape}, got {got}{why}")]
     if v.validator in ("minimum", "maximum"):
         bound = node.get(v.validator)
         word = "at least" if v.validator == "minimum" else "at most"
@@ -98,7 +114,11 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
         return [(path, f"must have {word} {bound} item{'s' if bound != 1 else ''}")]
     if v.validator in ("minLength", "maxLength"):
         bound = node.get(v.validator)
-        return [(path, f"must be {'at least' if v.validator == 'minLength' else 'at most'} {bound} characters long")]
+        why = f" ({node['description']})" if node.get("description") and v.validator == "maxLength" else ""
+        return [(path, f"must be {'at least' if v.validator == 'minLength' else 'at most'} {bound} characters "
+                       f"long{why}")]
+    if v.validator == "maxProperties":
+        return [(path, f"must have at most {node.get('maxProperties')} entries")]
     return [(path, v.message)]
 
 
@@ -194,6 +214,10 @@ def _unknown_kind_message(api_version: Any, kind: Any) -> str:
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return "apiVersion and kind must be strings, e.g. apiVersion: inferplane.dev/v1alpha1, kind: InferenceClass"
     known = KINDS_BY_NAME.get(kind)
+    if api_version.split("/", 1)[0] == MODELPLANE_GROUP:
+        return (f"apiVersion {api_version} is Modelplane's API group; inferplane serves the same kinds, field for field, "
+                f"as {API_GROUP}: rewrite the group everywhere, label keys included, e.g. "
+                f"sed -i 's/{MODELPLANE_GROUP.replace('.', chr(92) + '.')}/{API_GROUP}/g' FILE")
     if known is not None:
         return f"apiVersion {api_version} does not serve {kind}: use apiVersion: {known.api_version_string()}"
     hint = difflib.get_close_matches(str(kind), list(KINDS_BY_NAME), n=1)
@@ -211,8 +235,12 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
         yield "metadata.name", "required: every object has a name"
     elif not isinstance(name, str):
         yield "metadata.name", f"must be a string, got {name!r}: quote it, e.g. name: \"{name}\""
+    elif kind.KIND in SUBDOMAIN_NAMED_KINDS:
+        if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name):
+            yield "metadata.name", f"must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 characters, got {name!r}"
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
-        yield "metadata.name", f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}"
+        yield "metadata.name", (f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}: it is copied "
+                                "into the crossplane.io/composite label of everything composed for it")
     else:
         yield from derived_name_problems(kind.KIND, name)
     for field_ in SERVER_SET_METADATA:
@@ -273,8 +301,8 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
     for d, device in enumerate(body["spec"]["devices"]):
-        for key, value in device.get("capacity", {}).items():
-            path = f"spec.devices[{d}].capacity.{key}"
+        for key, capacity in device.get("capacity", {}).items():
+            path, value = f"spec.devices[{d}].capacity.{key}.value", capacity["value"]
             try:
                 amount = cel.parse_quantity(str(value))
             except ValueError as exc:

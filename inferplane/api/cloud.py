@@ -1,17 +1,18 @@
 """Per-cloud blocks shared by classes (how to provision a pool) and clusters (where it runs).
 
 A provider's block is named after it in lower case (`eks`, `gke`, ...); a class or cluster sets the
-block of its provider and no other, which the rules built here enforce.
+block of its provider (the rule built here enforces it); another provider's block is ignored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Name, SecretKeyRef
+from inferplane.api.common import GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, KUBERNETES_VERSION, VULTR_VERSION, \
+    ApiModel, ObjectName
 
 
 def block_name(source: str) -> str:
@@ -20,24 +21,15 @@ def block_name(source: str) -> str:
 
 
 def one_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) -> list[dict[str, str]]:
-    """Rules: the discriminator's block is set, and no other source's block is.
-
-    Two rules for all sources (not two per source): every rule costs an evaluation per manifest.
-    """
+    """The rule that the discriminator's block is set. Another source's block may be set too and is
+    ignored, as Modelplane ignores it (one rule for all sources: every rule costs an evaluation)."""
     blocks = [(source, block_name(source)) for source in sources]
     required = " || ".join(f"(self.{discriminator} == '{s}' && has(self.{b}))" for s, b in blocks)
-    stray = " && ".join(f"(!has(self.{b}) || self.{discriminator} == '{s}')" for s, b in blocks)
-    stray_names = ", ".join(f"has(self.{b}) && self.{discriminator} != '{s}' ? '{b}' : ''" for s, b in blocks)
     return [
         {"rule": required,
          "messageExpression": f"'{owner}.{discriminator} is ' + self.{discriminator} + ', so {owner}.' + "
                               f"self.{discriminator}.lowerAscii() + ' is required: add it'",
          "reason": "FieldValueRequired"},
-        {"rule": stray,
-         "messageExpression": f"'{owner} sets ' + [{stray_names}].filter(b, b != '').join(', ') + "
-                              f"' but {owner}.{discriminator} is ' + self.{discriminator} + "
-                              f"': keep only {owner}.' + self.{discriminator}.lowerAscii()",
-         "reason": "FieldValueForbidden"},
     ]
 
 
@@ -45,90 +37,143 @@ def one_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) ->
 
 
 class Accelerator(ApiModel):
-    type: str = Field(description="The cloud's accelerator name, e.g. nvidia-l4 (GKE) or nvidia-a10g (EKS).")
-    count: int = Field(1, ge=1, description="Accelerators per node.")
+    type: str = Field(min_length=1, max_length=63,
+                      description="The cloud's accelerator name, e.g. nvidia-l4 (GKE) or nvidia-a10g (EKS).")
+    count: int = Field(1, ge=1, le=16, description="Accelerators per node.")
+
+
+# Cloud identifiers: Modelplane's limits.
+CloudName = Annotated[str, Field(min_length=1, max_length=63)]
 
 
 class _Machine(ApiModel):
-    disk_size_gb: int = Field(100, ge=20, le=65536, description="Boot disk size per node, in GiB.")
+    disk_size_gb: int = Field(100, ge=10, description="Boot disk size per node, in GiB.")
     accelerator: Accelerator | None = Field(
         None, description="The GPU attached to each node; absent for a pool without an accelerator.")
 
 
 class EKSMachine(_Machine):
-    instance_type: str = Field(description="EC2 instance type, e.g. g6.xlarge or m7i.2xlarge.")
+    instance_type: str = Field(min_length=1, description="EC2 instance type, e.g. g6.xlarge or m7i.2xlarge.")
 
 
 class GKEMachine(_Machine):
-    machine_type: str = Field(description="Compute Engine machine type, e.g. g2-standard-8.")
+    machine_type: str = Field(min_length=1, description="Compute Engine machine type, e.g. g2-standard-8.")
 
 
 class AKSMachine(_Machine):
-    vm_size: str = Field(description="Azure VM size, e.g. Standard_NC24ads_A100_v4.")
+    vm_size: str = Field(min_length=1, description="Azure VM size, e.g. Standard_NC24ads_A100_v4.")
 
 
 class NebiusMachine(_Machine):
-    platform: str = Field(description="Nebius platform, e.g. gpu-h100-sxm or cpu-d3.")
-    preset: str = Field(description="Nebius resource preset, e.g. 1gpu-16vcpu-200gb.")
+    platform: CloudName = Field(description="Nebius platform, e.g. gpu-h100-sxm or cpu-d3.")
+    preset: CloudName = Field(description="Nebius resource preset, e.g. 1gpu-16vcpu-200gb.")
+    drivers_preset: CloudName = Field(
+        "cuda13.0", description="The NVIDIA driver stack mk8s preinstalls on a GPU pool's nodes (e.g. cuda12.4, "
+                                "cuda13.0); mk8s validates it against the platform and Kubernetes version.")
 
 
 class VultrMachine(ApiModel):
-    plan: str = Field(description="Vultr plan, e.g. vcg-a100-1c-6g-4vram.")
+    plan: CloudName = Field(description="Vultr plan, e.g. vcg-a100-1c-6g-4vram.")
     accelerator: Accelerator | None = None
 
 
 class CivoMachine(ApiModel):
-    size: str = Field(description="Civo node size, e.g. g4p.kube.medium.")
+    size: str = Field(min_length=1, description="Civo node size, e.g. g4p.kube.medium.")
     accelerator: Accelerator | None = None
 
 
 # ---- where a cluster runs (InferenceCluster.spec.cluster, and the cloud cluster kinds)
 
 
+class Credentials(ApiModel):
+    """The Crossplane provider config holding the cloud's credentials."""
+
+    type: Literal["ProviderConfig", "ClusterProviderConfig"] = Field(
+        "ClusterProviderConfig", description="ProviderConfig: namespaced, in inferplane-system, beside the "
+                                             "composed resources. ClusterProviderConfig: cluster-scoped.")
+    name: ObjectName = "default"
+
+
+Region = Annotated[str, Field(min_length=1, max_length=32)]
+# Every cloud's default Kubernetes version, stored on the object by the XRD (a later change of
+# default never upgrades a running cluster). 1.36 everywhere: dra.cpu, served on every cloud, needs
+# it (FACTS.md); Modelplane defaults GKE to 1.35 and AKS and Nebius to 1.34.
+DEFAULT_MINOR = "1.36"
+DEFAULT_VULTR_VERSION = "v1.36.1+3"
+
+
+def kubernetes_version(default: str, pattern: str) -> Any:
+    return Field(default, pattern=pattern,
+                 description=f"Defaults to {default}: dra.cpu, served on every cloud, needs Kubernetes 1.36")
+
+
 class _ClusterBlock(ApiModel):
-    kubernetes_version: str | None = Field(
-        None, pattern=KUBERNETES_VERSION,
-        description="Kubernetes minor version, e.g. \"1.36\"; defaults to the cloud's default.")
-    provider_config_name: Name = Field(
-        "default", description="The Crossplane ProviderConfig holding this cloud's credentials.")
+    credentials: Credentials = Field(default_factory=Credentials)
 
 
 class EKSSettings(_ClusterBlock):
-    region: str
-    # EKS cannot create a cluster or a node group without these; inferplane does not compose IAM
-    # roles or VPCs, so the platform team names the ones to use.
-    role_arn: str = Field(description="IAM role of the control plane.")
-    node_role_arn: str = Field(description="IAM role of the nodes.")
-    subnet_ids: list[str] = Field(min_length=1, description="Subnets of the cluster and its node groups.")
+    region: Region = Field(description="AWS region, e.g. us-west-2.")
+    kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, KUBERNETES_MINOR)
+    # Bring your own: set, and inferplane composes no role or network of that kind.
+    role_arn: str | None = Field(None, description="IAM role of the control plane (bring your own).")
+    node_role_arn: str | None = Field(None, description="IAM role of the nodes (bring your own).")
+    subnet_ids: list[str] | None = Field(
+        None, min_length=1, description="Subnets of the cluster and its node groups (bring your own).")
 
 
 class GKESettings(_ClusterBlock):
-    project: str | None = None
-    location: str = Field(description="Region or zone, e.g. us-central1.")
+    region: Region = Field(description="GCP region, e.g. us-central1: the cluster is regional.")
+    kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, GKE_VERSION)
+    project: str | None = Field(None, description="GCP project; defaults to the provider config's.")
 
 
 class AKSSettings(_ClusterBlock):
-    location: str
-    resource_group_name: str
+    location: Region = Field(description="Azure region, e.g. westeurope.")
+    kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, KUBERNETES_PATCH)
+    resource_group_name: str | None = Field(None, description="Resource group to use (bring your own).")
 
 
 class NebiusSettings(_ClusterBlock):
-    parent_id: str = Field(description="The Nebius project ID.")
-    subnet_id: str
+    kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, KUBERNETES_MINOR)
+    parent_id: str | None = Field(None, description="The Nebius project ID; defaults to the provider config's.")
+    subnet_id: str | None = Field(None, description="Subnet to use (bring your own).")
 
 
 class VultrSettings(_ClusterBlock):
-    region: str
+    region: Region = Field(description="Vultr region, e.g. ewr.")
+    kubernetes_version: str = kubernetes_version(DEFAULT_VULTR_VERSION, VULTR_VERSION)
 
 
 class CivoSettings(_ClusterBlock):
     region: str
+    kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, KUBERNETES_PATCH)
     firewall_id: str | None = None
     network_id: str | None = None
 
 
+class ExistingSecretRef(ApiModel):
+    name: ObjectName
+    key: str = Field("kubeconfig", min_length=1, max_length=253)
+    namespace: str | None = Field(None, description="Defaults to inferplane-system, where inferplane runs.")
+
+
+class IdentitySecretRef(ApiModel):
+    name: ObjectName
+    key: str = Field("private_key", min_length=1, max_length=253)
+    type: Literal["GoogleApplicationCredentials", "AWSWebIdentityCredentials", "NebiusServiceAccountCredentials"] \
+        = Field("GoogleApplicationCredentials", description="The cloud identity the credential authenticates as.")
+
+
+class ExistingCache(ApiModel):
+    storage_class_name: ObjectName | None = Field(
+        None, description="An existing ReadWriteMany StorageClass for ModelCache volumes.")
+
+
 class ExistingSettings(ApiModel):
-    kubeconfig_secret_ref: SecretKeyRef = Field(description="Secret holding the cluster's kubeconfig.")
+    secret_ref: ExistingSecretRef = Field(description="Secret holding the cluster's kubeconfig.")
+    identity_secret_ref: IdentitySecretRef | None = Field(
+        None, description="Cloud credentials the stack authenticates with, instead of a token in the kubeconfig.")
+    cache: ExistingCache | None = None
     kubernetes_version: str | None = Field(
         None, pattern=KUBERNETES_VERSION,
         description="The cluster's Kubernetes version; defaults to the one the cluster reports.")
@@ -142,14 +187,17 @@ class Blocks:
     settings: type[ApiModel]
     # How a pool's machine is described; None where inferplane provisions nothing (Existing).
     machine: type[ApiModel] | None
-    # Whether a pool can be pinned to zones; elsewhere placement follows the cluster's subnets.
+    # Whether a pool can be pinned to zones; elsewhere zones are ignored (with a Warning event).
     zoned_pools: bool = False
+    # Whether a pool without minNodeCount/maxNodeCount autoscales between AUTOSCALED_POOL_BOUNDS, as
+    # on Modelplane; elsewhere it keeps nodeCount nodes.
+    autoscaled_pools: bool = False
 
 
 CLOUD_BLOCKS: dict[str, Blocks] = {
-    "EKS": Blocks(EKSSettings, EKSMachine),
-    "GKE": Blocks(GKESettings, GKEMachine, zoned_pools=True),
-    "AKS": Blocks(AKSSettings, AKSMachine, zoned_pools=True),
+    "EKS": Blocks(EKSSettings, EKSMachine, zoned_pools=True, autoscaled_pools=True),
+    "GKE": Blocks(GKESettings, GKEMachine, zoned_pools=True, autoscaled_pools=True),
+    "AKS": Blocks(AKSSettings, AKSMachine, zoned_pools=True, autoscaled_pools=True),
     "Nebius": Blocks(NebiusSettings, NebiusMachine),
     "Vultr": Blocks(VultrSettings, VultrMachine),
     "Civo": Blocks(CivoSettings, CivoMachine),
@@ -159,12 +207,16 @@ SOURCES: tuple[str, ...] = tuple(CLOUD_BLOCKS)
 # The clouds inferplane provisions clusters on.
 PROVIDERS: tuple[str, ...] = tuple(s for s, blocks in CLOUD_BLOCKS.items() if blocks.machine is not None)
 ZONED_SOURCES: tuple[str, ...] = tuple(s for s, blocks in CLOUD_BLOCKS.items() if blocks.zoned_pools)
+AUTOSCALED_SOURCES: tuple[str, ...] = tuple(s for s, blocks in CLOUD_BLOCKS.items() if blocks.autoscaled_pools)
+# (minNodeCount, maxNodeCount) of such a pool when it sets neither: Modelplane's defaults.
+AUTOSCALED_POOL_BOUNDS = (0, 8)
 Source = Literal[SOURCES]  # type: ignore[valid-type]
 Provider = Literal[PROVIDERS]  # type: ignore[valid-type]
 SETTINGS_BLOCKS: dict[str, type[ApiModel]] = {s: blocks.settings for s, blocks in CLOUD_BLOCKS.items()}
 MACHINE_BLOCKS: dict[str, type[ApiModel]] = {p: CLOUD_BLOCKS[p].machine for p in PROVIDERS}  # type: ignore[misc]
-
-
+# Each cloud's default Kubernetes version, read from its settings block (the XRD's default).
+DEFAULT_KUBERNETES_VERSION: dict[str, str] = {
+    p: CLOUD_BLOCKS[p].settings.model_fields["kubernetes_version"].default for p in PROVIDERS}
 
 
 def block_fields(blocks: dict[str, type[ApiModel]]) -> dict[str, Any]:

@@ -19,8 +19,15 @@ DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)"
             r"|(\.[0-9]+))))?$")
 SEMVER = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
-# Kubernetes minor versions as clusters are declared: "1.36" (a patch may follow).
-KUBERNETES_VERSION = r"^1\.[0-9]+(\.[0-9]+)?$"
+# Kubernetes versions as each cloud's API takes them; every one of them reads as (major, minor)
+# through clouds.kubernetes_version.minor(), the one parser comparisons use.
+KUBERNETES_MINOR = r"^1\.[0-9]+$"  # EKS and Nebius take a minor only: "1.36"
+KUBERNETES_PATCH = r"^1\.[0-9]+(\.[0-9]+)?$"  # AKS and Civo: "1.36" or "1.36.1"
+GKE_VERSION = r"^1\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?$"  # a prefix of "1.36.1-gke.1200"
+VULTR_VERSION = r"^v1\.[0-9]+\.[0-9]+\+[0-9]+$"  # VKE takes the exact build: "v1.36.1+3"
+# Any of the above, or what a cluster reports (`kubectl version`: "v1.36.1-eks-1a2b3c"): for
+# existing clusters and the serving stack, which never pass it to a cloud API.
+KUBERNETES_VERSION = r"^v?1\.[0-9]+(\.[0-9]+([-+][0-9A-Za-z.+-]+)?)?$"
 
 
 def rule(expression: str, message: str, field_path: str | None = None, reason: str | None = None) -> dict[str, str]:
@@ -53,24 +60,30 @@ Quantity = Annotated[
     Field(json_schema_extra={"x-kubernetes-int-or-string": True, "pattern": QUANTITY}),
 ]
 Name = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+# Names of cluster-scoped objects such as classes, and of Secrets: what Kubernetes allows.
+ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=253)]
 
 
 class PoolSize(ApiModel):
-    """A pool's name and size; the autoscaling bounds, when set, contain the node count."""
+    """A pool's name and size; the autoscaling bounds, when set, contain the node count.
+
+    The ordering rules are stricter than Modelplane's: the clouds refuse a pool whose starting size
+    is outside its bounds (EKS: desiredSize between minSize and maxSize), so admission says so first.
+    """
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
         rule("!has(self.minNodeCount) || self.minNodeCount <= self.nodeCount",
-             "minNodeCount is above nodeCount: lower minNodeCount or raise nodeCount",
+             "minNodeCount is above nodeCount, which the clouds refuse: lower minNodeCount or raise nodeCount",
              field_path=".minNodeCount", reason="FieldValueInvalid"),
         rule("!has(self.maxNodeCount) || self.nodeCount <= self.maxNodeCount",
-             "nodeCount is above maxNodeCount: raise maxNodeCount or lower nodeCount",
+             "nodeCount is above maxNodeCount, which the clouds refuse: raise maxNodeCount or lower nodeCount",
              field_path=".maxNodeCount", reason="FieldValueInvalid"),
     ]})
 
     name: Name
-    node_count: int = Field(1, ge=0, le=1000)
-    min_node_count: int | None = Field(None, ge=0, le=1000)
-    max_node_count: int | None = Field(None, ge=1, le=1000)
+    node_count: int = Field(1, ge=0)
+    min_node_count: int | None = Field(None, ge=0)
+    max_node_count: int | None = Field(None, ge=1)
 
 
 class ObjectMeta(BaseModel):
@@ -93,12 +106,14 @@ class Condition(ApiModel):
 
 
 class SecretKeyRef(ApiModel):
-    name: Name
+    name: ObjectName
     namespace: str | None = Field(None, description="Defaults to the namespace inferplane runs in.")
     key: str
 
 
 class Taint(ApiModel):
+    """A node taint, as Kubernetes defines it."""
+
     key: str = Field(pattern=QUALIFIED_NAME)
     value: str = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]

@@ -20,18 +20,30 @@ HAS_ACCELERATOR = " || ".join(
     for p in PROVIDERS)
 
 
+# Kubernetes' DRA refuses a ResourceSlice whose string attribute is longer than this, or whose
+# version attribute is not semver 2.0; Modelplane lets both through, inferplane says so at admission.
+DRA_STRING_MAX = 64
+
+
 class AttributeValue(ApiModel):
     """A typed device attribute, as in a ResourceSlice: exactly one of the four types."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [rule(
-        "[has(self.string), has(self.version), has(self.bool), has(self.int)].filter(x, x).size() == 1",
-        "an attribute sets exactly one of string, version, bool or int: keep the one that types the value",
-        reason="FieldValueInvalid")]})
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("[has(self.string), has(self.version), has(self.bool), has(self.int)].filter(x, x).size() == 1",
+             "an attribute sets exactly one of string, version, bool or int: keep the one that types the value",
+             reason="FieldValueInvalid"),
+        rule(f"!has(self.string) || size(self.string) <= {DRA_STRING_MAX}",
+             f"a string attribute is at most {DRA_STRING_MAX} characters: Kubernetes' DRA refuses a longer one "
+             "in a ResourceSlice; shorten it", field_path=".string", reason="FieldValueTooLong"),
+        # In a CEL string literal a backslash escapes, so the regex's own backslashes are doubled.
+        rule("!has(self.version) || self.version.matches('" + SEMVER.replace("\\", "\\\\") + "')",
+             "a version attribute must be a semantic version such as 9.0.0: Kubernetes' DRA refuses any other "
+             "in a ResourceSlice; write major.minor.patch, or use a string attribute",
+             field_path=".version", reason="FieldValueInvalid"),
+    ]})
 
-    string: str | None = Field(None, max_length=64)
-    version: str | None = Field(
-        None, max_length=64, pattern=SEMVER,
-        description="A semantic version such as 1.2.3.")
+    string: str | None = Field(None, max_length=253)
+    version: str | None = Field(None, max_length=64, description="A semantic version such as 1.2.3.")
     bool_: bool | None = Field(None, alias="bool")
     int_: int | None = Field(None, alias="int", ge=-(2**63), le=2**63 - 1)  # a ResourceSlice int is an int64
 
@@ -40,6 +52,13 @@ class AttributeValue(ApiModel):
             if candidate is not None:
                 return candidate
         raise ValueError("attribute has no value")
+
+
+class CapacityValue(ApiModel):
+    """A device capacity as a ResourceSlice writes it: {value: <quantity>}."""
+
+    # Modelplane's limit; as a schema keyword it applies to strings only, as a quantity may be an int.
+    value: Quantity = Field(json_schema_extra={"maxLength": 32})
 
 
 # Structural schemas cannot constrain map keys, so a rule does (as Kubernetes' own CRDs do).
@@ -62,18 +81,22 @@ class DeviceSpec(ApiModel):
              field_path=".count", reason="FieldValueInvalid"),
     ]})
 
-    name: Name
+    name: Name = Field(description="Becomes a ResourceClaim request name, which Kubernetes requires to be a "
+                                   "DNS label.")
     claim: Literal["DRA", "Synthetic"] = Field(
         "DRA", description="DRA: workloads claim it through its driver. Synthetic: described for placement only.")
-    driver: str = Field(pattern=DNS_SUBDOMAIN, max_length=63, description="The DRA driver, e.g. gpu.nvidia.com.")
+    driver: str = Field(pattern=DNS_SUBDOMAIN, max_length=63,
+                        description="The DRA driver, e.g. gpu.nvidia.com; Kubernetes requires a DNS subdomain of at "
+                                    "most 63 characters.")
     device_class_name: str | None = Field(None, pattern=DNS_SUBDOMAIN, max_length=253)
     count: int = Field(1, ge=1, le=64, description="Devices of this kind per node.")
     attributes: dict[str, AttributeValue] = Field(
         default_factory=dict, description="Bare names are in the driver's domain; qualified names carry their own.",
-        json_schema_extra=_KEYS_ARE_NAMES)
-    capacity: dict[str, Quantity] = Field(
-        default_factory=dict, description="Kubernetes quantities, e.g. memory: 80Gi.",
-        json_schema_extra=_KEYS_ARE_NAMES)
+        json_schema_extra={**_KEYS_ARE_NAMES, "maxProperties": 32})
+    capacity: dict[str, CapacityValue] = Field(
+        default_factory=dict, description="Kubernetes quantities as a ResourceSlice writes them, e.g. "
+                                          "memory: {value: 80Gi}.",
+        json_schema_extra={**_KEYS_ARE_NAMES, "maxProperties": 32})
 
 
 def claimed_drivers(devices: Iterable[DeviceSpec]) -> list[str]:
@@ -112,7 +135,7 @@ class InferenceClassSpec(ApiModel):
              field_path=".provisioning.gke", reason="FieldValueRequired"),
     ]})
 
-    description: str = Field("", max_length=1024)
+    description: str = ""
     provisioning: Provisioning | None = Field(
         None, description="How to provision a pool of this class; absent for classes used on existing clusters.")
     devices: list[DeviceSpec] = Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
@@ -128,7 +151,7 @@ class InferenceClass(Resource):
     PLURAL: ClassVar[str] = "inferenceclasses"
     SCOPE: ClassVar[str] = "Cluster"
     DESCRIPTION: ClassVar[str] = "The devices a node pool has, in DRA's model, and how to provision it."
-    SHORT_NAMES: ClassVar = ("iclass",)
+    SHORT_NAMES: ClassVar = ("iclass", "icl")
     COLUMNS: ClassVar = (("PROVIDER", ".spec.provisioning.provider", "string"),)
 
     spec: InferenceClassSpec

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, ZONED_SOURCES, Source, block_fields, block_name, \
-    one_block_rules
-from inferplane.api.common import SYSTEM_POOL_NAME, ApiModel, Condition, Name, PoolSize, Resource, list_map, \
-    rule
+from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, Source, block_fields, block_name, one_block_rules
+from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
+    list_map, rule
 
 
 class _ClusterSettings(ApiModel):
@@ -27,24 +26,67 @@ ClusterSettings = create_model("ClusterSettings", __base__=_ClusterSettings, sou
                                **block_fields(SETTINGS_BLOCKS))
 
 
+# Modelplane's limit: a pool name is part of composed names and of GKE node pool names (at most 40).
+POOL_NAME_MAX = 40
+
+
+class CapacityBlock(ApiModel):
+    capacity_reservation_id: str = Field(
+        pattern=r"^cr-[0-9a-f]+$", min_length=4, max_length=64,
+        description="The Capacity Reservation of an EC2 Capacity Block for ML, e.g. cr-0123456789abcdef0; used on "
+                    "EKS, ignored elsewhere")
+
+
+class InfiniBand(ApiModel):
+    fabric: str = Field(min_length=1, max_length=63, description="The physical InfiniBand fabric, e.g. fabric-2.")
+
+
+class Fabric(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("!has(self.infiniband) || self.type == 'InfiniBand'",
+             "fabric.infiniband is only valid when fabric.type is InfiniBand: set type: InfiniBand or remove it",
+             field_path=".infiniband", reason="FieldValueForbidden")]})
+
+    type: Literal["None", "EFA", "InfiniBand"] = Field(
+        "None", description="None: the cloud's standard network. EFA: Elastic Fabric Adapters (EKS). InfiniBand: "
+                            "the pool's nodes on one InfiniBand fabric (Nebius, AKS).")
+    infiniband: InfiniBand | None = None
+
+
 class NodePool(PoolSize):
-    class_name: Name = Field(description="The InferenceClass whose devices this pool's nodes have.")
-    zones: list[str] = Field(default_factory=list, max_length=8)
+    name: str = Field(pattern=DNS_LABEL, max_length=POOL_NAME_MAX,
+                      description="A DNS label: it becomes the inferplane.dev/pool node label value and part of "
+                                  "composed resource names.")
+    class_name: ObjectName = Field(description="The InferenceClass whose devices this pool's nodes have.")
+    zones: list[str] = Field(default_factory=list, description="Zones of the pool's nodes (EKS, GKE and AKS; "
+                                                               "ignored elsewhere, with a Warning event).")
+    capacity_block: CapacityBlock | None = None
+    fabric: Fabric | None = None
+
+
+class ClusterTaint(ApiModel):
+    """A fleet-level taint: model deployments without a matching toleration avoid the cluster."""
+
+    key: str = Field(min_length=1)
+    value: str | None = None
+    effect: Literal["NoSchedule", "NoExecute"]
 
 
 class InferenceClusterSpec(ApiModel):
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
-        rule(f"self.nodePools.all(p, p.name != '{SYSTEM_POOL_NAME}')",
+        rule(f"!has(self.nodePools) || self.nodePools.all(p, p.name != '{SYSTEM_POOL_NAME}')",
              f"a pool named {SYSTEM_POOL_NAME} would collide with the System pool inferplane adds for the stack's "
              "own components: rename it", field_path=".nodePools", reason="FieldValueForbidden"),
-        rule(f"self.cluster.source in {list(ZONED_SOURCES)} || self.nodePools.all(p, !has(p.zones) || "
-             "size(p.zones) == 0)",
-             f"zones are set per pool only on {' and '.join(ZONED_SOURCES)}: remove them (on EKS the node groups "
-             "follow spec.cluster.eks.subnetIds)", field_path=".nodePools", reason="FieldValueForbidden"),
+        rule("self.cluster.source != 'Nebius' || !has(self.nodePools) || self.nodePools.all(p, !has(p.fabric) || "
+             "p.fabric.type != 'InfiniBand' || has(p.fabric.infiniband))",
+             "a Nebius pool with fabric.type InfiniBand names its fabric: set fabric.infiniband.fabric (e.g. "
+             "fabric-2, the fabric your GPU capacity is on)", field_path=".nodePools", reason="FieldValueRequired"),
     ]})
 
     cluster: ClusterSettings
-    node_pools: list[NodePool] = Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
+    taints: list[ClusterTaint] = Field(default_factory=list, json_schema_extra=list_map("key", "effect"))
+    node_pools: list[NodePool] = Field(default_factory=list, max_length=8,
+                                       json_schema_extra={**list_map("name"), "minItems": 1})
 
 
 class PoolDevice(ApiModel):
@@ -76,7 +118,7 @@ class InferenceCluster(Resource):
     PLURAL: ClassVar[str] = "inferenceclusters"
     SCOPE: ClassVar[str] = "Cluster"
     DESCRIPTION: ClassVar[str] = "A cluster on a cloud or an existing one, with node pools that reference classes."
-    SHORT_NAMES: ClassVar = ("icluster",)
+    SHORT_NAMES: ClassVar = ("icluster", "ic")
     COLUMNS: ClassVar = (
         ("SOURCE", ".spec.cluster.source", "string"),
         ("READY", '.status.conditions[?(@.type=="Ready")].status', "string"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,10 @@ from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Condition, Name,
 
 class StackSecrets(ApiModel):
     hugging_face_token: SecretKeyRef | None = Field(None, description="Token engines use to pull gated models.")
+
+
+class IdentityRef(SecretKeyRef):
+    type: Literal["GoogleApplicationCredentials", "AWSWebIdentityCredentials", "NebiusServiceAccountCredentials"]
 
 
 class StackVersions(ApiModel):
@@ -31,6 +35,8 @@ class ServingStackSpec(ApiModel):
     kubeconfig_secret_ref: SecretKeyRef | None = Field(
         None, description="Where the target cluster's kubeconfig is. Set: the stack composes the Helm and "
                           "Kubernetes ClusterProviderConfigs its releases use; absent: they are managed elsewhere.")
+    identity_secret_ref: IdentityRef | None = Field(
+        None, description="Cloud credentials the ProviderConfigs authenticate with, beside the kubeconfig.")
     dra_drivers: list[str] | None = Field(
         None, json_schema_extra={"x-kubernetes-list-type": "set"},
         description="Drivers the cluster's classes claim. Absent: not yet stamped, the cloud's full list is "

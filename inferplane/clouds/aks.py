@@ -43,8 +43,8 @@ class AKS(ProvisionedCloud):
     endpoint_field = "fqdn"
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
-        return {"location": spec.location, "resourceGroupName": spec.resource_group_name,
-                "kubernetesVersion": version, "dnsPrefix": name, "identity": dict(IDENTITY)}
+        return present(location=spec.location, resourceGroupName=spec.resource_group_name,
+                       kubernetesVersion=version, dnsPrefix=name, identity=dict(IDENTITY))
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         size, init = scaling_fields(scaling(pool), count="nodeCount", enabled="autoScalingEnabled",

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME, taint_text
 from inferplane.api.drivers import POOL_LABEL
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
 
 Resource = dict[str, Any]
@@ -229,6 +229,6 @@ class ProvisionedCloud:
         body: dict[str, Any] = {"forProvider": for_provider}
         if init_provider:
             body["initProvider"] = init_provider
-        body["providerConfigRef"] = {"kind": PROVIDER_CONFIG_KIND, "name": spec.provider_config_name}
+        body["providerConfigRef"] = {"kind": spec.credentials.type, "name": spec.credentials.name}
         return {"apiVersion": self.api_version, "kind": kind,
                 "metadata": {"name": name, "namespace": MANAGED_NAMESPACE}, "spec": body}

@@ -28,11 +28,11 @@ class EKS(ProvisionedCloud):
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         # The provider requires vpcConfig; the control plane's ENIs go into the cluster's subnets.
         return present(region=spec.region, roleArn=spec.role_arn, version=version,
-                       vpcConfig={"subnetIds": list(spec.subnet_ids)})
+                       vpcConfig=present(subnetIds=list(spec.subnet_ids or [])))
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
         # EKS has no zone field on a node group: its nodes go where its subnets are.
-        return present(region=spec.region, nodeRoleArn=spec.node_role_arn, subnetIds=list(spec.subnet_ids))
+        return present(region=spec.region, nodeRoleArn=spec.node_role_arn, subnetIds=list(spec.subnet_ids or []))
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         s = scaling(pool)

@@ -32,12 +32,12 @@ class GKE(ProvisionedCloud):
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         # GKE protects clusters from deletion by default; whether a cluster lives is the composite's
         # decision (and the gate keeps live clusters), so the provider must be able to delete it.
-        return present(location=spec.location, project=spec.project, minMasterVersion=version,
+        return present(location=spec.region, project=spec.project, minMasterVersion=version,
                        removeDefaultNodePool=True, initialNodeCount=DEFAULT_POOL_NODES,
                        deletionProtection=False)
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
-        return present(location=spec.location, project=spec.project)
+        return present(location=spec.region, project=spec.project)
 
     def nodes_created(self, node_count: int, zones: list[str]) -> int:
         # GKE's nodeCount is per zone: a pool of 2 over two zones has 4 nodes.

@@ -3,32 +3,30 @@ drivers need a newer one. Admission and composition both apply these rules."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from inferplane.api.cloud import block_name
+from inferplane.api.cloud import DEFAULT_KUBERNETES_VERSION, block_name
 from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 
-# The Kubernetes version a cluster gets when its spec names none. Every cloud's default must
+# Each cloud's default is its XRD's (api/cloud.py, stored on the object). Every cloud's default must
 # satisfy every driver the cloud serves (tests/clouds/test_kubernetes_version.py checks it against
-# the catalog): dra.cpu, served everywhere, needs 1.36, so every cloud defaults to 1.36.
-# Existing clusters have no default: their version is the one the cluster reports.
-DEFAULT_KUBERNETES_VERSION: dict[str, str] = {
-    "EKS": "1.36",
-    "GKE": "1.36",
-    "AKS": "1.36",
-    "Nebius": "1.36",
-    "Vultr": "1.36",
-    "Civo": "1.36",
-}
+# the catalog): dra.cpu, served everywhere, needs 1.36. Existing clusters have no default: their
+# version is the one the cluster reports.
+
+# Every format a version is written in: "1.36", "1.36.2", "1.36.1-gke.1200", Vultr's "v1.36.1+3".
+_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 
 
 def minor(version: str) -> tuple[int, int]:
-    """(1, 36) for "1.36" or "1.36.2"."""
-    major, minor_, *_ = version.split(".")
-    return int(major), int(minor_)
+    """(1, 36) for "1.36", "1.36.2", "1.36.1-gke.1200" or "v1.36.1+3": the one parser comparisons use."""
+    match = _MINOR.match(version)
+    if match is None:
+        raise ValueError(f"not a Kubernetes version: {version!r}")
+    return int(match.group(1)), int(match.group(2))
 
 
 def effective_kubernetes_version(source: str, declared: str | None) -> tuple[str | None, str]:

@@ -7,9 +7,6 @@ from typing import Any
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
 
-# GPU node groups boot an image with NVIDIA drivers preinstalled from this preset (unconfirmed for
-# Kubernetes past 1.31: the provider documents presets up to 1.31); others have no gpuSettings.
-GPU_DRIVERS_PRESET = "cuda12"
 # Replicated network SSD: the provider's general-purpose boot disk, which survives a host failure.
 BOOT_DISK_TYPE = "NETWORK_SSD"
 
@@ -24,11 +21,12 @@ class Nebius(ProvisionedCloud):
     system_machine = {"platform": "cpu-d3", "preset": "4vcpu-16gb"}
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
-        return {"name": name, "parentId": spec.parent_id,
-                # An empty publicEndpoint asks for one: the serving stack is installed through it, as
-                # on the other clouds, whose endpoints are public by default.
-                "controlPlane": {"subnetId": spec.subnet_id, "version": version,
-                                 "endpoints": {"publicEndpoint": {}}}}
+        # Without parentId the provider creates the cluster in its provider config's project.
+        return present(name=name, parentId=spec.parent_id,
+                       # An empty publicEndpoint asks for one: the serving stack is installed through it,
+                       # as on the other clouds, whose endpoints are public by default.
+                       controlPlane=present(subnetId=spec.subnet_id, version=version,
+                                            endpoints={"publicEndpoint": {}}))
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         size, init = scaling_fields(scaling(pool), count="fixedNodeCount", group="autoscaling",
@@ -39,7 +37,8 @@ class Nebius(ProvisionedCloud):
             bootDisk={"sizeGibibytes": machine.disk_size_gb, "type": BOOT_DISK_TYPE},
             metadata=present(labels=dict(pool.labels)),
             taints=taint_objects(pool.taints, upper_snake),
-            gpuSettings={"driversPreset": GPU_DRIVERS_PRESET} if pool.role == PoolRole.GPU else None)
+            # GPU node groups boot an image with the class's NVIDIA driver stack preinstalled.
+            gpuSettings={"driversPreset": machine.drivers_preset} if pool.role == PoolRole.GPU else None)
         return {**size, "template": template}, init
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:

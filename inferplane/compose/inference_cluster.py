@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from inferplane.accelerators import supported_drivers
 from inferplane import API_GROUP
 from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
+from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
@@ -71,18 +72,28 @@ def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: PoolRole
     return labels, taints
 
 
-def node_pool(pool: NodePool, klass: InferenceClass) -> dict[str, Any]:
+def pool_bounds(pool: NodePool, source: str) -> tuple[int | None, int | None]:
+    """(minNodeCount, maxNodeCount) of a pool. On EKS, GKE and AKS a pool that sets neither
+    autoscales between AUTOSCALED_POOL_BOUNDS (widened to include its nodeCount), as on Modelplane."""
+    if source in AUTOSCALED_SOURCES and pool.min_node_count is None and pool.max_node_count is None:
+        low, high = AUTOSCALED_POOL_BOUNDS
+        return min(low, pool.node_count), max(high, pool.node_count)
+    return pool.min_node_count, pool.max_node_count
+
+
+def node_pool(pool: NodePool, klass: InferenceClass, source: str) -> dict[str, Any]:
     """A user pool in the cloud cluster kinds' nodePools format, without its machine: role, size,
     labels and taints. The one place a pool's shape is decided, for clouds and existing clusters alike."""
     role = pool_role(klass)
     labels, taints = pool_labels_and_taints(pool, klass, role)
     entry: dict[str, Any] = {"name": pool.name, "role": role, "nodeCount": pool.node_count,
                              "labels": labels, "taints": taints}
-    if pool.min_node_count is not None:
-        entry["minNodeCount"] = pool.min_node_count
-    if pool.max_node_count is not None:
-        entry["maxNodeCount"] = pool.max_node_count
-    if pool.zones:
+    low, high = pool_bounds(pool, source)
+    if low is not None:
+        entry["minNodeCount"] = low
+    if high is not None:
+        entry["maxNodeCount"] = high
+    if pool.zones and source in ZONED_SOURCES:
         entry["zones"] = list(pool.zones)
     return entry
 
@@ -105,6 +116,7 @@ class InferenceClusterComposer(Composer):
             self.hold(*blocked)
             self.response.status["draDrivers"] = drivers  # what the classes claim, blocked or not
             return self.response
+        self.warn_ignored_zones()
         self.compose_cloud_cluster(classes)
         self.compose_serving_stack(drivers)
         self.compose_status(classes, drivers)
@@ -197,6 +209,17 @@ class InferenceClusterComposer(Composer):
                                 f"{provisioning.provider}, not {self.source}: use a {self.source} class")
         return ("InvalidPoolClass", "; ".join(problems)) if problems else None
 
+    def warn_ignored_zones(self) -> None:
+        """Zones mean something on EKS, GKE and AKS only; elsewhere they are ignored, as on Modelplane."""
+        if self.source in ZONED_SOURCES:
+            return
+        zoned = [p.name for p in self.cluster.spec.node_pools if p.zones]
+        if zoned:
+            self.response.events.append(Event(
+                "Warning", "ZonesIgnored",
+                f"pool{'s' if len(zoned) > 1 else ''} {', '.join(zoned)} of InferenceCluster {self.name} set zones, "
+                f"which {self.source} clusters ignore (zones apply on {', '.join(ZONED_SOURCES)}): remove them"))
+
     def compose_cloud_cluster(self, classes: dict[str, InferenceClass]) -> None:
         if self.source == "Existing":
             return  # nothing to provision: the operator labels the pools' nodes (docs/clouds.md)
@@ -208,7 +231,7 @@ class InferenceClusterComposer(Composer):
         for pool in self.cluster.spec.node_pools:
             klass = classes[pool.class_name]
             machine = klass.spec.provisioning.machine().model_dump(by_alias=True, exclude_none=True)
-            pools.append({**node_pool(pool, klass), "machine": machine})
+            pools.append({**node_pool(pool, klass, self.source), "machine": machine})
         resource = {"apiVersion": kind.api_version_string(), "kind": kind.KIND,
                     "metadata": {"name": self.name}, "spec": {**settings, "nodePools": pools}}
         self.desire(CLOUD_CLUSTER_KEY, resource)
@@ -229,6 +252,9 @@ class InferenceClusterComposer(Composer):
         version = cluster_kubernetes_version(self.cluster)[0] or self.reported_version
         spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
                                 "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
+        identity = self.cluster.spec.cluster.settings().identity_secret_ref if self.source == "Existing" else None
+        if identity is not None:
+            spec["identitySecretRef"] = identity.model_dump(by_alias=True, exclude_none=True)
         if version:
             spec["versions"] = {"kubernetes": version}
         self.desire(STACK_KEY, {"apiVersion": ServingStack.api_version_string(), "kind": ServingStack.KIND,
@@ -238,7 +264,7 @@ class InferenceClusterComposer(Composer):
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
         settings = self.cluster.spec.cluster.settings()
         if self.source == "Existing":
-            ref = settings.kubeconfig_secret_ref
+            ref = settings.secret_ref
             return {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
         return {"name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE, "key": KUBECONFIG_KEY}
 

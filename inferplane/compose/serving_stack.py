@@ -41,6 +41,11 @@ def resource_key(component: Component) -> str:
     return f"{component.kind}-{component.key}"
 
 
+def secret_ref(ref: Any) -> dict[str, str]:
+    """A Secret key reference as a ProviderConfig takes it, in inferplane's namespace unless named."""
+    return {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
+
+
 class ServingStackComposer(Composer):
     def __init__(self, request: Request):
         super().__init__(request)
@@ -101,12 +106,14 @@ class ServingStackComposer(Composer):
         ref = self.spec.kubeconfig_secret_ref
         if ref is None:
             return
-        secret = {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
+        spec: dict[str, Any] = {"credentials": {"source": "Secret", "secretRef": secret_ref(ref)}}
+        identity = self.spec.identity_secret_ref
+        if identity is not None:
+            spec["identity"] = {"type": identity.type, "source": "Secret", "secretRef": secret_ref(identity)}
         for key, api_version in (("provider-config-helm", PROVIDER_CONFIG_API_VERSIONS["helm"]),
                                  ("provider-config-kubernetes", PROVIDER_CONFIG_API_VERSIONS["kubernetes"])):
             config = {"apiVersion": api_version, "kind": PROVIDER_CONFIG_KIND,
-                      "metadata": {"name": self.spec.cluster_name},
-                      "spec": {"credentials": {"source": "Secret", "secretRef": secret}}}
+                      "metadata": {"name": self.spec.cluster_name}, "spec": copy.deepcopy(spec)}
             # A ProviderConfig reports no Ready condition: it is usable as soon as it exists.
             self.response.desired[key] = Desired(config, ready=True)
 

@@ -44,14 +44,14 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> 
     if stack is None:
         return None
     source = cluster["spec"]["cluster"]["source"]
-    pool_classes = {p["name"]: p["className"] for p in cluster["spec"]["nodePools"]}
+    pool_classes = {p["name"]: p["className"] for p in cluster["spec"].get("nodePools") or []}
     classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
     if source == "Existing":
         if any(klass is None for klass in classes.values()):
             return None
         typed = InferenceCluster.model_validate(cluster)
         entries = [EXISTING_SYSTEM_POOL]
-        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]))
+        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
                     for pool in typed.spec.node_pools]
     else:
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)

@@ -280,7 +280,7 @@ def node_allocatable(pool: Pool) -> dict[str, str]:
     """The pool's node size: declared, else a CPU pool's class `cpu` capacity, else the default."""
     out = dict(DEFAULT_ALLOCATABLE)
     if pool.role == PoolRole.CPU:
-        cpu = sum((parse_quantity(d.capacity["cpu"]) * d.count for d in pool.devices
+        cpu = sum((parse_quantity(d.capacity["cpu"].value) * d.count for d in pool.devices
                    if d.claim == "DRA" and "cpu" in d.capacity), Fraction(0))
         if cpu > 0:
             out["cpu"] = format_quantity(cpu)

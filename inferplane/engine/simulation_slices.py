@@ -168,7 +168,7 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
     out = []
     index = 0
     for spec in devices:
-        declared_capacity = {qualified(k, driver): v for k, v in spec.capacity.items()}
+        declared_capacity = {qualified(k, driver): str(v.value) for k, v in spec.capacity.items()}
         declared_attributes = {qualified(k, driver): _attribute(v) for k, v in spec.attributes.items()}
         for _ in range(spec.count):
             default = shape.defaults(node, index, declared_attributes, declared_capacity)

@@ -25,18 +25,19 @@ MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 CLUSTER_SETTINGS: dict[str, dict[str, Any]] = {
     "EKS": {"region": "us-east-2", "roleArn": "arn:aws:iam::123456789012:role/c",
             "nodeRoleArn": "arn:aws:iam::123456789012:role/n", "subnetIds": ["subnet-1", "subnet-2"]},
-    "GKE": {"project": "fleet", "location": "us-central1"},
+    "GKE": {"project": "fleet", "region": "us-central1"},
     "AKS": {"location": "westeurope", "resourceGroupName": "fleet"},
     "Nebius": {"parentId": "project-fleet", "subnetId": "subnet-fleet"},
     "Vultr": {"region": "ewr"},
     "Civo": {"region": "LON1"},
-    "Existing": {"kubeconfigSecretRef": {"name": "kubeconfig", "namespace": "inferplane-system", "key": "value"}},
+    "Existing": {"secretRef": {"name": "kubeconfig", "namespace": "inferplane-system", "key": "value"},
+                 "kubernetesVersion": "1.36"},
 }
 _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
-           "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": "24Gi"}}
+           "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "24Gi"}}}
 _AMD = {"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
-        "attributes": {"productName": {"string": "AMD Instinct MI325X"}}, "capacity": {"memory": "256Gi"}}
-_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": "8"}}
+        "attributes": {"productName": {"string": "AMD Instinct MI325X"}}, "capacity": {"memory": {"value": "256Gi"}}}
+_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "8"}}}
 
 
 def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[str, Any]:
@@ -71,7 +72,7 @@ def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
         manifests.append({
             "apiVersion": InferenceCluster.api_version_string(), "kind": InferenceCluster.KIND,
             "metadata": {"name": f"{cloud}-{i:04d}"},
-            "spec": {"cluster": {"source": source, cloud: {**CLUSTER_SETTINGS[source], "kubernetesVersion": "1.36"}},
+            "spec": {"cluster": {"source": source, cloud: dict(CLUSTER_SETTINGS[source])},
                      "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]},
         })
     return manifests

@@ -39,9 +39,12 @@ def references(obj: Resource) -> set[Key]:
             if isinstance(pool, dict) and isinstance(pool.get("className"), str):
                 used.add(Key(*_INFERENCE_CLASS, "", pool["className"]))
         existing = (spec.get("cluster") or {}).get("existing") or {}
-        used.add(_secret(existing.get("kubeconfigSecretRef")))
+        used.add(_secret(existing.get("secretRef")))
+        used.add(_secret(existing.get("identitySecretRef")))
     used.add(_secret(spec.get("kubeconfigSecretRef")))
+    used.add(_secret(spec.get("identitySecretRef")))
     used.add(_secret((spec.get("credentials") or {}).get("secretRef")))
+    used.add(_secret((spec.get("identity") or {}).get("secretRef")))
     ref = spec.get("providerConfigRef")
     if isinstance(ref, dict) and isinstance(ref.get("name"), str) and ref.get("kind"):
         group = obj["apiVersion"].rsplit("/", 1)[0]

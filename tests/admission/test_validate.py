@@ -22,8 +22,11 @@ EXPECTED = {
         "InferenceClass/two-types: spec.devices[0].attributes.productName: an attribute sets exactly one of "
         "string, version, bool or int: keep the one that types the value"],
     "bad-quantity.yaml": [
-        "InferenceClass/bad-quantity: spec.devices[0].capacity.memory: must be a Kubernetes quantity such as "
+        "InferenceClass/bad-quantity: spec.devices[0].capacity.memory.value: must be a Kubernetes quantity such as "
         "80Gi, 500m or 4, got '80GB'"],
+    "bare-capacity.yaml": [
+        "InferenceClass/bare-capacity: spec.devices[0].capacity.memory: must be a mapping, got '80Gi': A device "
+        "capacity as a ResourceSlice writes it: {value: <quantity>}."],
     "bad-selector.yaml": [
         "ModelDeployment/bad-selector: spec.engines[0].members[0].nodeSelector.devices[0].selectors[0]: not a "
         "valid CEL expression: at 1:37: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', "
@@ -31,12 +34,9 @@ EXPECTED = {
     "cluster-two-blocks.yaml": [
         "InferenceCluster/two-blocks: spec.nodePools: a pool named system would collide with the System pool "
         "inferplane adds for the stack's own components: rename it",
-        "InferenceCluster/two-blocks: spec.nodePools: zones are set per pool only on GKE and AKS: remove them (on "
-        "EKS the node groups follow spec.cluster.eks.subnetIds)",
-        "InferenceCluster/two-blocks: spec.cluster: cluster sets vultr but cluster.source is Civo: keep only "
-        "cluster.civo",
-        "InferenceCluster/two-blocks: spec.nodePools[0].maxNodeCount: nodeCount is above maxNodeCount: raise "
-        "maxNodeCount or lower nodeCount"],
+        # Another source's block (vultr) and zones on Civo are ignored, as Modelplane ignores them.
+        "InferenceCluster/two-blocks: spec.nodePools[0].maxNodeCount: nodeCount is above maxNodeCount, which the "
+        "clouds refuse: raise maxNodeCount or lower nodeCount"],
     "cpu-beside-gpu.yaml": [
         "InferenceClass/cpu-beside-gpu: spec.devices: a provisioned class cannot claim dra.cpu alongside a GPU "
         "driver: a CPU claim could never allocate on a GPU pool; split the CPU devices into a class of their own"],
@@ -47,6 +47,12 @@ EXPECTED = {
     "cpu-count-two.yaml": [
         "InferenceClass/cpu-count-two: spec.devices[0].count: a dra.cpu device must have count 1: every device "
         "would receive the whole CPU request; declare one device and size it with capacity.cpu"],
+    "dra-limits.yaml": [
+        "InferenceClass/dra-limits: spec.devices[0].attributes.productName.string: a string attribute is at most 64 "
+        "characters: Kubernetes' DRA refuses a longer one in a ResourceSlice; shorten it",
+        "InferenceClass/dra-limits: spec.devices[0].attributes.driverVersion.version: a version attribute must be a "
+        "semantic version such as 9.0.0: Kubernetes' DRA refuses any other in a ResourceSlice; write "
+        "major.minor.patch, or use a string attribute"],
     "dra-without-device-class.yaml": [
         "InferenceClass/no-device-class: spec.devices[0].deviceClassName: deviceClassName is required when claim "
         "is DRA: set it to the driver's DeviceClass (e.g. gpu.nvidia.com), or set claim: Synthetic for a device "
@@ -60,15 +66,17 @@ EXPECTED = {
     "malformed.yaml:8:6": [
         "malformed YAML: expected <block end>, but found '<block mapping start>': fix the syntax at this line"],
     "many-errors.yaml": [
-        "InferenceClass/many-errors: spec.devices[0].capacity.memory: must be a Kubernetes quantity such as 80Gi, "
-        "500m or 4, got 'lots'",
+        "InferenceClass/many-errors: spec.devices[0].capacity.memory.value: must be a Kubernetes quantity such as "
+        "80Gi, 500m or 4, got 'lots'",
         "InferenceClass/many-errors: spec.devices[0].claim: 'dra' is not allowed: use one of DRA, Synthetic",
         "InferenceClass/many-errors: spec.devices[0].count: must be at least 1, got -1: set it to 1 or more"],
     "provider-without-block.yaml": [
         "InferenceClass/gke-without-block: spec.provisioning: provisioning.provider is GKE, so provisioning.gke "
-        "is required: add it",
-        "InferenceClass/gke-without-block: spec.provisioning: provisioning sets eks but provisioning.provider is "
-        "GKE: keep only provisioning.gke"],
+        "is required: add it"],
+    "modelplane-group.yaml": [
+        "InferenceClass/l4-1x: apiVersion modelplane.ai/v1alpha1 is Modelplane's API group; inferplane serves the "
+        "same kinds, field for field, as inferplane.dev: rewrite the group everywhere, label keys included, e.g. "
+        "sed -i 's/modelplane\\.ai/inferplane.dev/g' FILE"],
     "unknown-field.yaml": [
         "InferenceClass/unknown-field: spec.colour: unknown field \"colour\": remove it (known fields: "
         "description, devices, provisioning)",
@@ -77,6 +85,10 @@ EXPECTED = {
     "unknown-kind.yaml": [
         "InferenceClas/unknown-kind: unknown kind InferenceClas (inferplane.dev/v1alpha1): did you mean "
         "InferenceClass?"],
+    "vultr-minor-version.yaml": [
+        "InferenceCluster/vultr-minor: spec.cluster.vultr.kubernetesVersion: must be a VKE version such as "
+        "\"v1.36.1+3\" (VKE takes the exact build: `vultr-cli kubernetes versions` lists them), got '1.36' "
+        "(Defaults to v1.36.1+3: dra.cpu, served on every cloud, needs Kubernetes 1.36)"],
     "wrong-api-version.yaml": [
         "InferenceClass/wrong-api-version: apiVersion inferplane.dev/v1 does not serve InferenceClass: use "
         "apiVersion: inferplane.dev/v1alpha1"],
@@ -140,7 +152,7 @@ def test_cpu_cluster_is_checked_against_classes_already_known():
 
 def test_every_claimed_driver_is_checked_against_the_declared_version():
     """Not only CPU pools: the NVIDIA driver needs 1.34, so a GPU pool on 1.33 is refused."""
-    gke = {"location": "us-central1", "kubernetesVersion": "1.33"}
+    gke = {"region": "us-central1", "kubernetesVersion": "1.33"}
     result = admit_cluster("g", {"source": "GKE", "gke": gke}, "l4", "gke-l4")
     assert [e.message for e in result.errors] == [
         "pool l4 uses class gke-l4, which claims gpu.nvidia.com; that needs Kubernetes >= 1.34, and this cluster "
@@ -148,7 +160,7 @@ def test_every_claimed_driver_is_checked_against_the_declared_version():
 
 
 def test_existing_cluster_may_leave_its_version_to_what_the_cluster_reports():
-    existing = {"kubeconfigSecretRef": {"name": "k", "key": "kubeconfig"}}
+    existing = {"secretRef": {"name": "k"}}
     assert admit_cluster("lab", {"source": "Existing", "existing": existing}, "epyc", "lab-epyc").ok
 
 
@@ -157,8 +169,36 @@ def test_existing_cluster_may_leave_its_version_to_what_the_cluster_reports():
                                                              "apiVersion and kind"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "Bad_Name"},
       "spec": {"devices": [{"name": "a", "driver": "dra.cpu", "deviceClassName": "dra.cpu"}]}},
+     "metadata.name: must be a lowercase DNS subdomain such as gpu.nvidia.com of at most 253 characters, got "
+     "'Bad_Name'"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "eks.us-west"},
+      "spec": {"cluster": {"source": "EKS", "eks": {"region": "us-west-2"}}}},
      "metadata.name: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending alphanumeric) "
-     "of at most 63 characters, got 'Bad_Name'"),
+     "of at most 63 characters, got 'eks.us-west': it is copied into the crossplane.io/composite label of "
+     "everything composed for it"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "EKS", "eks": {"region": "us-west-2"}},
+               "nodePools": [{"name": "GPU_pool", "className": "l4"}]}},
+     "spec.nodePools[0].name: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending "
+     "alphanumeric), got 'GPU_pool' (A DNS label: it becomes the inferplane.dev/pool node label value and part of "
+     "composed resource names.)"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "Nebius", "nebius": {}},
+               "nodePools": [{"name": "h100", "className": "h100", "fabric": {"type": "InfiniBand"}}]}},
+     "spec.nodePools: a Nebius pool with fabric.type InfiniBand names its fabric: set fabric.infiniband.fabric "
+     "(e.g. fabric-2, the fabric your GPU capacity is on)"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "AKS", "aks": {"location": "eastus"}},
+               "nodePools": [{"name": "h100", "className": "h100",
+                              "fabric": {"infiniband": {"fabric": "fabric-2"}}}]}},
+     "spec.nodePools[0].fabric.infiniband: fabric.infiniband is only valid when fabric.type is InfiniBand: set "
+     "type: InfiniBand or remove it"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "EKS", "eks": {"region": "us-west-2"}},
+               "nodePools": [{"name": "p5", "className": "p5", "capacityBlock": {"capacityReservationId": "cr-XYZ"}}]}},
+     "spec.nodePools[0].capacityBlock.capacityReservationId: must match ^cr-[0-9a-f]+$, got 'cr-XYZ' (The "
+     "Capacity Reservation of an EC2 Capacity Block for ML, e.g. cr-0123456789abcdef0; used on EKS, ignored "
+     "elsewhere)"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": []}}, "spec.devices: must have at least 1 item"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
@@ -167,15 +207,16 @@ def test_existing_cluster_may_leave_its_version_to_what_the_cluster_reports():
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": [{"name": "a", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
                             "attributes": {"cc": {"version": "8.9"}}}]}},
-     "spec.devices[0].attributes.cc.version: must be a semantic version such as 1.2.3, got '8.9'"),
+     "spec.devices[0].attributes.cc.version: a version attribute must be a semantic version such as 9.0.0: "
+     "Kubernetes' DRA refuses any other in a ResourceSlice; write major.minor.patch, or use a string attribute"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": [{"name": "a", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
-                            "capacity": {"bad key!": "1"}}]}},
+                            "capacity": {"bad key!": {"value": "1"}}}]}},
      "spec.devices[0].capacity: keys must be names (numaNode) or qualified names (resource.kubernetes.io/numaNode)"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": [{"name": "a", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
-                            "capacity": {"cpu": 1.5}}]}},
-     "spec.devices[0].capacity.cpu: must be a Kubernetes quantity such as 80Gi, 500m or 4, got 1.5: write a decimal "
+                            "capacity": {"cpu": {"value": 1.5}}}]}},
+     "spec.devices[0].capacity.cpu.value: must be a Kubernetes quantity such as 80Gi, 500m or 4, got 1.5: write a decimal "
      "as a string, e.g. \"1.5\""),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": [{"name": "a", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
@@ -201,7 +242,7 @@ def test_validate_command_exit_codes_and_output():
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 25 errors"
+    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 27 errors"
     good = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(REPO / "recipes")],
                           capture_output=True, text=True)
     assert good.returncode == 0, good.stderr

@@ -11,6 +11,7 @@ from inferplane.api.drivers import CPU, CPU_LABEL, NVIDIA_GPU, POOL_LABEL
 from inferplane.api.cloud import PROVIDERS, SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds.kubernetes_version import minor
 
 NS = "inferplane-system"
 GPU_TAINT = NVIDIA_GPU.pool_taint.to_dict()
@@ -26,7 +27,7 @@ CLOUDS = {
              "nodeRoleArn": "arn:aws:iam::111122223333:role/eks-nodes", "subnetIds": ["subnet-a", "subnet-b"]},
             {"instanceType": "g6.xlarge", "diskSizeGb": 200, "accelerator": {"type": "nvidia-l4", "count": 1}},
             {"instanceType": "m7i.2xlarge"}, "us-east-1a"),
-    "GKE": ({"project": "acme-ml", "location": "us-central1"},
+    "GKE": ({"project": "acme-ml", "region": "us-central1"},
             {"machineType": "g2-standard-8", "diskSizeGb": 200, "accelerator": {"type": "nvidia-l4", "count": 1}},
             {"machineType": "c4-standard-8"}, "us-central1-a"),
     "AKS": ({"location": "eastus", "resourceGroupName": "inference"},
@@ -55,9 +56,9 @@ def cpu_pool(cloud):
             "machine": CLOUDS[cloud][2]}
 
 
-def cluster(cloud, *pools, version="1.36", config="creds", name="c1"):
+def cluster(cloud, *pools, version=None, config="creds", name="c1"):
     kind = CLOUD_CLUSTER_KINDS[cloud]
-    spec = {**CLOUDS[cloud][0], "providerConfigName": config, "nodePools": list(pools)}
+    spec = {**CLOUDS[cloud][0], "credentials": {"name": config}, "nodePools": list(pools)}
     if version:
         spec["kubernetesVersion"] = version
     return kind.model_validate({"apiVersion": kind.api_version_string(), "kind": kind.KIND,
@@ -171,7 +172,7 @@ EXPECTED = {
                 "bootDisk": {"sizeGibibytes": 200, "type": "NETWORK_SSD"},
                 "metadata": {"labels": GPU_LABELS},
                 "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
-                "gpuSettings": {"driversPreset": "cuda12"}}}),
+                "gpuSettings": {"driversPreset": "cuda13.0"}}}),
         "nodepool-cpu": mr(NEBIUS_API, "NodeGroup", "c1-cpu", {
             "parentIdRef": {"name": "c1"}, "name": "cpu", "fixedNodeCount": 1, "template": {
                 "resources": {"platform": "cpu-d3", "preset": "8vcpu-32gb"},
@@ -181,7 +182,7 @@ EXPECTED = {
     },
     "Vultr": {
         "cluster": mr(VULTR_API, "Kubernetes", "c1", {
-            "label": "c1", "region": "ewr", "version": "1.36",
+            "label": "c1", "region": "ewr", "version": "v1.36.1+3",
             "nodePools": {"label": "system", "plan": "vc2-4c-8gb", "nodeQuantity": 2,
                           "labels": [{"key": "inferplane.dev/pool", "value": "system"}]}}, connection=True),
         "nodepool-gpu": mr(VULTR_API, "KubernetesNodePool", "c1-gpu", {
@@ -337,7 +338,7 @@ def gpu_markers(cloud, resource):
     ("EKS", "AL2023_x86_64_NVIDIA", "AL2023_x86_64_STANDARD"),
     ("GKE", (True, True), (False, False)),
     ("AKS", "Install", None),
-    ("Nebius", {"driversPreset": "cuda12"}, None),
+    ("Nebius", {"driversPreset": "cuda13.0"}, None),
 ])
 def test_gpu_and_cpu_pool_shapes(cloud, gpu, cpu):
     resources = compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud))
@@ -408,7 +409,7 @@ def test_autoscaled_inline_system_pool_starts_from_its_count():
 
 @pytest.mark.parametrize("cloud,path,default", [
     ("EKS", ("version",), "1.36"), ("GKE", ("minMasterVersion",), "1.36"), ("AKS", ("kubernetesVersion",), "1.36"),
-    ("Nebius", ("controlPlane", "version"), "1.36"), ("Vultr", ("version",), "1.36"),
+    ("Nebius", ("controlPlane", "version"), "1.36"), ("Vultr", ("version",), "v1.36.1+3"),
     ("Civo", ("kubernetesVersion",), "1.36"),
 ])
 def test_kubernetes_version_defaults_to_the_clouds(cloud, path, default):
@@ -463,12 +464,17 @@ def test_provider_config_and_connection_secret_follow_the_composite():
         assert resource["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "gcp-prod"}
 
 
-def test_eks_clusters_must_name_their_roles_and_subnets():
+def test_an_eks_cluster_needs_only_its_region():
     kind = CLOUD_CLUSTER_KINDS["EKS"]
+    parsed = kind.model_validate({"apiVersion": kind.api_version_string(), "kind": kind.KIND,
+                                  "metadata": {"name": "c1"}, "spec": {"region": "eu-west-1",
+                                                                       "nodePools": [system("EKS")]}})
+    assert (parsed.spec.role_arn, parsed.spec.node_role_arn, parsed.spec.subnet_ids) == (None, None, None)
+    assert parsed.spec.kubernetes_version == "1.36"
     with pytest.raises(ValidationError) as error:
         kind.model_validate({"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"},
-                             "spec": {"region": "eu-west-1", "nodePools": [system("EKS")]}})
-    assert sorted(e["loc"][-1] for e in error.value.errors()) == ["nodeRoleArn", "roleArn", "subnetIds"]
+                             "spec": {"nodePools": [system("EKS")]}})
+    assert [e["loc"][-1] for e in error.value.errors()] == ["region"]
 
 
 # ---- every composed resource is accepted by its provider's CRD
@@ -481,7 +487,8 @@ def test_every_resource_validates_against_its_provider_crd(provider_crds, cloud,
              "gpu": [system(cloud), gpu_pool(cloud)], "cpu": [system(cloud), cpu_pool(cloud)],
              "system-only": [system(cloud)], "no-zones": [gpu_pool(cloud, zones=False, bounds=False)],
              "default-version": [system(cloud), cpu_pool(cloud)]}[shape]
-    resources = compose(cloud, *pools, version=None if shape == "default-version" else "1.36")
+    explicit = "v1.36.1+3" if cloud == "Vultr" else "1.36"
+    resources = compose(cloud, *pools, version=None if shape == "default-version" else explicit)
     for key, resource in resources.items():
         assert provider_crds.violations(resource) == [], key
 
@@ -582,3 +589,28 @@ def test_endpoint_from_the_observed_cluster(cloud, field):
     assert module.endpoint(observed) == ("https://api.example" if field else None)
     assert module.endpoint(None) is None
     assert module.endpoint({"status": {}}) is None
+
+
+@pytest.mark.parametrize("version,parsed", [
+    ("1.36", (1, 36)), ("1.36.2", (1, 36)), ("1.35.1-gke.1200", (1, 35)), ("v1.36.1+3", (1, 36)),
+    ("v1.37.0-eks-4f3a2b", (1, 37)),
+])
+def test_one_parser_reads_every_clouds_version_format(version, parsed):
+    assert minor(version) == parsed
+
+
+@pytest.mark.parametrize("cloud", PROVIDERS)
+def test_a_namespaced_provider_config_is_referenced_by_its_kind(cloud):
+    kind = CLOUD_CLUSTER_KINDS[cloud]
+    spec = {**CLOUDS[cloud][0], "credentials": {"type": "ProviderConfig", "name": "team-a"},
+            "nodePools": [system(cloud)]}
+    resources = CLOUD_MODULES[cloud].resources(kind.model_validate(
+        {"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"}, "spec": spec}))
+    assert {r["spec"]["providerConfigRef"]["kind"] for r in resources.values()} == {"ProviderConfig"}
+    assert {r["spec"]["providerConfigRef"]["name"] for r in resources.values()} == {"team-a"}
+
+
+def test_a_nebius_class_chooses_its_drivers_preset():
+    pool = {**gpu_pool("Nebius"), "machine": {**CLOUDS["Nebius"][1], "driversPreset": "cuda12.4"}}
+    template = compose("Nebius", system("Nebius"), pool)["nodepool-gpu"]["spec"]["forProvider"]["template"]
+    assert template["gpuSettings"] == {"driversPreset": "cuda12.4"}

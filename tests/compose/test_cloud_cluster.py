@@ -13,7 +13,7 @@ from inferplane.compose.cloud_cluster import compose_cloud_cluster
 SETTINGS = {
     "EKS": {"region": "us-east-1", "roleArn": "arn:aws:iam::1:role/c", "nodeRoleArn": "arn:aws:iam::1:role/n",
             "subnetIds": ["subnet-a"]},
-    "GKE": {"location": "us-central1"},
+    "GKE": {"region": "us-central1"},
     "AKS": {"location": "eastus", "resourceGroupName": "inference"},
     "Nebius": {"parentId": "project-e00abc", "subnetId": "vpcsubnet-e00abc"},
     "Vultr": {"region": "ewr"},
@@ -106,13 +106,13 @@ def test_endpoint_status(cloud, at_provider, endpoint):
 
 def test_whole_response_for_a_ready_vultr_cluster():
     observed = {"cluster": ready(endpoint="https://vke.example"), "nodepool-gpu": ready()}
-    response = compose("Vultr", observed, kubernetesVersion="1.36")
+    response = compose("Vultr", observed, kubernetesVersion="v1.36.2+1")
     pool_ref = {"kind": "ClusterProviderConfig", "name": "default"}
     assert response.desired == {
         "cluster": Desired({
             "apiVersion": "vke.vultr.m.upbound.io/v1beta1", "kind": "Kubernetes",
             "metadata": {"name": "c1", "namespace": "inferplane-system"},
-            "spec": {"forProvider": {"label": "c1", "region": "ewr", "version": "1.36",
+            "spec": {"forProvider": {"label": "c1", "region": "ewr", "version": "v1.36.2+1",
                                      "nodePools": {"label": "system", "plan": "vc2-4c-8gb", "nodeQuantity": 2,
                                                    "labels": [{"key": "inferplane.dev/pool", "value": "system"}]}},
                      "providerConfigRef": pool_ref, "writeConnectionSecretToRef": {"name": "c1-connection"}}},
@@ -160,11 +160,11 @@ def test_an_invalid_spec_keeps_every_composed_resource():
 
 def test_an_invalid_new_composite_composes_nothing():
     bad = composite("GKE")
-    del bad["spec"]["location"]
+    del bad["spec"]["region"]
     response = compose_cloud_cluster(Request(composite=bad))
     assert response.desired == {}
     assert response.condition("Ready").reason == "InvalidSpec"
-    assert "spec.location: Field required" in response.condition("Ready").message
+    assert "spec.region: Field required" in response.condition("Ready").message
 
 
 def test_an_unknown_kind_is_a_condition():

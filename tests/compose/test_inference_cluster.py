@@ -9,20 +9,21 @@ from inferplane.compose.inference_cluster import compose_inference_cluster
 from inferplane.engine.synthetic_fleet import CLUSTER_SETTINGS, MACHINES
 
 # Valid machines and cluster settings for every cloud, as the synthetic fleet uses them.
-SETTINGS = {**CLUSTER_SETTINGS, "Existing": {"kubeconfigSecretRef": {"name": "kc", "key": "kubeconfig"}}}
+SETTINGS = {**CLUSTER_SETTINGS, "Existing": {"secretRef": {"name": "kc", "key": "kubeconfig"}, "kubernetesVersion": "1.36"}}
+VERSION = {"Vultr": "v1.36.1+3"}  # every other source: 1.36
 SOURCES = list(SETTINGS)
 NVIDIA = {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1,
-          "attributes": {}, "capacity": {"memory": "24Gi"}}
+          "attributes": {}, "capacity": {"memory": {"value": "24Gi"}}}
 AMD = {"name": "gpu", "claim": "DRA", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com", "count": 1,
        "attributes": {}, "capacity": {}}
 CPU = {"name": "cpu", "claim": "DRA", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "count": 1,
-       "attributes": {}, "capacity": {"cpu": "8"}}
+       "attributes": {}, "capacity": {"cpu": {"value": "8"}}}
 SYNTHETIC = {"name": "nic", "claim": "Synthetic", "driver": "lab.example.com", "count": 2, "attributes": {},
              "capacity": {}}
 
 
 def klass(name, source, devices, gpu_machine):
-    spec = {"description": "", "devices": devices}
+    spec = {"description": "", "devices": copy.deepcopy(devices)}
     if source != "Existing":
         gpu, cpu = MACHINES[source]
         spec["provisioning"] = {"provider": source, source.lower(): copy.deepcopy(gpu if gpu_machine else cpu)}
@@ -32,7 +33,7 @@ def klass(name, source, devices, gpu_machine):
 
 def cluster(source, pools, name="c1"):
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
-            "spec": {"cluster": {"source": source, source.lower(): {**SETTINGS[source], "kubernetesVersion": "1.36"}},
+            "spec": {"cluster": {"source": source, source.lower(): dict(SETTINGS[source])},
                      "nodePools": [{"name": p, "className": c, "nodeCount": 2, "zones": []} for p, c in pools]}}
 
 
@@ -68,7 +69,8 @@ def test_supported_clusters_compose_their_cloud_cluster_and_stack(source, case):
     assert set(response.desired) == expected_keys
     assert response.desired["serving-stack"].resource == {
         "apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack", "metadata": {"name": "c1"},
-        "spec": {"source": source, "clusterName": "c1", "draDrivers": drivers, "versions": {"kubernetes": "1.36"},
+        "spec": {"source": source, "clusterName": "c1", "draDrivers": drivers,
+                 "versions": {"kubernetes": VERSION.get(source, "1.36")},
                  "kubeconfigSecretRef": {"name": "kc" if source == "Existing" else "c1-connection",
                                          "namespace": "inferplane-system", "key": "kubeconfig"}}}
     if source != "Existing":
@@ -77,7 +79,8 @@ def test_supported_clusters_compose_their_cloud_cluster_and_stack(source, case):
                                                               f"{source}Cluster")
         spec = composed["spec"]
         assert {k: v for k, v in spec.items() if k != "nodePools"} == {
-            **SETTINGS[source], "kubernetesVersion": "1.36", "providerConfigName": "default"}
+            **SETTINGS[source], "kubernetesVersion": VERSION.get(source, "1.36"),
+            "credentials": {"type": "ClusterProviderConfig", "name": "default"}}
         system, *user_pools = spec["nodePools"]
         assert (system["name"], system["role"]) == ("system", "System")
         by_class = {pool: name for pool, name in pools}
@@ -89,7 +92,11 @@ def test_supported_clusters_compose_their_cloud_cluster_and_stack(source, case):
                 machine["accelerator"] = {**machine["accelerator"], "count": 1}
             if source in ("EKS", "GKE", "AKS", "Nebius"):
                 machine["diskSizeGb"] = 100
-            expected.append({**pool, "machine": machine})
+            if source == "Nebius":
+                machine["driversPreset"] = "cuda13.0"
+            # Without bounds, pools on EKS, GKE and AKS autoscale 0..8 (Modelplane's meaning).
+            bounds = {"minNodeCount": 0, "maxNodeCount": 8} if source in ("EKS", "GKE", "AKS") else {}
+            expected.append({**pool, **bounds, "machine": machine})
         assert user_pools == expected
     status = response.status
     assert status["draDrivers"] == drivers
@@ -221,3 +228,67 @@ def test_an_invalid_class_is_a_condition():
     assert (ready.reason, ready.message) == (
         "InvalidClass", "InferenceClass nv is invalid: spec.devices.0.count: Input should be a valid integer, "
         "unable to parse string as an integer: fix the class that InferenceCluster c1 uses")
+
+
+# ---- Modelplane's meanings
+
+def test_zones_are_ignored_with_a_warning_where_the_cloud_has_none():
+    composite = cluster("Nebius", [("gpus", "nv")])
+    composite["spec"]["nodePools"][0]["zones"] = ["eu-north1-a"]
+    response = compose_inference_cluster(request(composite, [klass("nv", "Nebius", [NVIDIA], True)]))
+    assert [(e.type, e.reason, e.message) for e in response.events] == [(
+        "Warning", "ZonesIgnored", "pool gpus of InferenceCluster c1 set zones, which Nebius clusters ignore (zones "
+                                   "apply on EKS, GKE, AKS): remove them")]
+    assert "zones" not in response.desired["cluster"].resource["spec"]["nodePools"][1]
+    assert response.condition("ClusterReady").reason == "Creating"
+
+
+def test_zones_reach_the_pools_on_eks():
+    composite = cluster("EKS", [("gpus", "nv")])
+    composite["spec"]["nodePools"][0]["zones"] = ["us-west-2a", "us-west-2b"]
+    response = compose_inference_cluster(request(composite, [klass("nv", "EKS", [NVIDIA], True)]))
+    assert response.events == []
+    assert response.desired["cluster"].resource["spec"]["nodePools"][1]["zones"] == ["us-west-2a", "us-west-2b"]
+
+
+@pytest.mark.parametrize("source,bounds", [
+    ("EKS", {"minNodeCount": 0, "maxNodeCount": 8}), ("GKE", {"minNodeCount": 0, "maxNodeCount": 8}),
+    ("AKS", {"minNodeCount": 0, "maxNodeCount": 8}), ("Nebius", {}), ("Vultr", {}), ("Civo", {}),
+])
+def test_pools_without_bounds_autoscale_as_on_modelplane(source, bounds):
+    composite = cluster(source, [("gpus", "nv"), ("big", "nv")])
+    composite["spec"]["nodePools"][1]["nodeCount"] = 10
+    response = compose_inference_cluster(request(composite, [klass("nv", source, [NVIDIA], True)]))
+    _, gpus, big = response.desired["cluster"].resource["spec"]["nodePools"]
+    assert {k: gpus[k] for k in ("minNodeCount", "maxNodeCount") if k in gpus} == bounds
+    # A pool that starts above 8 nodes keeps its size as its upper bound.
+    assert {k: big[k] for k in ("minNodeCount", "maxNodeCount") if k in big} == \
+        ({"minNodeCount": 0, "maxNodeCount": 10} if bounds else {})
+
+
+def test_another_sources_block_is_ignored():
+    composite = cluster("Vultr", [("gpus", "nv")])
+    composite["spec"]["cluster"]["eks"] = {"region": "us-west-2"}
+    response = compose_inference_cluster(request(composite, [klass("nv", "Vultr", [NVIDIA], True)]))
+    assert response.desired["cluster"].resource["spec"]["region"] == "ewr"
+    assert "eks" not in response.desired["cluster"].resource["spec"]
+
+
+def test_a_cluster_without_pools_gets_its_system_pool_and_stack():
+    composite = cluster("EKS", [])
+    del composite["spec"]["nodePools"]
+    response = compose_inference_cluster(request(composite, []))
+    assert [p["name"] for p in response.desired["cluster"].resource["spec"]["nodePools"]] == ["system"]
+    assert response.desired["serving-stack"].resource["spec"]["draDrivers"] == []
+
+
+def test_an_existing_clusters_identity_reaches_its_stack_with_modelplanes_defaults():
+    composite = cluster("Existing", [("gpus", "nv")])
+    composite["spec"]["cluster"]["existing"] = {"secretRef": {"name": "byo-kubeconfig"},
+                                                "identitySecretRef": {"name": "byo-sa-key"}}
+    response = compose_inference_cluster(request(composite, [klass("nv", "Existing", [NVIDIA], True)]))
+    spec = response.desired["serving-stack"].resource["spec"]
+    assert spec["kubeconfigSecretRef"] == {"name": "byo-kubeconfig", "namespace": "inferplane-system",
+                                           "key": "kubeconfig"}
+    assert spec["identitySecretRef"] == {"name": "byo-sa-key", "key": "private_key",
+                                         "type": "GoogleApplicationCredentials"}

@@ -327,6 +327,17 @@ def test_provider_configs_point_every_release_at_the_clusters_kubeconfig():
     assert references == {"cluster-1"}
 
 
+def test_an_identity_secret_is_layered_on_both_provider_configs():
+    identity = {"name": "lab-sa-key", "key": "credentials.json", "type": "NebiusServiceAccountCredentials"}
+    response = compose("Existing", [NV], kubeconfigSecretRef=KUBECONFIG, identitySecretRef=identity)
+    for key in ("provider-config-helm", "provider-config-kubernetes"):
+        assert response.desired[key].resource["spec"] == {
+            "credentials": {"source": "Secret", "secretRef": KUBECONFIG},
+            "identity": {"type": "NebiusServiceAccountCredentials", "source": "Secret",
+                         "secretRef": {"name": "lab-sa-key", "namespace": "inferplane-system",
+                                       "key": "credentials.json"}}}
+
+
 def test_without_a_kubeconfig_no_provider_config_is_composed():
     assert not any(key.startswith("provider-config") for key in compose("GKE", [NV]).desired)
 

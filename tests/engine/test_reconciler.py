@@ -204,7 +204,7 @@ kind: InferenceClass
 metadata: {name: lab-epyc}
 spec:
   devices:
-    - {name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: "16"}}
+    - {name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: "16"}}}
 ---
 apiVersion: inferplane.dev/v1alpha1
 kind: InferenceCluster
@@ -213,7 +213,7 @@ spec:
   cluster:
     source: Existing
     existing:
-      kubeconfigSecretRef: {name: lab-kubeconfig, key: kubeconfig}
+      secretRef: {name: lab-kubeconfig}
   nodePools:
     - {name: epyc, className: lab-epyc, nodeCount: 2}
 """

@@ -34,7 +34,7 @@ def composed_pool(name, devices, nodes, allocatable=None):
     """A pool of a class with these devices, with the role, labels and taints composition gives it."""
     klass = InferenceClass.model_validate({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass",
                                            "metadata": {"name": name}, "spec": {"devices": list(devices)}})
-    pool = Pool.from_wire(node_pool(NodePool(name=name, class_name=name, node_count=nodes), klass),
+    pool = Pool.from_wire(node_pool(NodePool(name=name, class_name=name, node_count=nodes), klass, "Existing"),
                           klass.spec.devices)
     return dataclasses.replace(pool, allocatable=allocatable) if allocatable else pool
 
@@ -44,7 +44,7 @@ def gpu_pool(driver, name, nodes=2, **device_fields):
 
 
 def cpu_pool(name="cpu", nodes=1, cpu="30", allocatable=None, **device_fields):
-    return composed_pool(name, [device(CPU.name, capacity={"cpu": cpu}, **device_fields)], nodes, allocatable)
+    return composed_pool(name, [device(CPU.name, capacity={"cpu": {"value": cpu}}, **device_fields)], nodes, allocatable)
 
 
 def stack(cloud, drivers):
@@ -228,7 +228,7 @@ def slices(objects, driver):
 
 
 def test_nvidia_slices_have_the_drivers_shape_with_the_class_over_it():
-    pool = gpu_pool(NVIDIA_GPU, "a100", nodes=1, count=2, capacity={"memory": "40Gi"},
+    pool = gpu_pool(NVIDIA_GPU, "a100", nodes=1, count=2, capacity={"memory": {"value": "40Gi"}},
                     attributes={"productName": {"string": "NVIDIA A100-SXM4-40GB"},
                                 "architecture": {"string": "Ampere"},
                                 "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}})
@@ -266,7 +266,7 @@ def test_cpu_slices_qualify_their_keys_and_take_the_class_cpu():
 
 def test_amd_slices_have_the_drivers_shape():
     pool = gpu_pool(AMD_GPU, "mi325x", nodes=1, count=2, attributes={"productName": {"string": "AMD Instinct MI325X"}},
-                    capacity={"memory": "256Gi"})
+                    capacity={"memory": {"value": "256Gi"}})
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Existing", [AMD_GPU.name])), AMD_GPU.name)
     first, second = slice_["spec"]["devices"]
     assert (first["name"], second["name"]) == ("gpu-0-128", "gpu-1-129")
@@ -322,7 +322,7 @@ def test_pool_from_the_cloud_clusters_wire_format():
     entry = {"name": "cpu", "role": "CPU", "nodeCount": 3, "labels": {POOL_LABEL: "cpu"},
              "taints": [CPU.pool_taint.to_dict()], "machine": {"size": "g4p.kube.medium"}}
     pool = Pool.from_wire(entry, [{"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
-                                   "capacity": {"cpu": "4"}}])
+                                   "capacity": {"cpu": {"value": "4"}}}])
     assert (pool.name, pool.role, pool.node_count, pool.drivers) == ("cpu", "CPU", 3, ("dra.cpu",))
     assert pool.taints == (CPU.pool_taint.to_dict(),)
 
