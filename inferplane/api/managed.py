@@ -1,6 +1,8 @@
 """Conventions of every Crossplane managed resource inferplane composes (cloud resources, Helm
 releases, Kubernetes objects)."""
 
+import hashlib
+
 # The composites are cluster-scoped but the providers' `.m.` kinds are namespaced: composed managed
 # resources live in inferplane's own namespace on the control plane.
 MANAGED_NAMESPACE = "inferplane-system"
@@ -10,3 +12,20 @@ PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 # Crossplane names the external object (cloud resource, Helm release) after this annotation,
 # defaulting to metadata.name.
 EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+# Kubernetes object names (DNS subdomains, and label values where Crossplane copies them) fit here.
+NAME_MAX = 63
+# Crossplane's generated names end in 12 hex characters of a hash.
+NAME_HASH_LENGTH = 12
+
+
+def composed_name(owner: str, *parts: str, scope: str = "") -> str:
+    """A composed resource's name, unique to its owner and parts: `<owner>-<parts>-<hash>`.
+
+    The prefix is for people and is cut to fit; the hash keeps names apart. It hashes the parts
+    NUL-separated (a character no name contains), so owner `a` with pool `b-c` and owner `a-b` with
+    pool `c` get different names, where joining with `-` first would give both `a-b-c`. `scope` (the
+    owner's kind, say) enters the hash only. The same input gives the same name on every reconcile.
+    """
+    digest = hashlib.sha256("\0".join((scope, owner, *parts)).encode()).hexdigest()[:NAME_HASH_LENGTH]
+    prefix = "-".join((owner, *parts))[:NAME_MAX - NAME_HASH_LENGTH - 1].rstrip("-.")
+    return f"{prefix}-{digest}"

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Iterable, Protocol, get_args
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME, taint_text
 from inferplane.api.drivers import POOL_LABEL
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, composed_name
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
 
 Resource = dict[str, Any]
@@ -171,8 +171,9 @@ class ProvisionedCloud:
         return node_count
 
     def external_name(self, pool: Any) -> str | None:
-        """The pool's name on the cloud, when metadata.name will not do: set only where the cloud's
-        naming rules are stricter than Kubernetes' (AKS pools)."""
+        """The pool's name on the cloud, where the cloud shows it to people and it is unique within its
+        cluster (metadata.name, unique across clusters, ends in a hash); None: the cloud takes its name
+        from a field instead (Nebius `name`, Vultr and Civo `label`)."""
         return None
 
     # ---- the protocol
@@ -198,7 +199,7 @@ class ProvisionedCloud:
                 continue
             pool_for, pool_init = self.pool_fields(spec, pool)
             body = {self.cluster_ref: {"name": name}, **self.standalone_fields(spec, pool), **pool_for}
-            resource = self.managed(self.pool_kind, f"{name}-{pool.name}", spec, body, pool_init)
+            resource = self.managed(self.pool_kind, composed_name(name, pool.name), spec, body, pool_init)
             external = self.external_name(pool)
             if external:
                 resource["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: external}

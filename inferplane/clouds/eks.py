@@ -34,6 +34,9 @@ class EKS(ProvisionedCloud):
         # EKS has no zone field on a node group: its nodes go where its subnets are.
         return present(region=spec.region, nodeRoleArn=spec.node_role_arn, subnetIds=list(spec.subnet_ids or []))
 
+    def external_name(self, pool: Any) -> str | None:
+        return pool.name  # a node group's name is unique within its cluster
+
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         s = scaling(pool)
         size = {"minSize": s.minimum, "maxSize": max(s.maximum, MIN_MAX_SIZE)}

@@ -43,6 +43,9 @@ class GKE(ProvisionedCloud):
         # GKE's nodeCount is per zone: a pool of 2 over two zones has 4 nodes.
         return node_count * max(1, len(zones))
 
+    def external_name(self, pool: Any) -> str | None:
+        return pool.name  # a node pool's name (at most 40 characters) is unique within its cluster
+
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         # Counts are per zone, as GKE defines them.
         size, init = scaling_fields(scaling(pool), count="nodeCount", group="autoscaling",

@@ -71,14 +71,6 @@ class Response:
         return next((c for c in self.conditions if c.type == type_), None)
 
 
-def is_ready(resource: Resource | None) -> bool:
-    """A composed resource is ready when its observed status carries condition Ready=True."""
-    if not resource:
-        return False
-    for condition in resource.get("status", {}).get("conditions", []) or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
 
 
 def composite_name(composite: Resource) -> str:
@@ -91,6 +83,24 @@ def composite_name(composite: Resource) -> str:
 def validation_problems(error: ValidationError) -> str:
     """A model's validation errors on one line: `field.path: message; ...`."""
     return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+
+
+# The reason on a composite that could not apply a composed resource because another composite
+# controls it (the runtime sets it; composers pass it up).
+CONFLICT = "ComposedResourceConflict"
+
+
+def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
+    """A condition of an observed resource, or {} when it has none of that type."""
+    for condition in ((resource or {}).get("status") or {}).get("conditions") or []:
+        if condition.get("type") == type_:
+            return condition
+    return {}
+
+
+def is_ready(resource: Resource | None) -> bool:
+    """A composed resource is ready when its observed status carries condition Ready=True."""
+    return condition_of(resource, "Ready").get("status") == "True"
 
 
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the

@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from inferplane.accelerators.catalog import COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, \
+    composed_name
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
@@ -158,7 +159,7 @@ class ServingStackComposer(Composer):
             "apiVersion": api_version,
             "kind": kind,
             "metadata": {
-                "name": f"{self.name}-{component.key}",
+                "name": composed_name(self.name, component.key),
                 "namespace": MANAGED_NAMESPACE,
                 "labels": {COMPONENT_LABEL: component.key},
             },

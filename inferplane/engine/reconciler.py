@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from inferplane.admission.structural import json_copy
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.compose.base import Request, Response, is_ready
+from inferplane.api.managed import composed_name
+from inferplane.compose.base import CONFLICT, Request, Response, is_ready
 from inferplane.engine.fleet import fingerprint, simulate, simulation_inputs
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
@@ -289,8 +290,9 @@ class Reconciler:
             if required != self.required.get(key, set()):
                 self.store.set_requirements(key, required)
                 self._note_requirements(key, required)
+            conflicts: list[str] = []
             for name, desired in sorted(response.desired.items()):
-                applied = self._apply(composite, name, desired.resource)
+                applied = self._apply(composite, name, desired.resource, conflicts)
                 if name in observed and Key.of(observed[name]) != applied:
                     self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
             for name in sorted(set(observed) - set(response.desired)):
@@ -299,7 +301,7 @@ class Reconciler:
                                         f"deleted {Key.of(observed[name])}: no longer desired")
             for event in response.events:
                 self.store.record_event(key, event.type, event.reason, event.message)
-            self._set_status(key, composite, response, observed)
+            self._set_status(key, composite, response, observed, conflicts)
 
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
@@ -331,13 +333,15 @@ class Reconciler:
             response = function(Request(composite, observed, dict(required)))
         return response, keys
 
-    def _apply(self, composite: Resource, name: str, resource: Resource) -> Key:
-        """Apply one desired composed resource; returns its key."""
+    def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
+        """Apply one desired composed resource; returns its key. A resource that another composite
+        controls is left alone, and why is added to `conflicts`."""
         # New dicts for what is written here only: the rest is shared, as nothing in the engine
         # modifies an object once built (the function may have returned the cache's own objects).
         obj = {k: v for k, v in resource.items() if k != "status"}
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
-        meta.setdefault("name", f"{composite['metadata']['name']}-{name}")
+        # As Crossplane names what a function leaves unnamed: the composite's name and a hash.
+        meta.setdefault("name", composed_name(composite["metadata"]["name"], name, scope=composite["kind"]))
         meta["annotations"] = {**(meta.get("annotations") or {}), COMPOSITION_KEY: name}
         meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: composite["metadata"]["name"]}
         meta["ownerReferences"] = [{
@@ -347,8 +351,11 @@ class Reconciler:
         child_key = Key.of(obj)
         existing = self.objects.get(child_key)
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
-            self.store.record_event(Key.of(composite), "Warning", "ComposedResourceConflict",
-                                    f"{child_key} is controlled by another composite: not applied")
+            owner = next(r for r in existing["metadata"]["ownerReferences"] if r.get("controller"))
+            message = (f"{child_key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
+                       f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
+            conflicts.append(message)
+            self.store.record_event(Key.of(composite), "Warning", CONFLICT, message)
             return child_key
         stored, changed = self._put(obj)
         if changed and obj["kind"] not in self.functions:
@@ -421,7 +428,7 @@ class Reconciler:
         self.store.record_event(key, "Normal", after["reason"], message)
 
     def _set_status(self, key: Key, composite: Resource, response: Response,
-                    observed: dict[str, Resource]) -> bool:
+                    observed: dict[str, Resource], conflicts: list[str]) -> bool:
         status: dict[str, Any] = dict(composite.get("status") or {})
         status.update(json_copy(response.status))
         conditions = {c["type"]: c for c in status.get("conditions", [])}
@@ -440,6 +447,12 @@ class Reconciler:
             conditions["Ready"] = {"type": "Ready", "status": "False", "reason": why, "message": message}
         else:
             conditions["Ready"] = {"type": "Ready", "status": "True", "reason": "Available", "message": ""}
-        conditions["Synced"] = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}
+        if conflicts:
+            conditions["Synced"] = {"type": "Synced", "status": "False", "reason": CONFLICT,
+                                    "message": "; ".join(conflicts)}
+            conditions["Ready"] = {"type": "Ready", "status": "False", "reason": CONFLICT,
+                                   "message": "; ".join(conflicts)}
+        else:
+            conditions["Synced"] = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
         return self._put_status(key, status)

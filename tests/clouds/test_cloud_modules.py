@@ -73,7 +73,16 @@ def compose(cloud, *pools, **kw):
     return CLOUD_MODULES[cloud].resources(cluster(cloud, *pools, **kw))
 
 
-def mr(api_version, kind, name, for_provider, init=None, annotations=None, connection=False):
+def external(pool):
+    """The annotation naming a pool on clouds that show its name and scope it to its cluster."""
+    return {"crossplane.io/external-name": pool}
+
+
+def mr(api_version, kind, name, *args, init=None, annotations=None, connection=False):
+    """A managed resource: mr(api, kind, name, [annotations,] forProvider)."""
+    *leading, for_provider = args
+    if leading:
+        annotations, = leading
     metadata = {"name": name, "namespace": NS}
     if annotations:
         metadata["annotations"] = annotations
@@ -103,15 +112,15 @@ EXPECTED = {
         "cluster": mr(EKS_API, "Cluster", "c1", {
             "region": "us-east-1", "roleArn": "arn:aws:iam::111122223333:role/eks-cluster", "version": "1.36",
             "vpcConfig": {"subnetIds": ["subnet-a", "subnet-b"]}}, connection=True),
-        "nodepool-system": mr(EKS_API, "NodeGroup", "c1-system", {
+        "nodepool-system": mr(EKS_API, "NodeGroup", "c1-system-33ef50e4845a", external("system"), {
             **EKS_POOL, "instanceTypes": ["m7i.xlarge"], "diskSize": 100, "amiType": "AL2023_x86_64_STANDARD",
             "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 2}, "labels": SYSTEM_LABELS}),
-        "nodepool-gpu": mr(EKS_API, "NodeGroup", "c1-gpu", {
+        "nodepool-gpu": mr(EKS_API, "NodeGroup", "c1-gpu-1af500eb1109", external("gpu"), {
             **EKS_POOL, "instanceTypes": ["g6.xlarge"], "diskSize": 200, "amiType": "AL2023_x86_64_NVIDIA",
             "scalingConfig": {"minSize": 1, "maxSize": 4}, "labels": GPU_LABELS,
             "taint": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]},
             init={"scalingConfig": {"desiredSize": 2}}),
-        "nodepool-cpu": mr(EKS_API, "NodeGroup", "c1-cpu", {
+        "nodepool-cpu": mr(EKS_API, "NodeGroup", "c1-cpu-f49cefed1434", external("cpu"), {
             **EKS_POOL, "instanceTypes": ["m7i.2xlarge"], "diskSize": 100, "amiType": "AL2023_x86_64_STANDARD",
             "scalingConfig": {"desiredSize": 1, "minSize": 1, "maxSize": 1}, "labels": CPU_LABELS,
             "taint": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NO_SCHEDULE"}]}),
@@ -120,11 +129,11 @@ EXPECTED = {
         "cluster": mr(GKE_API, "Cluster", "c1", {
             "location": "us-central1", "project": "acme-ml", "minMasterVersion": "1.36",
             "removeDefaultNodePool": True, "initialNodeCount": 1, "deletionProtection": False}, connection=True),
-        "nodepool-system": mr(GKE_API, "NodePool", "c1-system", {
+        "nodepool-system": mr(GKE_API, "NodePool", "c1-system-33ef50e4845a", external("system"), {
             **GKE_POOL, "nodeCount": 2, "nodeConfig": {
                 "machineType": "e2-standard-4", "diskSizeGb": 100, "imageType": "COS_CONTAINERD",
                 "labels": SYSTEM_LABELS}}),
-        "nodepool-gpu": mr(GKE_API, "NodePool", "c1-gpu", {
+        "nodepool-gpu": mr(GKE_API, "NodePool", "c1-gpu-1af500eb1109", external("gpu"), {
             **GKE_POOL, "autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}, "nodeConfig": {
                 "machineType": "g2-standard-8", "diskSizeGb": 200, "imageType": "COS_CONTAINERD",
                 "guestAccelerator": [{"type": "nvidia-l4", "count": 1,
@@ -133,7 +142,7 @@ EXPECTED = {
                 "taint": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]},
             "nodeLocations": ["us-central1-a"]},
             init={"initialNodeCount": 2}),
-        "nodepool-cpu": mr(GKE_API, "NodePool", "c1-cpu", {
+        "nodepool-cpu": mr(GKE_API, "NodePool", "c1-cpu-f49cefed1434", external("cpu"), {
             **GKE_POOL, "nodeCount": 1, "nodeConfig": {
                 "machineType": "c4-standard-8", "diskSizeGb": 100, "imageType": "COS_CONTAINERD",
                 "labels": CPU_LABELS,
@@ -145,12 +154,12 @@ EXPECTED = {
             "identity": {"type": "SystemAssigned"},
             "defaultNodePool": {"name": "system", "vmSize": "Standard_D4s_v5", "osDiskSizeGb": 100, "nodeCount": 2,
                                 "nodeLabels": SYSTEM_LABELS}}, connection=True),
-        "nodepool-gpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-gpu", {
+        "nodepool-gpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-gpu-1af500eb1109", {
             "kubernetesClusterIdRef": {"name": "c1"}, "mode": "User", "nodeTaints": ["nvidia.com/gpu=true:NoSchedule"],
             "vmSize": "Standard_NC24ads_A100_v4", "osDiskSizeGb": 200, "autoScalingEnabled": True, "minCount": 1,
             "maxCount": 4, "nodeLabels": GPU_LABELS, "zones": ["1"], "gpuDriver": "Install"},
             init={"nodeCount": 2}, annotations={"crossplane.io/external-name": "gpu"}),
-        "nodepool-cpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-cpu", {
+        "nodepool-cpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-cpu-f49cefed1434", {
             "kubernetesClusterIdRef": {"name": "c1"}, "mode": "User",
             "nodeTaints": ["inferplane.dev/cpu=true:NoSchedule"], "vmSize": "Standard_D8s_v5", "osDiskSizeGb": 100,
             "nodeCount": 1, "nodeLabels": CPU_LABELS}, annotations={"crossplane.io/external-name": "cpu"}),
@@ -160,12 +169,12 @@ EXPECTED = {
             "name": "c1", "parentId": "project-e00abc",
             "controlPlane": {"subnetId": "vpcsubnet-e00abc", "version": "1.36",
                              "endpoints": {"publicEndpoint": {}}}}, connection=True),
-        "nodepool-system": mr(NEBIUS_API, "NodeGroup", "c1-system", {
+        "nodepool-system": mr(NEBIUS_API, "NodeGroup", "c1-system-33ef50e4845a", {
             "parentIdRef": {"name": "c1"}, "name": "system", "fixedNodeCount": 2, "template": {
                 "resources": {"platform": "cpu-d3", "preset": "4vcpu-16gb"},
                 "bootDisk": {"sizeGibibytes": 100, "type": "NETWORK_SSD"},
                 "metadata": {"labels": SYSTEM_LABELS}}}),
-        "nodepool-gpu": mr(NEBIUS_API, "NodeGroup", "c1-gpu", {
+        "nodepool-gpu": mr(NEBIUS_API, "NodeGroup", "c1-gpu-1af500eb1109", {
             "parentIdRef": {"name": "c1"}, "name": "gpu", "autoscaling": {"minNodeCount": 1, "maxNodeCount": 4},
             "template": {
                 "resources": {"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb"},
@@ -173,7 +182,7 @@ EXPECTED = {
                 "metadata": {"labels": GPU_LABELS},
                 "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
                 "gpuSettings": {"driversPreset": "cuda13.0"}}}),
-        "nodepool-cpu": mr(NEBIUS_API, "NodeGroup", "c1-cpu", {
+        "nodepool-cpu": mr(NEBIUS_API, "NodeGroup", "c1-cpu-f49cefed1434", {
             "parentIdRef": {"name": "c1"}, "name": "cpu", "fixedNodeCount": 1, "template": {
                 "resources": {"platform": "cpu-d3", "preset": "8vcpu-32gb"},
                 "bootDisk": {"sizeGibibytes": 100, "type": "NETWORK_SSD"},
@@ -185,13 +194,13 @@ EXPECTED = {
             "label": "c1", "region": "ewr", "version": "v1.36.1+3",
             "nodePools": {"label": "system", "plan": "vc2-4c-8gb", "nodeQuantity": 2,
                           "labels": [{"key": "inferplane.dev/pool", "value": "system"}]}}, connection=True),
-        "nodepool-gpu": mr(VULTR_API, "KubernetesNodePool", "c1-gpu", {
+        "nodepool-gpu": mr(VULTR_API, "KubernetesNodePool", "c1-gpu-1af500eb1109", {
             "clusterIdRef": {"name": "c1"}, "label": "gpu", "plan": "vcg-l40s-16c-180g-48vram", "autoScaler": True,
             "minNodes": 1, "maxNodes": 4,
             "labels": [{"key": "inferplane.dev/pool", "value": "gpu"}, {"key": "nvidia.com/gpu.present", "value": "true"}],
             "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]},
             init={"nodeQuantity": 2}),
-        "nodepool-cpu": mr(VULTR_API, "KubernetesNodePool", "c1-cpu", {
+        "nodepool-cpu": mr(VULTR_API, "KubernetesNodePool", "c1-cpu-f49cefed1434", {
             "clusterIdRef": {"name": "c1"}, "label": "cpu", "plan": "voc-c-8c-16gb-150s-amd", "nodeQuantity": 1,
             "labels": [{"key": "inferplane.dev/cpu", "value": "true"}, {"key": "inferplane.dev/pool", "value": "cpu"}],
             "taints": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}]}),
@@ -201,11 +210,11 @@ EXPECTED = {
             "name": "c1", "region": "LON1", "kubernetesVersion": "1.36", "firewallId": "fw-1", "networkId": "net-1",
             "pools": {"label": "system", "size": "g4s.kube.large", "nodeCount": 2, "labels": SYSTEM_LABELS}},
             connection=True),
-        "nodepool-gpu": mr(CIVO_API, "NodePool", "c1-gpu", {
+        "nodepool-gpu": mr(CIVO_API, "NodePool", "c1-gpu-1af500eb1109", {
             "clusterIdRef": {"name": "c1"}, "region": "LON1", "label": "gpu", "size": "an.g1.l40s.kube.x1",
             "nodeCount": 2, "labels": GPU_LABELS,
             "taint": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}),
-        "nodepool-cpu": mr(CIVO_API, "NodePool", "c1-cpu", {
+        "nodepool-cpu": mr(CIVO_API, "NodePool", "c1-cpu-f49cefed1434", {
             "clusterIdRef": {"name": "c1"}, "region": "LON1", "label": "cpu", "size": "g4p.kube.medium",
             "nodeCount": 1, "labels": CPU_LABELS,
             "taint": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}]}),

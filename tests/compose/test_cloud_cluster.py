@@ -60,9 +60,9 @@ def test_desired_are_the_modules_resources(cloud):
 
 # (observed keys that are ready on EKS, what the Ready condition says is not ready yet; None: all ready)
 READINESS = [
-    ([], "Cluster c1, NodeGroup c1-system, NodeGroup c1-gpu"),
-    (["cluster"], "NodeGroup c1-system, NodeGroup c1-gpu"),
-    (["cluster", "nodepool-system"], "NodeGroup c1-gpu"),
+    ([], "Cluster c1, NodeGroup c1-system-33ef50e4845a, NodeGroup c1-gpu-1af500eb1109"),
+    (["cluster"], "NodeGroup c1-system-33ef50e4845a, NodeGroup c1-gpu-1af500eb1109"),
+    (["cluster", "nodepool-system"], "NodeGroup c1-gpu-1af500eb1109"),
     (["nodepool-system", "nodepool-gpu"], "Cluster c1"),
     (["cluster", "nodepool-system", "nodepool-gpu"], None),
 ]
@@ -119,7 +119,7 @@ def test_whole_response_for_a_ready_vultr_cluster():
             ready=True),
         "nodepool-gpu": Desired({
             "apiVersion": "vke.vultr.m.upbound.io/v1beta1", "kind": "KubernetesNodePool",
-            "metadata": {"name": "c1-gpu", "namespace": "inferplane-system"},
+            "metadata": {"name": "c1-gpu-1af500eb1109", "namespace": "inferplane-system"},
             "spec": {"forProvider": {"clusterIdRef": {"name": "c1"}, "label": "gpu",
                                      "plan": "vcg-l40s-16c-180g-48vram", "nodeQuantity": 1},
                      "providerConfigRef": pool_ref}},

@@ -292,3 +292,16 @@ def test_an_existing_clusters_identity_reaches_its_stack_with_modelplanes_defaul
                                            "key": "kubeconfig"}
     assert spec["identitySecretRef"] == {"name": "byo-sa-key", "key": "private_key",
                                          "type": "GoogleApplicationCredentials"}
+
+
+def test_a_cloud_cluster_that_lost_a_name_says_so_on_the_inference_cluster():
+    message = ("NodeGroup/inferplane-system/c1-gpus-0 is controlled by EKSCluster other, so EKSCluster c1 cannot "
+               "apply it: rename or delete one of the two")
+    observed = {"cluster": {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster",
+                            "metadata": {"name": "c1"}, "status": {"conditions": [
+                                {"type": "Ready", "status": "False", "reason": "ComposedResourceConflict",
+                                 "message": message}]}}}
+    response = compose_inference_cluster(request(cluster("EKS", [("gpus", "nv")]),
+                                                 [klass("nv", "EKS", [NVIDIA], True)], observed))
+    ready = response.condition("ClusterReady")
+    assert (ready.status, ready.reason, ready.message) == ("False", "ComposedResourceConflict", message)

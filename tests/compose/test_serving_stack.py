@@ -189,6 +189,16 @@ def test_nfd_reaches_both_gpu_pools():
     ]
 
 
+# The stack's name and the component, with a hash that keeps stacks' resources apart.
+NAMES = {"release-cert-manager": "stack-1-cert-manager-4020aa6798b0",
+         "release-envoy-gateway": "stack-1-envoy-gateway-fa8d01d4a80d",
+         "object-gateway-class": "stack-1-gateway-class-3b390c9f40b5",
+         "release-kube-prometheus-stack": "stack-1-kube-prometheus-stack-837a083fafcc",
+         "release-lws": "stack-1-lws-3442cea104fe",
+         "release-dra-driver-nvidia-gpu": "stack-1-dra-driver-nvidia-gpu-6e9d784e98de",
+         "object-nvidia-critical-pods-quota": "stack-1-nvidia-critical-pods-quota-6d2832e77874"}
+
+
 def test_releases_and_objects_target_the_stacks_cluster():
     response = compose("EKS", [NV], cluster="prod-eu")
     for key, desired in response.desired.items():
@@ -196,7 +206,7 @@ def test_releases_and_objects_target_the_stacks_cluster():
         assert resource["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "prod-eu"}
         assert resource["metadata"]["namespace"] == "inferplane-system"
         component = key.split("-", 1)[1]
-        assert resource["metadata"]["name"] == f"stack-1-{component}"
+        assert resource["metadata"]["name"] == NAMES[key]
         assert resource["metadata"]["labels"] == {"inferplane.dev/component": component}
         if resource["kind"] == "Release":
             assert resource["metadata"]["annotations"] == {"crossplane.io/external-name": component}

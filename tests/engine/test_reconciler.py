@@ -105,11 +105,60 @@ def test_removing_a_pool_garbage_collects_only_its_node_group(tmp_path):
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
     runtime.apply([EKS_RECIPE / "class.yaml", tmp_path / "cluster.yaml"])
     names = {o["metadata"]["name"] for o in runtime.list("NodeGroup")}
-    assert names == {"eks-l4-system", "eks-l4-l4", "eks-l4-spare"}
+    assert names == {"eks-l4-system-83b259569af3", "eks-l4-l4-c76b1331bc1b", "eks-l4-spare-ad99beee867a"}
     cluster["spec"]["nodePools"].pop()
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
     runtime.apply([tmp_path / "cluster.yaml"])
-    assert {o["metadata"]["name"] for o in runtime.list("NodeGroup")} == {"eks-l4-system", "eks-l4-l4"}
+    assert {o["metadata"]["name"] for o in runtime.list("NodeGroup")} == {"eks-l4-system-83b259569af3",
+                                                                          "eks-l4-l4-c76b1331bc1b"}
+
+
+def test_names_that_join_alike_never_collide(tmp_path):
+    """Cluster a with pool b-c and cluster a-b with pool c: both used to compose NodeGroup a-b-c."""
+    base = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    docs = []
+    for cluster_name, pool_name in (("a", "b-c"), ("a-b", "c")):
+        doc = yaml.safe_load(yaml.safe_dump(base))
+        doc["metadata"]["name"] = cluster_name
+        doc["spec"]["nodePools"][0]["name"] = pool_name
+        docs.append(doc)
+    (tmp_path / "clusters.yaml").write_text(yaml.safe_dump_all(docs))
+    runtime = Runtime(None)
+    assert runtime.apply([EKS_RECIPE / "class.yaml", tmp_path / "clusters.yaml"]).report.converged
+    groups = {o["metadata"]["name"]: (o["metadata"]["labels"]["crossplane.io/composite"],
+                                      o["metadata"]["annotations"]["crossplane.io/external-name"])
+              for o in runtime.list("NodeGroup")}
+    assert groups == {"a-b-c-46d64d02070d": ("a", "b-c"), "a-b-c-2971aa165b65": ("a-b", "c"),
+                      "a-system-8c47b3018a90": ("a", "system"), "a-b-system-54532c329425": ("a-b", "system")}
+    for name in ("a", "a-b"):
+        cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", name))
+        assert condition(cluster, "ClusterReady")["status"] == "True"
+
+
+def test_an_ownership_conflict_is_a_condition_on_the_loser():
+    from inferplane.compose.base import Desired, Response
+    from inferplane.engine.store import Store
+
+    store = Store(None)
+    for name in ("first", "second"):
+        store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
+                   "spec": {}})
+
+    def both_want_one_name(request):
+        return Response(desired={"cm": Desired({"apiVersion": "v1", "kind": "ConfigMap",
+                                                "metadata": {"name": "shared", "namespace": "default"}})})
+
+    assert Reconciler(store, functions={"InferenceCluster": both_want_one_name}).run().converged
+    shared = store.get(Key("", "ConfigMap", "default", "shared"))
+    assert shared["metadata"]["ownerReferences"][0]["name"] == "first"
+    message = ("ConfigMap/default/shared is controlled by InferenceCluster first, so InferenceCluster second cannot "
+               "apply it: rename or delete one of the two")
+    loser = store.get(Key("inferplane.dev", "InferenceCluster", "", "second"))
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in loser["status"]["conditions"]] == [
+        ("Ready", "False", "ComposedResourceConflict", message),
+        ("Synced", "False", "ComposedResourceConflict", message)]
+    winner = store.get(Key("inferplane.dev", "InferenceCluster", "", "first"))
+    assert condition(winner, "Synced")["status"] == "True"
 
 
 def test_a_function_that_never_settles_is_reported_not_looped_forever():
