@@ -27,7 +27,7 @@ TYPICAL_CLASS = {
         "devices": [{
             "name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1,
             "attributes": {"productName": {"string": "NVIDIA L4"}, "cudaComputeCapability": {"version": "8.9.0"}},
-            "capacity": {"memory": "23034Mi"},
+            "capacity": {"memory": {"value": "23034Mi"}},
         }],
     },
 }

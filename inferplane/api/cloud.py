@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from inferplane.api.common import GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, KUBERNETES_VERSION, VULTR_VERSION, \
-    ApiModel, ObjectName
+    ApiModel, ObjectName, rule
 
 
 def block_name(source: str) -> str:
@@ -20,7 +20,7 @@ def block_name(source: str) -> str:
     return source.lower()
 
 
-def one_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) -> list[dict[str, str]]:
+def required_block_rules(discriminator: str, sources: tuple[str, ...], owner: str) -> list[dict[str, str]]:
     """The rule that the discriminator's block is set. Another source's block may be set too and is
     ignored, as Modelplane ignores it (one rule for all sources: every rule costs an evaluation)."""
     blocks = [(source, block_name(source)) for source in sources]
@@ -80,6 +80,32 @@ class VultrMachine(ApiModel):
 class CivoMachine(ApiModel):
     size: str = Field(min_length=1, description="Civo node size, e.g. g4p.kube.medium.")
     accelerator: Accelerator | None = None
+
+
+# ---- how a pool's nodes are placed and networked (InferenceCluster pools and cloud cluster pools)
+
+
+class CapacityBlock(ApiModel):
+    capacity_reservation_id: str = Field(
+        pattern=r"^cr-[0-9a-f]+$", min_length=4, max_length=64,
+        description="The Capacity Reservation of an EC2 Capacity Block for ML, e.g. cr-0123456789abcdef0; used on "
+                    "EKS, ignored elsewhere")
+
+
+class InfiniBand(ApiModel):
+    fabric: str = Field(min_length=1, max_length=63, description="The physical InfiniBand fabric, e.g. fabric-2.")
+
+
+class Fabric(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("!has(self.infiniband) || self.type == 'InfiniBand'",
+             "fabric.infiniband is only valid when fabric.type is InfiniBand: set type: InfiniBand or remove it",
+             field_path=".infiniband", reason="FieldValueForbidden")]})
+
+    type: Literal["None", "EFA", "InfiniBand"] = Field(
+        "None", description="None: the cloud's standard network. EFA: Elastic Fabric Adapters (EKS). InfiniBand: "
+                            "the pool's nodes on one InfiniBand fabric (Nebius, AKS).")
+    infiniband: InfiniBand | None = None
 
 
 # ---- where a cluster runs (InferenceCluster.spec.cluster, and the cloud cluster kinds)

@@ -12,7 +12,7 @@ from enum import StrEnum
 from pydantic import Field, create_model
 
 from inferplane import API_VERSION, INFRA_GROUP
-from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, SETTINGS_BLOCKS
+from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, SETTINGS_BLOCKS, CapacityBlock, Fabric
 from inferplane.api.common import ApiModel, Condition, PoolSize, Resource, Taint, list_map
 
 
@@ -28,6 +28,8 @@ class PoolRole(StrEnum):
 class CloudNodePoolBase(PoolSize):
     role: PoolRole = Field(description="System: the stack's own components. GPU / CPU: inference pools.")
     zones: list[str] = Field(default_factory=list)
+    capacity_block: CapacityBlock | None = None
+    fabric: Fabric | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
 

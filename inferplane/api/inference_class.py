@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.drivers import CPU, GPU_DRIVERS
-from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, Provider, block_fields, block_name, one_block_rules
+from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, Provider, block_fields, block_name, required_block_rules
 from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, \
     list_map, rule
 
@@ -106,7 +106,7 @@ def claimed_drivers(devices: Iterable[DeviceSpec]) -> list[str]:
 
 class _Provisioning(ApiModel):
     model_config = ConfigDict(json_schema_extra={
-        "x-kubernetes-validations": one_block_rules("provider", PROVIDERS, "provisioning")})
+        "x-kubernetes-validations": required_block_rules("provider", PROVIDERS, "provisioning")})
 
     def machine(self) -> Any:
         """The machine block of the provider."""

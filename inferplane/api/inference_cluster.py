@@ -7,14 +7,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, Source, block_fields, block_name, one_block_rules
+from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric, Source, block_fields, block_name, \
+    required_block_rules
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
 
 
 class _ClusterSettings(ApiModel):
     model_config = ConfigDict(json_schema_extra={
-        "x-kubernetes-validations": one_block_rules("source", SOURCES, "cluster")})
+        "x-kubernetes-validations": required_block_rules("source", SOURCES, "cluster")})
 
     def settings(self) -> Any:
         """The settings block of the source."""
@@ -28,29 +29,6 @@ ClusterSettings = create_model("ClusterSettings", __base__=_ClusterSettings, sou
 
 # Modelplane's limit: a pool name is part of composed names and of GKE node pool names (at most 40).
 POOL_NAME_MAX = 40
-
-
-class CapacityBlock(ApiModel):
-    capacity_reservation_id: str = Field(
-        pattern=r"^cr-[0-9a-f]+$", min_length=4, max_length=64,
-        description="The Capacity Reservation of an EC2 Capacity Block for ML, e.g. cr-0123456789abcdef0; used on "
-                    "EKS, ignored elsewhere")
-
-
-class InfiniBand(ApiModel):
-    fabric: str = Field(min_length=1, max_length=63, description="The physical InfiniBand fabric, e.g. fabric-2.")
-
-
-class Fabric(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
-        rule("!has(self.infiniband) || self.type == 'InfiniBand'",
-             "fabric.infiniband is only valid when fabric.type is InfiniBand: set type: InfiniBand or remove it",
-             field_path=".infiniband", reason="FieldValueForbidden")]})
-
-    type: Literal["None", "EFA", "InfiniBand"] = Field(
-        "None", description="None: the cloud's standard network. EFA: Elastic Fabric Adapters (EKS). InfiniBand: "
-                            "the pool's nodes on one InfiniBand fabric (Nebius, AKS).")
-    infiniband: InfiniBand | None = None
 
 
 class NodePool(PoolSize):

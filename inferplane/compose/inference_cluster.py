@@ -95,6 +95,10 @@ def node_pool(pool: NodePool, klass: InferenceClass, source: str) -> dict[str, A
         entry["maxNodeCount"] = high
     if pool.zones and source in ZONED_SOURCES:
         entry["zones"] = list(pool.zones)
+    # Passed on for the cloud to use (EKS: capacity blocks and EFA; Nebius and AKS: InfiniBand).
+    for field_, value in (("capacityBlock", pool.capacity_block), ("fabric", pool.fabric)):
+        if value is not None:
+            entry[field_] = value.model_dump(by_alias=True, exclude_none=True)
     return entry
 
 

@@ -305,3 +305,13 @@ def test_a_cloud_cluster_that_lost_a_name_says_so_on_the_inference_cluster():
                                                  [klass("nv", "EKS", [NVIDIA], True)], observed))
     ready = response.condition("ClusterReady")
     assert (ready.status, ready.reason, ready.message) == ("False", "ComposedResourceConflict", message)
+
+
+def test_capacity_blocks_and_fabrics_reach_the_cloud_pools():
+    composite = cluster("EKS", [("p5", "nv"), ("l4", "nv")])
+    composite["spec"]["nodePools"][0].update(capacityBlock={"capacityReservationId": "cr-0123456789abcdef0"},
+                                             fabric={"type": "EFA"})
+    response = compose_inference_cluster(request(composite, [klass("nv", "EKS", [NVIDIA], True)]))
+    _, p5, l4 = response.desired["cluster"].resource["spec"]["nodePools"]
+    assert (p5["capacityBlock"], p5["fabric"]) == ({"capacityReservationId": "cr-0123456789abcdef0"}, {"type": "EFA"})
+    assert "capacityBlock" not in l4 and "fabric" not in l4
