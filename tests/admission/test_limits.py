@@ -39,11 +39,12 @@ def with_selector(expression: str) -> str:
 
 
 CASES = {
-    "huge-exponent": (CPU_CLASS.replace('cpu: "4"', 'cpu: "1e1001"'),
-                      "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu: '1e1001' is not a supported "
+    "huge-exponent": (CPU_CLASS.replace('cpu: {value: "4"}', 'cpu: {value: "1e1001"}'),
+                      "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu.value: '1e1001' is not a "
+                      "supported "
                       "quantity: exponent beyond +/-1000: write it with a suffix, e.g. 80Gi or 500m"),
-    "negative-capacity": (EKS_CLASS.replace("memory: 23034Mi", "memory: -5Gi"),
-                          "InferenceClass/eks-l4: spec.devices[0].capacity.memory: must not be negative, got "
+    "negative-capacity": (EKS_CLASS.replace("memory: {value: 23034Mi}", "memory: {value: -5Gi}"),
+                          "InferenceClass/eks-l4: spec.devices[0].capacity.memory.value: must not be negative, got "
                           "'-5Gi': a device's capacity is what it offers"),
     "billion-laughs": (BILLION_LAUGHS,
                        ":1:1: the document, with its aliases expanded, is 2597.9 MiB as stored JSON, over the 1.5 "

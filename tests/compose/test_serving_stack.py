@@ -196,6 +196,7 @@ NAMES = {"release-cert-manager": "stack-1-cert-manager-4020aa6798b0",
          "release-kube-prometheus-stack": "stack-1-kube-prometheus-stack-837a083fafcc",
          "release-lws": "stack-1-lws-3442cea104fe",
          "release-dra-driver-nvidia-gpu": "stack-1-dra-driver-nvidia-gpu-6e9d784e98de",
+         "release-dcgm-exporter": "stack-1-dcgm-exporter-9146506a2d9d",
          "object-nvidia-critical-pods-quota": "stack-1-nvidia-critical-pods-quota-6d2832e77874"}
 
 

@@ -30,7 +30,7 @@ def test_a_cluster_whose_stack_is_invalid_is_not_ready_anywhere(monkeypatch):
     # A stack the composite cannot read (as an over-long kubeconfig Secret name once made it).
     import inferplane.compose.inference_cluster as composer
 
-    monkeypatch.setattr(composer, "connection_secret_name", lambda name: "x" * 64)
+    monkeypatch.setattr(composer, "connection_secret_name", lambda name: "x" * 254)
     runtime = Runtime(None)
     runtime.apply([EKS_RECIPE])
     cluster = runtime.get(CLUSTER)
@@ -84,7 +84,7 @@ def test_a_composed_resource_no_longer_desired_is_deleted_with_an_event(tmp_path
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
     runtime.apply([tmp_path / "cluster.yaml"])
     events = runtime.store.events(Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-l4"))
-    assert ("Normal", "DeletedComposed", "deleted NodeGroup/inferplane-system/eks-l4-spare: no longer desired") in [
+    assert ("Normal", "DeletedComposed", "deleted NodeGroup/inferplane-system/eks-l4-spare-ad99beee867a: no longer desired") in [
         (e["type"], e["reason"], e["message"]) for e in events]
 
 
@@ -116,10 +116,17 @@ def test_a_resource_controlled_by_another_composite_is_never_taken_over():
     shared = store.get(Key("", "ConfigMap", "default", "shared"))
     assert shared["data"] == {"by": "a"}  # the first composite (in key order) made it
     assert shared["metadata"]["ownerReferences"][0]["name"] == "a"
+    message = ("ConfigMap/default/shared is controlled by InferenceCluster a, so InferenceCluster b cannot apply it: "
+               "rename or delete one of the two")
     assert [(e["type"], e["reason"], e["message"], e["count"])
             for e in store.events(Key("inferplane.dev", "InferenceCluster", "", "b"))] == [
-        ("Warning", "ComposedResourceConflict",
-         "ConfigMap/default/shared is controlled by another composite: not applied", 1)]
+        ("Warning", "ComposedResourceConflict", message, 1)]
+    # The loser says so in its conditions, naming the owner; the winner is synced.
+    loser = store.get(Key("inferplane.dev", "InferenceCluster", "", "b"))
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in loser["status"]["conditions"]] == [
+        ("Ready", "False", "ComposedResourceConflict", message),
+        ("Synced", "False", "ComposedResourceConflict", message)]
+    assert condition(store.get(Key("inferplane.dev", "InferenceCluster", "", "a")), "Synced")["status"] == "True"
 
 
 def test_get_nodes_in_a_cluster_shows_each_nodes_pool(tmp_path):

@@ -135,32 +135,6 @@ def test_names_that_join_alike_never_collide(tmp_path):
         assert condition(cluster, "ClusterReady")["status"] == "True"
 
 
-def test_an_ownership_conflict_is_a_condition_on_the_loser():
-    from inferplane.compose.base import Desired, Response
-    from inferplane.engine.store import Store
-
-    store = Store(None)
-    for name in ("first", "second"):
-        store.put({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
-                   "spec": {}})
-
-    def both_want_one_name(request):
-        return Response(desired={"cm": Desired({"apiVersion": "v1", "kind": "ConfigMap",
-                                                "metadata": {"name": "shared", "namespace": "default"}})})
-
-    assert Reconciler(store, functions={"InferenceCluster": both_want_one_name}).run().converged
-    shared = store.get(Key("", "ConfigMap", "default", "shared"))
-    assert shared["metadata"]["ownerReferences"][0]["name"] == "first"
-    message = ("ConfigMap/default/shared is controlled by InferenceCluster first, so InferenceCluster second cannot "
-               "apply it: rename or delete one of the two")
-    loser = store.get(Key("inferplane.dev", "InferenceCluster", "", "second"))
-    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in loser["status"]["conditions"]] == [
-        ("Ready", "False", "ComposedResourceConflict", message),
-        ("Synced", "False", "ComposedResourceConflict", message)]
-    winner = store.get(Key("inferplane.dev", "InferenceCluster", "", "first"))
-    assert condition(winner, "Synced")["status"] == "True"
-
-
 def test_a_function_that_never_settles_is_reported_not_looped_forever():
     from inferplane.compose.base import Desired, Response
     from inferplane.engine.store import Store
