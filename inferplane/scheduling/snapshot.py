@@ -187,5 +187,5 @@ def pool_class(klass: InferenceClass) -> PoolClass:
         devices.append(ClassDevice(
             name=device.name, driver=device.driver, count=device.count, claim=device.claim,
             device_class_name=device.device_class_name or "", attributes=attributes,
-            capacity=dict(device.capacity)))
+            capacity={key: str(capacity.value) for key, capacity in device.capacity.items()}))
     return PoolClass(name=klass.metadata.name, devices=tuple(devices))

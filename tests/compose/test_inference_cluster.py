@@ -285,7 +285,7 @@ def test_a_cluster_without_pools_gets_its_system_pool_and_stack():
 def test_an_existing_clusters_identity_reaches_its_stack_with_modelplanes_defaults():
     composite = cluster("Existing", [("gpus", "nv")])
     composite["spec"]["cluster"]["existing"] = {"secretRef": {"name": "byo-kubeconfig"},
-                                                "identitySecretRef": {"name": "byo-sa-key"}}
+                                                "identitySecretRef": {"name": "byo-sa-key"}, "kubernetesVersion": "1.36"}
     response = compose_inference_cluster(request(composite, [klass("nv", "Existing", [NVIDIA], True)]))
     spec = response.desired["serving-stack"].resource["spec"]
     assert spec["kubeconfigSecretRef"] == {"name": "byo-kubeconfig", "namespace": "inferplane-system",

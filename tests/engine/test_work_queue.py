@@ -53,7 +53,7 @@ def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
     assert report.simulations == 1
     changed = {k for k, v in versions(runtime).items() if before.get(k) != v}
     assert changed == {"InferenceCluster/gke-0001", "GKECluster/gke-0001",
-                       "NodePool/inferplane-system/gke-0001-gpu-a"}
+                       "NodePool/inferplane-system/gke-0001-gpu-a-5865538304a2"}
     nodes = [o["metadata"]["name"] for o in runtime.store.cluster_objects("gke-0001")["gke-0001"]
              if o["kind"] == "Node" and "-gpu-a-" in o["metadata"]["name"]]
     assert nodes == ["gke-0001-gpu-a-0", "gke-0001-gpu-a-1", "gke-0001-gpu-a-2"]
@@ -68,7 +68,7 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
     simulated = runtime.store.cluster_objects()
     assert gpu_memory(runtime, "eks-0000") == ["24Gi"]
 
-    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0]["capacity"].update(memory="48Gi"))
+    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0]["capacity"].update(memory={"value": "48Gi"}))
     result = runtime.apply([fleet])
     assert [(str(k), verb) for k, verb in result.applied if verb != "unchanged"] == [
         ("InferenceClass/eks-nvidia", "configured")]
