@@ -111,8 +111,8 @@ def test_label_selectors(fleet):
                "(cert-manager)", state=fleet).stderr == "No resources found.\n"
     found = run("get", "releases", "-A", "-o", "name", "-l",
                 "inferplane.dev/component in (cert-manager,dcgm-exporter)", state=fleet).stdout.split()
-    assert found == ["release.helm.m.crossplane.io/eks-l4-cert-manager",
-                     "release.helm.m.crossplane.io/eks-l4-dcgm-exporter"]
+    assert found == ["release.helm.m.crossplane.io/eks-l4-cert-manager-29642d4bb390",
+                     "release.helm.m.crossplane.io/eks-l4-dcgm-exporter-0e7e158c9bf1"]
     assert run("get", "releases", "-A", "-l", "!inferplane.dev/component", state=fleet).stderr == \
         "No resources found.\n"
     assert "is not a label requirement" in run("get", "releases", "-l", "a b c", state=fleet, code=2).stderr
@@ -135,7 +135,7 @@ def test_apply_and_delete_print_kind_group_name(tmp_path):
 
 def test_api_resources_version_and_completion():
     rows = {line.split()[0]: line.split() for line in run("api-resources").stdout.splitlines()[1:]}
-    assert rows["inferenceclusters"] == ["inferenceclusters", "icluster", "inferplane.dev/v1alpha1", "false",
+    assert rows["inferenceclusters"] == ["inferenceclusters", "icluster,ic", "inferplane.dev/v1alpha1", "false",
                                          "InferenceCluster"]
     assert rows["modeldeployments"] == ["modeldeployments", "md", "inferplane.dev/v1alpha1", "true",
                                         "ModelDeployment"]
@@ -250,7 +250,7 @@ def test_dry_run_stores_nothing_and_diff_shows_each_change(tmp_path):
     state = tmp_path / "state"
     dry = run("apply", "-f", EKS_RECIPE, "--dry-run", state=state).stdout.splitlines()
     assert "inferencecluster.inferplane.dev/eks-l4 created (dry run)" in dry
-    assert "release.helm.m.crossplane.io/eks-l4-dra-driver-nvidia-gpu created (dry run)" in dry
+    assert "release.helm.m.crossplane.io/eks-l4-dra-driver-nvidia-gpu-a59706f0ea78 created (dry run)" in dry
     assert not (state / "store.db").exists()
     run("apply", "-f", EKS_RECIPE, state=state)
     assert run("diff", "-f", EKS_RECIPE, state=state).stdout == ""
@@ -260,13 +260,13 @@ def test_dry_run_stores_nothing_and_diff_shows_each_change(tmp_path):
     diff = run("diff", "-f", tmp_path / "cluster.yaml", state=state, code=1).stdout
     assert "--- live/inferencecluster.inferplane.dev/eks-l4\n+++ applied/inferencecluster.inferplane.dev/eks-l4\n" \
         in diff
-    assert "--- live/nodegroup.eks.aws.m.upbound.io/eks-l4-l4\n" in diff
+    assert "--- live/nodegroup.eks.aws.m.upbound.io/eks-l4-l4-c76b1331bc1b\n" in diff
     assert "-    nodeCount: 2\n+    nodeCount: 3\n" in diff
     before = run("get", "icluster", "eks-l4", "-o", "json", state=state).stdout
     assert run("apply", "-f", tmp_path / "cluster.yaml", "--dry-run", state=state).stdout.splitlines() == [
         "ekscluster.infrastructure.inferplane.dev/eks-l4 configured (dry run)",
         "inferencecluster.inferplane.dev/eks-l4 configured (dry run)",
-        "nodegroup.eks.aws.m.upbound.io/eks-l4-l4 configured (dry run)"]
+        "nodegroup.eks.aws.m.upbound.io/eks-l4-l4-c76b1331bc1b configured (dry run)"]
     assert run("get", "icluster", "eks-l4", "-o", "json", state=state).stdout == before
 
 
@@ -312,9 +312,9 @@ def write(path: Path, text: str) -> Path:
 
 def test_bad_values_are_quoted_whole_and_a_numeric_name_is_not_missing(tmp_path):
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0]["capacity"]["memory"] = "24 GB"
+    klass["spec"]["devices"][0]["capacity"]["memory"] = {"value": "24 GB"}
     bad = run("validate", "-f", write(tmp_path / "class.yaml", yaml.safe_dump(klass)), code=1).stderr
-    assert "spec.devices[0].capacity.memory: must be a Kubernetes quantity" in bad and "got '24 GB'" in bad
+    assert "spec.devices[0].capacity.memory.value: must be a Kubernetes quantity" in bad and "got '24 GB'" in bad
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
     klass["metadata"]["name"] = 5
     numeric = run("validate", "-f", write(tmp_path / "numeric.yaml", yaml.safe_dump(klass)), code=1).stderr
