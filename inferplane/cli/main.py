@@ -397,13 +397,27 @@ def delete(kind: str, name: str, namespace: str | None, state: Path | None, time
 
 
 @cli.command()
+@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the fleet as one self-contained HTML page to FILE instead of printing the table.")
 @STATE_OPTION
-def fleet(state: Path | None) -> None:
+def fleet(html_file: Path | None, state: Path | None) -> None:
     """One table: what runs on each cluster (cloud, readiness, drivers, pools, device stacks) and what is wanted."""
     from inferplane.cli.views import fleet_table
 
     with opened(state, create=False) as runtime:
-        click.echo(fleet_table(runtime.list()))
+        objects = runtime.list()
+        if html_file is None:
+            click.echo(fleet_table(objects))
+            return
+        from inferplane.cli.fleet_page import fleet_page
+
+        page = fleet_page(objects, runtime.store.cluster_objects())
+    try:
+        html_file.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the fleet page to {html_file}: {exc.strerror}: pass --html "
+                                   "with a path in a folder you can write to") from None
+    click.echo(f"wrote {html_file}: open it in a browser (it needs no network)")
 
 
 @cli.command("api-resources")

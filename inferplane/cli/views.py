@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from inferplane.accelerators import CLOUDS
 from inferplane.accelerators.catalog import cloud_stack
@@ -267,9 +267,22 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
     return "False", held.get("reason", "")
 
 
-def fleet_table(objects: list[Resource]) -> str:
-    """One row per InferenceCluster: what runs (readiness, drivers its stack serves, pools, installed
-    device stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
+class FleetRow(NamedTuple):
+    """One InferenceCluster as the fleet table and the fleet page show it."""
+
+    cluster: str
+    cloud: str
+    ready: str
+    reason: str
+    drivers: list[str]
+    pools: list[str]
+    device_stacks: list[str]
+    wanted_drivers: list[str]
+
+
+def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
+    """Per InferenceCluster: what runs (readiness, drivers its stack serves, pools, installed device
+    stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
     stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ServingStack"}
     tagged = {c.key for stack in CLOUDS.values() for c in stack.components if c.dra_drivers}
     rows = []
@@ -286,8 +299,14 @@ def fleet_table(objects: list[Resource]) -> str:
             pools.append(f"{pool['name']}({pool['role']}:{devices or 'none'})")
         installed = [c for c in (stack.get("status") or {}).get("components", []) if c in tagged]
         wanted = [d for d in status.get("draDrivers", []) if d not in running]
-        rows.append((name, cluster["spec"]["cluster"]["source"], ready_status, reason, ",".join(running) or "none",
-                     " ".join(pools), ",".join(installed) or "none", ",".join(wanted)))
+        rows.append(FleetRow(name, cluster["spec"]["cluster"]["source"], ready_status, reason, running, pools,
+                             installed, wanted))
+    return rows
+
+
+def fleet_table(objects: list[Resource]) -> str:
+    rows = [(r.cluster, r.cloud, r.ready, r.reason, ",".join(r.drivers) or "none", " ".join(r.pools),
+             ",".join(r.device_stacks) or "none", ",".join(r.wanted_drivers)) for r in fleet_rows(objects)]
     return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
                  rows)
 
