@@ -10,8 +10,6 @@ from collections import defaultdict
 from html import escape
 from typing import Any, Iterable
 
-from pydantic import ValidationError
-
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
@@ -65,18 +63,17 @@ def _items(values: Iterable[str]) -> str:
 def _planned_pools(cluster: Resource, classes: dict[str, Resource]) -> list[dict[str, Any]]:
     """The pools of a cluster whose status lists none yet (the gate refused it before provisioning, or
     it waits for a class): their role, devices and taints as they would be provisioned."""
-    try:
-        spec = InferenceCluster.model_validate(cluster).spec
-    except ValidationError:
-        return [{"name": p.get("name", "?"), "className": p.get("className")} for p in cluster["spec"]["nodePools"]]
     planned = []
-    for pool in spec.node_pools:
+    for pool in InferenceCluster.model_validate(cluster).spec.node_pools:
         entry: dict[str, Any] = {"name": pool.name, "className": pool.class_name, "nodeCount": pool.node_count}
         if pool.class_name in classes:
             klass = InferenceClass.model_validate(classes[pool.class_name])
-            entry.update(role=node_pool(pool, klass)["role"], taints=node_pool(pool, klass)["taints"],
+            shape = node_pool(pool, klass)
+            entry.update(role=shape["role"], taints=shape["taints"],
                          devices=[{"name": d.name, "driver": d.driver, "count": d.count, "claim": d.claim}
                                   for d in klass.spec.devices])
+        else:
+            entry["classMissing"] = True
         planned.append(entry)
     return planned
 
@@ -91,7 +88,7 @@ def _pool_box(cluster: str, pool: dict[str, Any], nodes: list[Resource], replica
     klass = escape(str(pool.get("className")))
     return (f'<div class="pool{"" if nodes else " idle"}" data-pool="{escape(cluster)}/{escape(pool["name"])}">'
             f'<h4>{escape(pool["name"])} <span class="role role-{role}">{role}</span></h4><dl>'
-            f"<dt>class</dt><dd>{klass if 'role' in pool else klass + ' (not found)'}</dd>"
+            f"<dt>class</dt><dd>{klass}{' (not found)' if pool.get('classMissing') else ''}</dd>"
             f"<dt>devices</dt><dd>{_items(devices)}</dd>"
             f"<dt>taint</dt><dd>{_items(taints)}</dd>"
             f"<dt>nodes</dt><dd>{escape(count)}</dd>"

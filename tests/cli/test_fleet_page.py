@@ -1,17 +1,17 @@
 """`inferplane fleet --html`: the page, loaded in a real headless Chromium (Debian's, installed by
 `scripts/setup test`), shows every cluster and pool of every recipe, and escapes what users wrote."""
 
-import os
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from inferplane.cli.fleet_page import fleet_page
+from inferplane.cli.main import cli
 from inferplane.engine.runtime import Runtime
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,12 +19,11 @@ RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def inferplane(*args, state, check=True):
-    run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", *map(str, args)], capture_output=True,
-                         text=True, env={**os.environ, "INFERPLANE_STATE": str(state)}, cwd=REPO)
-    assert "Traceback" not in run.stderr, run.stderr
-    assert run.returncode == 0 or not check, run.stderr
-    return run
+def inferplane(*args, state, code=0):
+    result = CliRunner().invoke(cli, [*map(str, args), "--state", str(state)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result
 
 
 class Marked(HTMLParser):
@@ -60,19 +59,18 @@ class Marked(HTMLParser):
 
 
 def chromium_dom(page: Path, tmp_path: Path) -> Marked:
-    """Load the page in headless Chromium, save its screenshot next to it, parse the rendered DOM."""
+    """Load the page in headless Chromium once: save its screenshot next to it, parse the rendered DOM."""
     chromium = shutil.which("chromium")
     assert chromium, "chromium is missing: `bash scripts/setup test` installs Debian's chromium package"
-    common = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              f"--user-data-dir={tmp_path / 'profile'}"]
-    dumped = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert dumped.returncode == 0, dumped.stderr
-    shot = tmp_path / f"{page.stem}.png"
-    subprocess.run([*common, f"--screenshot={shot}", "--window-size=1400,1800", page.as_uri()],
-                   capture_output=True, timeout=120, check=True)
+    shot = page.with_suffix(".png")
+    loaded = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1800",
+                             f"--screenshot={shot}", "--dump-dom", page.as_uri()],
+                            capture_output=True, text=True, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
     assert shot.read_bytes()[:8] == PNG_SIGNATURE
     parsed = Marked()
-    parsed.feed(dumped.stdout)
+    parsed.feed(loaded.stdout)
     return parsed
 
 
@@ -98,12 +96,24 @@ def declared_pools(folder: Path) -> dict[str, list[str]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def recipe_pages(tmp_path_factory):
+    """Each recipe's page, loaded in Chromium once for every test that reads it."""
+    folder = tmp_path_factory.mktemp("recipe-pages")
+    loaded: dict[str, tuple[Path, Marked]] = {}
+
+    def load(recipe: Path) -> tuple[Path, Marked]:
+        if recipe.name not in loaded:
+            page = folder / f"{recipe.name}.html"
+            page.write_text(fleet_page(*rendered(recipe)))
+            loaded[recipe.name] = page, chromium_dom(page, folder)
+        return loaded[recipe.name]
+    return load
+
+
 @pytest.mark.parametrize("recipe", RECIPES, ids=[r.name for r in RECIPES])
-def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, tmp_path):
-    objects, simulated = rendered(recipe)
-    page = tmp_path / f"{recipe.name}.html"
-    page.write_text(fleet_page(objects, simulated))
-    dom = chromium_dom(page, tmp_path)
+def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, recipe_pages):
+    page, dom = recipe_pages(recipe)
 
     declared = declared_pools(recipe)
     assert declared, f"{recipe.name} declares no InferenceCluster"
@@ -114,11 +124,8 @@ def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, tmp_path)
     assert "url(" not in page.read_text() and "@import" not in page.read_text()
 
 
-def test_the_mixed_fleet_page_says_what_runs_where_and_what_the_gate_refused(tmp_path):
-    objects, simulated = rendered(REPO / "recipes" / "mixed-fleet")
-    page = tmp_path / "mixed-fleet.html"
-    page.write_text(fleet_page(objects, simulated))
-    dom = chromium_dom(page, tmp_path)
+def test_the_mixed_fleet_page_says_what_runs_where_and_what_the_gate_refused(recipe_pages):
+    _, dom = recipe_pages(REPO / "recipes" / "mixed-fleet")
 
     assert list(dom.text["data-cloud"]) == ["Civo", "EKS", "Existing", "GKE", "Nebius"]
     words = {key: " ".join(text.split()) for key, text in dom.text["data-pool"].items()}
@@ -143,6 +150,23 @@ def test_the_mixed_fleet_page_says_what_runs_where_and_what_the_gate_refused(tmp
     assert words["eks-amd/mi300x"] == ("mi300x GPU class eks-amd-mi300x devices 8x gpu.amd.com (gpu, DRA) "
                                        "taint amd.com/gpu=true:NoSchedule nodes 0 running of 1 wanted (not provisioned) "
                                        "replicas none")
+
+
+def test_a_pool_whose_class_is_missing_says_so(tmp_path):
+    folder = tmp_path / "cluster-only"
+    folder.mkdir()
+    shutil.copy(REPO / "recipes" / "qwen2.5-0.5b-cpu" / "cluster.yaml", folder)
+    objects, simulated = rendered(folder)
+    page = tmp_path / "cluster-only.html"
+    page.write_text(fleet_page(objects, simulated))
+    dom = chromium_dom(page, tmp_path)
+
+    (_, text), = dom.text["data-cluster"].items()
+    assert "Ready False · WaitingForClasses" in " ".join(text.split())
+    (pool, words), = dom.text["data-pool"].items()
+    assert pool == "civo-cpu/cpu"
+    assert " ".join(words.split()) == ("cpu unknown class civo-cpu-medium (not found) devices none taint none "
+                                       "nodes 0 running of 2 wanted (not provisioned) replicas none")
 
 
 def test_replicas_show_on_their_pool_and_user_text_is_escaped(tmp_path):
@@ -171,11 +195,10 @@ def test_fleet_html_writes_the_page_from_a_state(tmp_path):
     run = inferplane("fleet", "--html", out, state=state)
     assert run.stdout == f"wrote {out}: open it in a browser (it needs no network)\n"
     text = out.read_text()
-    assert text.startswith("<!DOCTYPE html>") and 'data-cluster="' in text
+    assert text.startswith("<!DOCTYPE html>") and 'data-cluster="civo-cpu"' in text and 'data-pool="civo-cpu/cpu"' in text
 
-    refused = inferplane("fleet", "--html", tmp_path / "missing" / "fleet.html", state=state, check=False)
-    assert refused.returncode == 1
+    refused = inferplane("fleet", "--html", tmp_path / "missing" / "fleet.html", state=state, code=1)
     assert refused.stderr.startswith(f"Error: cannot write the fleet page to {tmp_path / 'missing' / 'fleet.html'}: "
                                      "No such file or directory: pass --html")
-    no_state = inferplane("fleet", "--html", out, state=tmp_path / "empty", check=False)
-    assert no_state.returncode == 1 and "no inferplane state in" in no_state.stderr
+    no_state = inferplane("fleet", "--html", out, state=tmp_path / "empty", code=1)
+    assert "no inferplane state in" in no_state.stderr
