@@ -55,6 +55,10 @@ def replicas_by_pool(objects: Iterable[Resource]) -> dict[tuple[str, str], list[
     return placed
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _items(values: Iterable[str]) -> str:
     listed = "".join(f"<li>{escape(v)}</li>" for v in values)
     return f"<ul>{listed}</ul>" if listed else '<span class="none">none</span>'
@@ -139,5 +143,5 @@ def fleet_page(objects: list[Resource], cluster_objects: dict[str, list[Resource
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<title>inferplane fleet</title>"
             f"<style>{_STYLE}</style></head><body><h1>inferplane fleet</h1>"
-            f'<p class="summary">{len(rows)} clusters on {len(by_cloud)} clouds, {ready} ready</p>'
+            f'<p class="summary">{_count(len(rows), "cluster")} on {_count(len(by_cloud), "cloud")}, {ready} ready</p>'
             f"{body}</body></html>\n")

@@ -125,9 +125,10 @@ def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, recipe_pa
 
 
 def test_the_mixed_fleet_page_says_what_runs_where_and_what_the_gate_refused(recipe_pages):
-    _, dom = recipe_pages(REPO / "recipes" / "mixed-fleet")
+    page, dom = recipe_pages(REPO / "recipes" / "mixed-fleet")
 
     assert list(dom.text["data-cloud"]) == ["Civo", "EKS", "Existing", "GKE", "Nebius"]
+    assert "6 clusters on 5 clouds, 5 ready" in page.read_text()
     words = {key: " ".join(text.split()) for key, text in dom.text["data-pool"].items()}
     clusters = {key: " ".join(text.split()) for key, text in dom.text["data-cluster"].items()}
 
@@ -195,6 +196,7 @@ def test_fleet_html_writes_the_page_from_a_state(tmp_path):
     run = inferplane("fleet", "--html", out, state=state)
     assert run.stdout == f"wrote {out}: open it in a browser (it needs no network)\n"
     text = out.read_text()
+    assert "1 cluster on 1 cloud, 1 ready" in text
     assert text.startswith("<!DOCTYPE html>") and 'data-cluster="civo-cpu"' in text and 'data-pool="civo-cpu/cpu"' in text
 
     refused = inferplane("fleet", "--html", tmp_path / "missing" / "fleet.html", state=state, code=1)
