@@ -68,11 +68,12 @@ def _planned_pools(cluster: Resource, classes: dict[str, Resource]) -> list[dict
     """The pools of a cluster whose status lists none yet (the gate refused it before provisioning, or
     it waits for a class): their role, devices and taints as they would be provisioned."""
     planned = []
-    for pool in InferenceCluster.model_validate(cluster).spec.node_pools:
+    spec = InferenceCluster.model_validate(cluster).spec
+    for pool in spec.node_pools:
         entry: dict[str, Any] = {"name": pool.name, "className": pool.class_name, "nodeCount": pool.node_count}
         if pool.class_name in classes:
             klass = InferenceClass.model_validate(classes[pool.class_name])
-            shape = node_pool(pool, klass)
+            shape = node_pool(pool, klass, spec.cluster.source)
             entry.update(role=shape["role"], taints=shape["taints"],
                          devices=[{"name": d.name, "driver": d.driver, "count": d.count, "claim": d.claim}
                                   for d in klass.spec.devices])
