@@ -155,3 +155,45 @@ def test_server_set_metadata_is_not_stored_as_written(tmp_path):
     assert "deletionTimestamp" not in stored["metadata"]
     assert stored["metadata"]["uid"] != "forged"
     assert stored["metadata"]["generation"] == 1
+
+
+def test_nesting_is_refused_past_the_limit_whichever_loader_reads_the_file(tmp_path):
+    """libyaml reads plain files, the bounded loader everything near a limit: the boundary is the same."""
+    for levels in range(95, 103):  # the root mapping, then `levels` nested lists
+        path = tmp_path / f"deep-{levels}.yaml"
+        path.write_text("a: " + "[" * levels + "]" * levels + "\n")
+        manifests, errors = load([path])
+        if levels + 1 <= 100:
+            assert errors == [] and len(manifests) == 1, levels
+        else:
+            assert [str(e) for e in errors] == [
+                f"{path}:1:{4 + 100 - 1}: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON "
+                "decoder stops at 10,000): flatten the structure"], levels
+
+
+def test_libyaml_never_reads_a_file_with_aliases_or_deep_nesting(tmp_path, monkeypatch):
+    from inferplane.admission import manifests as module
+
+    read_by_libyaml = []
+    monkeypatch.setattr(module.FastManifestLoader, "construct_document",
+                        lambda self, node: read_by_libyaml.append(str(node.start_mark)))
+    for name, text in (("bomb", BILLION_LAUGHS), ("recursive", "a: &a [*a]\n"),
+                       ("deep", "a: " + "[" * 10000 + "]" * 10000 + "\n")):
+        (tmp_path / f"{name}.yaml").write_text(text)
+    _, errors = load([tmp_path])
+    assert read_by_libyaml == []
+    assert [str(e).split(": ", 1)[1][:40] for e in errors] == [
+        "the document, with its aliases expanded,", "nested more than 100 levels deep (inferp",
+        "an alias refers to a node that contains "]
+    # A harmless alias is still expanded, by the bounded loader.
+    (tmp_path / "anchors.yaml").write_text("x: &a {b: 1}\ny: *a\n")
+    (manifest,), errors = load([tmp_path / "anchors.yaml"])
+    assert manifest.body == {"x": {"b": 1}, "y": {"b": 1}} and errors == []
+
+
+@pytest.mark.parametrize("path", sorted(RECIPES.rglob("*.yaml")), ids=lambda p: str(p.relative_to(RECIPES)))
+def test_libyaml_reads_every_recipe_as_the_bounded_loader_does(path):
+    from inferplane.admission.manifests import ManifestLoader, parse
+
+    text = path.read_text()
+    assert parse(text) == list(yaml.load_all(text, Loader=ManifestLoader))
