@@ -12,7 +12,8 @@ import time
 
 from inferplane.admission.manifests import Manifest
 from inferplane import cel
-from inferplane.admission.structural import apply_defaults, json_copy
+from inferplane.admission.structural import apply_defaults
+from inferplane.api.json_data import json_copy
 from inferplane.admission.validate import admit, kind_admission
 from inferplane.api.inference_class import InferenceClass
 

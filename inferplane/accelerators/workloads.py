@@ -19,7 +19,6 @@ where they could be checked; the few that could not are marked *unconfirmed* whe
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping
@@ -40,6 +39,7 @@ from inferplane.accelerators.catalog import (
     PROMETHEUS,
 )
 from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.api.json_data import json_copy
 
 Values = dict[str, Any]
 # A component's rendered body: Helm values for a release, the manifest for an object.
@@ -81,7 +81,7 @@ class Workload:
         if self.node_selector:
             spec["nodeSelector"] = dict(self.node_selector)
         if self.affinity:
-            spec["affinity"] = copy.deepcopy(dict(self.affinity))
+            spec["affinity"] = json_copy(dict(self.affinity))
         if self.tolerations:
             spec["tolerations"] = [dict(t) for t in self.tolerations]
         container: dict[str, Any] = {"name": self.container}
@@ -115,14 +115,14 @@ def workloads(component: str, rendered: Rendered, installed: Installed | None = 
 def helm_merge(defaults: Mapping[str, Any], values: Mapping[str, Any]) -> Values:
     """Our values over a chart's defaults, as Helm coalesces them: maps merge key by key, anything
     else (lists included) replaces the default, and null deletes the key."""
-    out: Values = copy.deepcopy(dict(defaults))
+    out: Values = json_copy(dict(defaults))
     for key, value in values.items():
         if value is None:
             out.pop(key, None)
         elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = helm_merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = json_copy(value)
     return out
 
 

@@ -15,7 +15,8 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
-from inferplane.admission.structural import Plan, apply_defaults, json_copy, plan_for, rule_failures
+from inferplane.admission.structural import Plan, apply_defaults, plan_for, rule_failures
+from inferplane.api.json_data import json_copy
 
 # Keys that carry meaning for the API server but none for JSON Schema validation.
 _DROPPED = {"description", "x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",

@@ -19,13 +19,14 @@ from pydantic import ValidationError
 from inferplane import cel
 from inferplane.admission.limits import shape_problems, size_problem, stored_size
 from inferplane.admission.manifests import Manifest
-from inferplane.admission.structural import apply_defaults, first_line, join_path, json_copy, plan_for, \
+from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane import API_GROUP
 from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, \
     KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
+from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
 from inferplane.clouds.base import connection_secret_name
 

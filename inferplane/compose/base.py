@@ -7,11 +7,12 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+
+from inferplane.api.json_data import json_copy
 
 Resource = dict[str, Any]
 
@@ -125,8 +126,8 @@ class Composer:
         deleted. A function that cannot compose does this, so that garbage collection keeps what runs."""
         for key, observed in sorted(self.request.observed.items()):
             metadata = observed.get("metadata") or {}
-            kept = {k: copy.deepcopy(observed[k]) for k in KEPT_FIELDS if k in observed}
-            kept["metadata"] = {k: copy.deepcopy(metadata[k]) for k in KEPT_METADATA if k in metadata}
+            kept = {k: json_copy(observed[k]) for k in KEPT_FIELDS if k in observed}
+            kept["metadata"] = {k: json_copy(metadata[k]) for k in KEPT_METADATA if k in metadata}
             self.response.desired[key] = Desired(kept, ready=is_ready(observed))
 
     def condition(self, type_: str, status: str, reason: str, message: str) -> None:

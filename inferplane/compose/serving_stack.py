@@ -12,7 +12,6 @@ Conditions this function sets:
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from inferplane.accelerators.catalog import COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
+from inferplane.api.json_data import json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, \
     composed_name
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
@@ -114,7 +114,7 @@ class ServingStackComposer(Composer):
         for key, api_version in (("provider-config-helm", PROVIDER_CONFIG_API_VERSIONS["helm"]),
                                  ("provider-config-kubernetes", PROVIDER_CONFIG_API_VERSIONS["kubernetes"])):
             config = {"apiVersion": api_version, "kind": PROVIDER_CONFIG_KIND,
-                      "metadata": {"name": self.spec.cluster_name}, "spec": copy.deepcopy(spec)}
+                      "metadata": {"name": self.spec.cluster_name}, "spec": json_copy(spec)}
             # A ProviderConfig reports no Ready condition: it is usable as soon as it exists.
             self.response.desired[key] = Desired(config, ready=True)
 
@@ -143,7 +143,7 @@ class ServingStackComposer(Composer):
             "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
             "namespace": component.namespace,
             # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers.
-            "values": copy.deepcopy(component.values(self.spec)),
+            "values": json_copy(component.values(self.spec)),
         })
         release["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: component.key}
         return release
@@ -151,7 +151,7 @@ class ServingStackComposer(Composer):
     def object(self, component: Component) -> Resource:
         assert component.manifest is not None
         return self.managed(component, OBJECT_API_VERSION, "Object",
-                            {"manifest": copy.deepcopy(component.manifest(self.spec))})
+                            {"manifest": json_copy(component.manifest(self.spec))})
 
     def managed(self, component: Component, api_version: str, kind: str, for_provider: dict[str, Any]) -> Resource:
         """A namespaced Crossplane managed resource aimed at the stack's cluster."""

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import orjson
 
 from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, cloud_stack
-from inferplane.admission.structural import json_copy
+from inferplane.api.json_data import json_copy
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.inference_class import InferenceClass

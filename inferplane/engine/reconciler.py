@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inferplane.admission.structural import json_copy
+from inferplane.api.json_data import json_copy
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import CONFLICT, Request, Response, is_ready

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
 from inferplane.accelerators.workloads import Workload, workloads
-from inferplane.admission.structural import json_copy
+from inferplane.api.json_data import json_copy
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
@@ -32,6 +32,7 @@ from inferplane.engine.simulation_slices import resource_slice
 from inferplane.scheduling.predicates import (
     NodeAffinity,
     NodeInfo,
+    NodeResourcesFit,
     NodeSelector,
     TaintToleration,
     filter_nodes,
@@ -68,6 +69,8 @@ DAEMONSET_TOLERATIONS = tuple(
 # What the DaemonSet controller checks before it creates a pod for a node: selector, affinity and
 # taints, but not resources (the scheduler then binds the pod, or leaves it Pending).
 DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
+# What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest there.
+PINNED_PREDICATES = (NodeResourcesFit(),)
 
 KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "Pod": 4, "ResourceSlice": 5}
 
@@ -186,10 +189,11 @@ class ClusterSimulation:
     def schedule(self, workload: Workload, name: str, spec: Resource, pinned: NodeInfo | None = None) -> bool:
         """Bind one pod to the best feasible node, or leave it Pending; True when it runs.
 
-        A pod `pinned` to a node by its affinity can only run there: when that node fits, the other
-        nodes need not be filtered (they would all be rejected); when it does not, they are, so that the
-        Pending message counts every node's reasons as the scheduler's does."""
-        feasible, rejected = filter_nodes(spec, [pinned]) if pinned is not None else ([], {})
+        A DaemonSet pod `pinned` to a node by its affinity can only run there, and the DaemonSet
+        controller already found that node passes the other predicates: only the resource fit is
+        checked there. When it does not fit, every node is filtered, so that the Pending message counts
+        every node's reasons as the scheduler's does."""
+        feasible, rejected = filter_nodes(spec, [pinned], PINNED_PREDICATES) if pinned is not None else ([], {})
         if not feasible:
             feasible, rejected = filter_nodes(spec, self.nodes)
         chosen = None
