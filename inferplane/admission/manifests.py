@@ -105,9 +105,20 @@ _OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
+# Every collection opens with one of these: a flow one with its bracket, a block mapping's entries
+# with `:` or `?`, a block sequence's with `-`. Each occurrence opens at most one collection.
+_COLLECTION_INDICATORS = "[{:?-"
+
+
 def _plainly_bounded(text: str) -> bool:
     """True when the text has no alias and no collection nested MAX_DEPTH - 1 deep (a scalar inside
-    is one level more), read from libyaml's event stream, which keeps no tree and does not recurse."""
+    is one level more).
+
+    Counting indicator characters bounds the nesting from above in microseconds, which settles a
+    manifest of a few dozen lines; longer texts are read through libyaml's event stream, which keeps
+    no tree and does not recurse."""
+    if "*" not in text and sum(text.count(c) for c in _COLLECTION_INDICATORS) < MAX_DEPTH - 1:
+        return True
     depth = 0
     try:
         for event in yaml.parse(text, Loader=yaml.CSafeLoader):

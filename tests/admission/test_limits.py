@@ -169,6 +169,16 @@ def test_nesting_is_refused_past_the_limit_whichever_loader_reads_the_file(tmp_p
             assert [str(e) for e in errors] == [
                 f"{path}:1:{4 + 100 - 1}: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON "
                 "decoder stops at 10,000): flatten the structure"], levels
+    for levels in range(96, 102):  # block style: `levels` nested mappings, then a scalar
+        path = tmp_path / f"block-{levels}.yaml"
+        path.write_text("".join(f"{'  ' * i}k{i}:\n" for i in range(levels)) + "  " * levels + "x\n")
+        manifests, errors = load([path])
+        if levels + 1 <= 100:
+            assert errors == [] and len(manifests) == 1, levels
+        else:
+            assert [str(e) for e in errors] == [
+                f"{path}:100:199: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON "
+                "decoder stops at 10,000): flatten the structure"], levels
 
 
 def test_libyaml_never_reads_a_file_with_aliases_or_deep_nesting(tmp_path, monkeypatch):
