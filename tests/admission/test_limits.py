@@ -157,28 +157,25 @@ def test_server_set_metadata_is_not_stored_as_written(tmp_path):
     assert stored["metadata"]["generation"] == 1
 
 
-def test_nesting_is_refused_past_the_limit_whichever_loader_reads_the_file(tmp_path):
-    """libyaml reads plain files, the bounded loader everything near a limit: the boundary is the same."""
-    for levels in range(95, 103):  # the root mapping, then `levels` nested lists
-        path = tmp_path / f"deep-{levels}.yaml"
-        path.write_text("a: " + "[" * levels + "]" * levels + "\n")
-        manifests, errors = load([path])
-        if levels + 1 <= 100:
-            assert errors == [] and len(manifests) == 1, levels
-        else:
-            assert [str(e) for e in errors] == [
-                f"{path}:1:{4 + 100 - 1}: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON "
-                "decoder stops at 10,000): flatten the structure"], levels
-    for levels in range(96, 102):  # block style: `levels` nested mappings, then a scalar
-        path = tmp_path / f"block-{levels}.yaml"
+@pytest.mark.parametrize("style, levels", [("flow", n) for n in range(95, 103)] + [("block", n) for n in range(96, 102)])
+def test_nesting_is_refused_past_the_limit_whichever_loader_reads_the_file(tmp_path, style, levels):
+    """libyaml reads plain files, the bounded loader everything near a limit: the boundary is the same.
+    Each document is a root mapping with `levels` collections nested under it (lists in flow style,
+    mappings in block style, then a scalar), so it is `levels + 1` deep."""
+    path = tmp_path / f"{style}-{levels}.yaml"
+    if style == "flow":
+        path.write_text("k: " + "[" * levels + "]" * levels + "\n")
+        mark = "1:103"
+    else:
         path.write_text("".join(f"{'  ' * i}k{i}:\n" for i in range(levels)) + "  " * levels + "x\n")
-        manifests, errors = load([path])
-        if levels + 1 <= 100:
-            assert errors == [] and len(manifests) == 1, levels
-        else:
-            assert [str(e) for e in errors] == [
-                f"{path}:100:199: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON "
-                "decoder stops at 10,000): flatten the structure"], levels
+        mark = "100:199"
+    manifests, errors = load([path])
+    if levels + 1 <= 100:
+        assert errors == [] and len(manifests) == 1
+    else:
+        assert [str(e) for e in errors] == [
+            f"{path}:{mark}: nested more than 100 levels deep (inferplane's limit; Kubernetes' JSON decoder stops "
+            "at 10,000): flatten the structure"]
 
 
 def test_libyaml_never_reads_a_file_with_aliases_or_deep_nesting(tmp_path, monkeypatch):
