@@ -128,9 +128,12 @@ class ClusterSimulation:
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.nodes: list[NodeInfo] = []
+        self.node_by_name: dict[str, NodeInfo] = {}
         self.pool_of: dict[str, Pool] = {}
         self.workloads: list[Workload] = []
         self.pods: list[tuple[Workload, Resource]] = []
+        # How many pods of each workload run on each node, by (id of the workload, node name).
+        self.running: dict[tuple[int, str], int] = {}
         self.objects: list[Resource] = []
 
     def simulate(self) -> list[Resource]:
@@ -153,6 +156,7 @@ class ClusterSimulation:
             for index in range(pool.node_count):
                 node = kwok_node(f"{self.cluster}-{pool.name}-{index}", pool)
                 self.nodes.append(NodeInfo(node))
+                self.node_by_name[node["metadata"]["name"]] = self.nodes[-1]
                 self.pool_of[node["metadata"]["name"]] = pool
                 self.objects.append(node)
 
@@ -198,13 +202,12 @@ class ClusterSimulation:
             feasible, rejected = filter_nodes(spec, self.nodes)
         chosen = None
         if feasible:
-            infos = {info.name: info for info in self.nodes}
-            mine = {n: sum(1 for w, p in self.pods if w is workload and p["spec"].get("nodeName") == n)
-                    for n in feasible}
+            infos, running = self.node_by_name, self.running
             # Spread one workload's replicas first, then fill the emptiest node; names break ties
             # so that the same input always gives the same placement.
-            chosen = min(feasible, key=lambda n: (mine[n], infos[n].pods, n))
+            chosen = min(feasible, key=lambda n: (running.get((id(workload), n), 0), infos[n].pods, n))
             infos[chosen].bind(spec)
+            running[(id(workload), chosen)] = running.get((id(workload), chosen), 0) + 1
         message = None if chosen else unschedulable_message(len(self.nodes), rejected)
         pod = pod_object(workload, name, spec, chosen, message)
         self.pods.append((workload, pod))
