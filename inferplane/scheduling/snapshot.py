@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import InferenceClass
 from inferplane.cel import Device, parse_semver
 from inferplane.cel.device import AttributeValue
@@ -109,7 +110,7 @@ class Pool:
     class_name: str
     node_count: int
     max_node_count: int | None = None
-    role: str = "GPU"
+    role: PoolRole = PoolRole.GPU
 
     @property
     def nodes(self) -> int:
