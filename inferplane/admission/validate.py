@@ -17,7 +17,7 @@ import jsonschema_rs
 from pydantic import ValidationError
 
 from inferplane import cel
-from inferplane.admission.limits import shape_problems, size_problem, stored_size
+from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem, stored_size
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
@@ -311,3 +311,7 @@ def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
                 continue
             if amount < 0:
                 yield path, f"must not be negative, got {value!r}: a device's capacity is what it offers"
+            elif amount > INT64_MAX:
+                # Consumers (the scheduler's ledger, a CPU slice's core count) count capacity in int64.
+                yield path, (f"{value!r} is beyond what Kubernetes can count (int64, at most "
+                             f"{INT64_MAX}): write the device's real capacity")
