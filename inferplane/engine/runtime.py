@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from pydantic import ValidationError
+
 from inferplane.admission import AdmissionResult, admit_paths
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
@@ -75,7 +77,15 @@ class Runtime:
         return copy
 
     def known_classes(self) -> dict[str, InferenceClass]:
-        return {o["metadata"]["name"]: InferenceClass.model_validate(o) for o in self.store.list("InferenceClass")}
+        """The stored classes this version can read. One stored in an older shape is left out: the batch
+        being applied may replace it, and otherwise its clusters' composition says it is unreadable."""
+        classes = {}
+        for body in self.store.list("InferenceClass"):
+            try:
+                classes[body["metadata"]["name"]] = InferenceClass.model_validate(body)
+            except ValidationError:
+                continue
+        return classes
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,

@@ -75,3 +75,38 @@ def test_a_store_from_before_versioning_is_adopted(tmp_path):
     assert run("apply", "-f", EKS_RECIPE / "class.yaml", "--state", state).exit_code == 0
     with sqlite3.connect(state / "store.db") as db:
         assert db.execute("PRAGMA user_version").fetchone() == (store_module.SCHEMA_VERSION,)
+
+
+CPU_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-cpu"
+
+
+def store_class_in_an_older_shape(state: Path) -> None:
+    """A class as inferplane stored it before capacities took DRA's {value} form."""
+    import yaml
+
+    body = yaml.safe_load((CPU_RECIPE / "class.yaml").read_text())
+    body["spec"]["devices"][0]["capacity"] = {"cpu": "4"}
+    store = Store(state)
+    with store.transaction():
+        store.put(body)
+    store.close()
+
+
+def test_a_class_stored_in_an_older_shape_is_replaced_by_applying_it_again(tmp_path):
+    state = tmp_path / "state"
+    store_class_in_an_older_shape(state)
+    result = run("apply", "-f", CPU_RECIPE, "--state", state)
+    assert result.exit_code == 0, result.output
+    assert "inferenceclass.inferplane.dev/civo-cpu-medium configured" in result.output
+    table = run("get", "ic", "civo-cpu", "--state", state).output
+    assert table.splitlines()[1].split()[:4] == ["civo-cpu", "Civo", "True", "Available"]
+
+
+def test_a_cluster_on_a_class_stored_in_an_older_shape_says_the_class_is_unreadable(tmp_path):
+    state = tmp_path / "state"
+    store_class_in_an_older_shape(state)
+    result = run("apply", "-f", CPU_RECIPE / "cluster.yaml", "--state", state)
+    assert result.exit_code == 0, result.output
+    described = run("describe", "ic", "civo-cpu", "--state", state).output
+    assert ("Ready          False    InvalidClass       InferenceClass civo-cpu-medium is invalid: "
+            "spec.devices.0.capacity.cpu: Input should be a valid dictionary") in described
