@@ -28,7 +28,6 @@ from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNE
     KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
 from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
-from inferplane.clouds.base import connection_secret_name
 
 # Metadata the API server sets itself and ignores in a request (rest.BeforeCreate / BeforeUpdate).
 SERVER_SET_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
@@ -242,8 +241,6 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
         yield "metadata.name", (f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}: it is copied "
                                 "into the crossplane.io/composite label of everything composed for it")
-    else:
-        yield from derived_name_problems(kind.KIND, name)
     for field_ in SERVER_SET_METADATA:
         metadata.pop(field_, None)  # as the API server does: it sets these, whatever a manifest says
     if metadata.get("ownerReferences") is not None:
@@ -263,17 +260,6 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
         if value is not None and not (isinstance(value, dict) and
                                       all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
             yield f"metadata.{field_}", "must map strings to strings: quote values such as \"true\" or \"1\""
-
-
-def derived_name_problems(kind: str, name: str) -> Iterable[tuple[str, str]]:
-    """A name is also the stem of the names inferplane derives from it: those must fit too."""
-    if kind == "InferenceCluster":
-        secret = connection_secret_name(name)
-        if len(secret) > 63:
-            limit = 63 - len(connection_secret_name(""))
-            yield "metadata.name", (f"must be at most {limit} characters, got {len(name)}: the cluster's kubeconfig "
-                                    f"Secret is named {secret!r}, and a Secret reference holds at most 63; "
-                                    f"shorten the name")
 
 
 def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:

@@ -25,6 +25,7 @@ from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
 from inferplane.accelerators.workloads import Workload, workloads
 from inferplane.api.json_data import json_copy
+from inferplane.api.managed import NAME_MAX, composed_name
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
@@ -154,7 +155,7 @@ class ClusterSimulation:
     def make_nodes(self) -> None:
         for pool in self.pools:
             for index in range(pool.node_count):
-                node = kwok_node(f"{self.cluster}-{pool.name}-{index}", pool)
+                node = kwok_node(node_name(self.cluster, pool.name, index), pool)
                 self.nodes.append(NodeInfo(node))
                 self.node_by_name[node["metadata"]["name"]] = self.nodes[-1]
                 self.pool_of[node["metadata"]["name"]] = pool
@@ -253,6 +254,13 @@ def installed_components(resources: Iterable[Resource]) -> dict[str, Resource]:
         else:
             out[key] = for_provider.get("manifest") or {}
     return out
+
+
+def node_name(cluster: str, pool: str, index: int) -> str:
+    """`<cluster>-<pool>-<index>`; a longer one is cut with a digest, as clouds cut theirs, because the
+    name is also the node's kubernetes.io/hostname label value (at most 63 characters)."""
+    name = f"{cluster}-{pool}-{index}"
+    return name if len(name) <= NAME_MAX else composed_name(cluster, pool, str(index))
 
 
 def kwok_node(name: str, pool: Pool) -> Resource:

@@ -71,10 +71,11 @@ CASES = {
                              "9223372036854775807): use a smaller number, or quote it if it is text"),
     "not-a-number": (in_template("                  x: .nan\n"),
                      f"ModelDeployment/qwen2-5-0-5b-l4: {CONTAINER}.x: nan is not a JSON number: use a finite number"),
-    "long-cluster-name": (EKS_CLUSTER.replace("name: eks-l4\n", f"name: {'c' * 53}\n", 1),
-                          f"InferenceCluster/{'c' * 53}: metadata.name: must be at most 52 characters, got 53: the "
-                          f"cluster's kubeconfig Secret is named '{'c' * 53}-connection', and a Secret reference "
-                          "holds at most 63; shorten the name"),
+    "long-cluster-name": (EKS_CLUSTER.replace("name: eks-l4\n", f"name: {'c' * 64}\n", 1),
+                          f"InferenceCluster/{'c' * 64}: metadata.name: must be a lowercase RFC 1123 label (a-z, "
+                          "0-9 and '-', starting and ending alphanumeric) of at most 63 characters, "
+                          f"got '{'c' * 64}': it is copied into the crossplane.io/composite label of everything "
+                          "composed for it"),
     "selector-not-bool": (with_selector("device.driver"),
                           f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: must evaluate to bool, not string: compare "
                           "the value, e.g. device.driver == \"gpu.nvidia.com\""),
@@ -132,6 +133,20 @@ def test_the_same_documents_without_the_hostile_part_are_admitted(tmp_path):
     # A YAML date is kept as the text it is, as Kubernetes' YAML decoder keeps it.
     assert manifest.body["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0]["started"] \
         == "2024-01-02"
+
+
+def test_a_cluster_named_with_63_characters_reconciles_and_its_nodes_names_fit_a_label(tmp_path):
+    name = "c" * 63
+    cluster = (RECIPES / "qwen2.5-0.5b-cpu" / "cluster.yaml").read_text().replace("name: civo-cpu\n", f"name: {name}\n")
+    (tmp_path / "class.yaml").write_text(CPU_CLASS)
+    (tmp_path / "cluster.yaml").write_text(cluster)
+    state = tmp_path / "state"
+    assert run("apply", "-f", tmp_path / "class.yaml", "-f", tmp_path / "cluster.yaml", "--state", state).exit_code == 0
+    assert run("get", "ic", name, "--state", state).output.splitlines()[1].split()[:3] == [name, "Civo", "True"]
+    nodes = json.loads(run("get", "nodes", "--cluster", name, "-o", "json", "--state", state).output)["items"]
+    hostnames = [node["metadata"]["labels"]["kubernetes.io/hostname"] for node in nodes]
+    assert len(nodes) == 4 and len(set(hostnames)) == 4  # two system nodes, two CPU nodes
+    assert all(len(hostname) <= 63 for hostname in hostnames), hostnames
 
 
 def test_alias_bomb_is_refused_within_a_small_fixed_memory(tmp_path):
