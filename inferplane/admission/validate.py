@@ -119,6 +119,9 @@ def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> li
                        f"long{why}")]
     if v.validator == "maxProperties":
         return [(path, f"must have at most {node.get('maxProperties')} entries")]
+    if v.validator == "minProperties":
+        known = ", ".join(sorted(node.get("properties", {})))
+        return [(path, f"must set at least one of: {known}")]
     return [(path, v.message)]
 
 
@@ -198,6 +201,8 @@ def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
                for name_ in sorted(map(str, set(body) - _TOP_LEVEL))]
     errors += [error(path, message) for path, message in kind_admission(kind).check(body)]
     errors += [error(path, message) for path, message in _semantic_checks(kind, body)] if not errors else []
+    # Selectors are checked whatever else is wrong, so that a user sees every broken one at once.
+    errors += [error(path, message) for path, message in _selector_problems(body, {e.path for e in errors})]
     if errors:
         return None, errors
     try:
@@ -263,27 +268,45 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
 
 
 def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:
-    """Checks the API server leaves to a webhook: quantities the engine can compute with, device
-    selectors that compile."""
+    """Checks the API server leaves to a webhook: quantities the engine can compute with."""
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
-    if kind.KIND != "ModelDeployment":
-        return
-    from inferplane.cel.check import selector_problems  # loads cel-cpp: only deployments pay for it
 
-    for e, engine in enumerate(body["spec"]["engines"]):
-        for m, member in enumerate(engine["members"]):
-            for d, device in enumerate(member.get("nodeSelector", {}).get("devices", [])):
-                for s, expression in enumerate(device.get("selectors", [])):
-                    path = f"spec.engines[{e}].members[{m}].nodeSelector.devices[{d}].selectors[{s}]"
-                    problems = selector_problems(expression)
-                    yield from ((path, problem) for problem in problems)
-                    if problems:
-                        continue  # the evaluator's parser is never handed what the checker refused
-                    try:
-                        cel.selector(expression)
-                    except cel.CelError as exc:
-                        yield path, f"not a valid CEL expression: {first_line(exc)}"
+
+def _selector_problems(body: dict[str, Any], reported: set[str]) -> Iterable[tuple[str, str]]:
+    """Device selectors that do not compile, type-check or fit the cost budget, as the API server
+    checks a ResourceClaim's; paths already reported (e.g. too long for the schema) are left out."""
+    selectors = [(path, cel_) for path, cel_ in _device_selectors(body.get("spec"), "spec") if path not in reported]
+    if not selectors:
+        return
+    from inferplane.cel.check import selector_problems  # loads cel-cpp: only what has selectors pays for it
+
+    for path, expression in selectors:
+        problems = selector_problems(expression)
+        yield from ((path, problem) for problem in problems)
+        if problems:
+            continue  # the evaluator's parser is never handed what the checker refused
+        try:
+            cel.selector(expression)
+        except cel.CelError as exc:
+            yield path, f"not a valid CEL expression: {first_line(exc)}"
+
+
+_SELECTOR_ITEM = re.compile(r"\.selectors\[\d+\]$")
+
+
+def _device_selectors(value: Any, path: str) -> Iterable[tuple[str, str]]:
+    """(field path, expression) of every `selectors[].cel` under `value` (a deployment's member
+    requests, a replica's resolved ones), whatever shape the rest of it has."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "cel" and isinstance(item, str) and _SELECTOR_ITEM.search(path):
+                yield f"{path}.cel", item
+            else:
+                yield from _device_selectors(item, join_path(path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _device_selectors(item, f"{path}[{index}]")
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

@@ -5,9 +5,10 @@ from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
+from inferplane.api.model_replica import ModelReplica
 from inferplane.api.serving_stack import ServingStack
 
 ALL_KINDS: tuple[type[Resource], ...] = (
-    InferenceClass, InferenceCluster, ModelDeployment, ServingStack, *CLOUD_CLUSTER_KINDS.values())
+    InferenceClass, InferenceCluster, ModelDeployment, ModelReplica, ServingStack, *CLOUD_CLUSTER_KINDS.values())
 KINDS: dict[tuple[str, str], type[Resource]] = {(k.api_version_string(), k.KIND): k for k in ALL_KINDS}
 KINDS_BY_NAME: dict[str, type[Resource]] = {k.KIND: k for k in ALL_KINDS}

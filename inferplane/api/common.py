@@ -149,6 +149,8 @@ class Resource(BaseModel):
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
     # Printer columns for the generated XRD: (name, JSONPath, type).
     COLUMNS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    # The scale subresource's paths (specReplicasPath, statusReplicasPath), for kinds that scale.
+    SCALE: ClassVar[dict[str, str] | None] = None
 
     api_version: str = Field(alias="apiVersion")
     kind: str

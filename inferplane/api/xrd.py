@@ -88,6 +88,8 @@ def xrd(kind: type[Resource]) -> dict[str, Any]:
     if kind.COLUMNS:
         version["additionalPrinterColumns"] = [
             {"name": name, "type": type_, "jsonPath": path} for name, path, type_ in kind.COLUMNS]
+    if kind.SCALE:
+        version["subresources"] = {"scale": dict(kind.SCALE)}
     return {
         "apiVersion": XRD_API_VERSION,
         "kind": "CompositeResourceDefinition",

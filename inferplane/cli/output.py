@@ -12,8 +12,15 @@ import click
 OUTPUT_FORMATS = ("wide", "name", "json", "yaml", "jsonpath=TEMPLATE")
 
 
+def cell(value: object) -> str:
+    """A value as a column shows it: a list comma-joined, nothing as <none>."""
+    if isinstance(value, list):
+        value = ",".join(map(str, value))
+    return "<none>" if value in (None, "") else str(value)
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    cells = [list(map(str, headers))] + [["<none>" if c in (None, "") else str(c) for c in row] for row in rows]
+    cells = [list(map(str, headers))] + [[cell(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ HERE = Path(__file__).parent
 BAD = HERE / "bad"
 REPO = HERE.parents[1]
 
+SELECTORS = "spec.template.spec.engines[0].members[0].nodeSelector.devices"
 EXPECTED = {
     "accelerator-without-gpu.yaml": [
         "InferenceClass/accelerator-without-gpu: spec.devices: the provisioning block has an accelerator but no "
@@ -28,9 +29,8 @@ EXPECTED = {
         "InferenceClass/bare-capacity: spec.devices[0].capacity.memory: must be a mapping, got '80Gi': A device "
         "capacity as a ResourceSlice writes it: {value: <quantity>}."],
     "bad-selector.yaml": [
-        "ModelDeployment/bad-selector: spec.engines[0].members[0].nodeSelector.devices[0].selectors[0]: not a "
-        "valid CEL expression: at 1:37: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', "
-        "'-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"],
+        "ModelDeployment/bad-selector: spec.template.spec.engines[0].members[0].nodeSelector.devices[0].selectors[0]"
+        ".cel: not a valid CEL expression: at 1:37: Syntax error: no viable alternative at input '.'"],
     "cluster-two-blocks.yaml": [
         "InferenceCluster/two-blocks: spec.nodePools: a pool named system would collide with the System pool "
         "inferplane adds for the stack's own components: rename it",
@@ -57,6 +57,31 @@ EXPECTED = {
         "InferenceClass/no-device-class: spec.devices[0].deviceClassName: deviceClassName is required when claim "
         "is DRA: set it to the driver's DeviceClass (e.g. gpu.nvidia.com), or set claim: Synthetic for a device "
         "that is never claimed"],
+    "deployment-rules.yaml": [f"ModelDeployment/bad-rules: {path}: {message}" for path, message in (
+        ("spec.replicas", "must be at most 10, got 11: set it to 10 or less"),
+        ("spec.template.metadata", "template.metadata.labels keys must not use the reserved inferplane.dev/ prefix"),
+        ("spec.template.metadata", "template.metadata.labels keys must be valid Kubernetes label keys"),
+        ("spec.template.spec", "PrefillDecode serving requires exactly one engine with phase Decode"),
+        ("spec.template.spec.tolerations[0]", "an Equal toleration must set a key"),
+        ("spec.template.spec.tolerations[1]", "an Exists toleration must not set a value"),
+        ("spec.template.spec.engines[0]",
+         "an engine must be either a single Standalone member or one Leader and one or more Workers"),
+        ("spec.template.spec.engines[0].members[0].template.spec.containers",
+         "the single container must be named 'engine'"),
+        ("spec.template.spec.engines[1]",
+         "at least one member of an engine must carry a nodeSelector requesting devices"),
+        ("spec.template.spec.engines[1].members[0]", "worker may only be set on a Worker member"))],
+    "deployment-selectors.yaml": [f"ModelDeployment/bad-selectors: {SELECTORS}{path}: {message}" for path, message in (
+        ("[1].selectors[2]", "must set at least one of: cel"),
+        ("[0].selectors[1].cel",
+         "must evaluate to bool, not string: compare the value, e.g. device.driver == \"gpu.nvidia.com\""),
+        ("[0].selectors[2].cel", "not a valid CEL expression: at 1:5: undeclared reference to 'node.labels' (in "
+                                 "container '')"),
+        ("[1].selectors[0].cel", "estimated cost 4,597,126 exceeds the budget of 1,000,000 per selector (Kubernetes' "
+                                 "CELSelectorExpressionMaxCost, about 1 ms of evaluation): nest fewer comprehensions"),
+        ("[1].selectors[1].cel", "not a valid CEL expression: at 1:72: Syntax error: mismatched input '<EOF>' "
+                                 "expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, "
+                                 "NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"))],
     "duplicate-device.yaml": [
         "InferenceClass/duplicate-device: spec.devices[1]: duplicate entry name=gpu (also at [0]): name must be "
         "unique"],
@@ -242,7 +267,7 @@ def test_validate_command_exit_codes_and_output():
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 27 errors"
+    assert bad.stderr.strip().splitlines()[-1] == "1 valid, 42 errors"
     good = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(REPO / "recipes")],
                           capture_output=True, text=True)
     assert good.returncode == 0, good.stderr
