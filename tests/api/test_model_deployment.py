@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from inferplane import cel
 from inferplane.admission import admit_manifests
 from inferplane.admission.manifests import Manifest
 from inferplane.api import ModelDeployment, ModelReplica
@@ -165,3 +166,38 @@ def test_a_replica_whose_engine_claims_nothing_is_refused():
         "replica.yaml: ModelReplica/qwen3-8b-eks-a-0: spec.engines[0].members[0].deviceRequests[0].selectors[0].cel: "
         "must evaluate to bool, not string: compare the value, e.g. device.driver == \"gpu.nvidia.com\"",
     ]
+
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+SERVING_RECIPES = ("qwen2.5-0.5b-amd", "qwen2.5-0.5b-cpu", "qwen2.5-0.5b-nvidia-eks")
+
+
+def class_devices(klass):
+    """A class's claimable devices as a selector sees them (attributes typed, capacity quantities)."""
+    out = []
+    for device in klass["spec"]["devices"]:
+        if device.get("claim", "DRA") != "DRA":
+            continue
+        capacity = {k: v["value"] if isinstance(v, dict) else v for k, v in device.get("capacity", {}).items()}
+        out.append((cel.Device.from_resource_slice(device["driver"], {**device, "capacity": {
+            k: {"value": v} for k, v in capacity.items()}}), device.get("count", 1)))
+    return out
+
+
+def test_each_recipe_deployment_selects_its_own_recipes_class_and_no_other():
+    classes = {}
+    for recipe in SERVING_RECIPES:
+        (klass,) = yaml.safe_load_all((RECIPES / recipe / "class.yaml").read_text())
+        classes[klass["metadata"]["name"]] = class_devices(klass)
+    selected = {}
+    for recipe in SERVING_RECIPES:
+        (_, deployment), = admit_manifests([Manifest(recipe, yaml.safe_load((RECIPES / recipe / "model.yaml")
+                                                                            .read_text()))]).admitted
+        (member,) = deployment.spec.template.spec.engines[0].members
+        selected[recipe] = sorted(
+            name for name, devices in classes.items()
+            if all(any(count >= request.count and all(cel.selector(s.cel).matches(device) for s in request.selectors)
+                       for device, count in devices)
+                   for request in member.node_selector.devices))
+    assert selected == {"qwen2.5-0.5b-amd": ["amd-mi325x"], "qwen2.5-0.5b-cpu": ["civo-cpu-medium"],
+                        "qwen2.5-0.5b-nvidia-eks": ["eks-l4"]}
