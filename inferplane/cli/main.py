@@ -397,6 +397,29 @@ def delete(kind: str, name: str, namespace: str | None, state: Path | None, time
 
 
 @cli.command()
+@object_arguments
+@click.option("--replicas", type=int, required=True, help="The new replica count.")
+@TIMEOUT_OPTION
+def scale(kind: str, name: str, namespace: str | None, replicas: int, state: Path | None, timeout: float) -> None:
+    """Set the replicas of an object that serves the scale subresource (a ModelDeployment), like kubectl scale."""
+    from inferplane.cli.query import fetch
+    from inferplane.engine.store import Key
+
+    with opened(state, timeout, create=False) as runtime:
+        key = Key.of(fetch(runtime, kind, name, namespace))
+        try:
+            result = runtime.scale(key, replicas)
+        except LookupError as exc:
+            raise click.ClickException(str(exc)) from None
+    _print_errors(result.admission.errors)
+    if result.admission.errors:
+        sys.exit(1)
+    click.echo(f"{key.qualified()} scaled")
+    if not _report_convergence(result.report):
+        sys.exit(EXIT_NOT_CONVERGED)
+
+
+@cli.command()
 @click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the fleet as one self-contained HTML page to FILE instead of printing the table.")
 @STATE_OPTION

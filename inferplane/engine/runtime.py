@@ -17,7 +17,10 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from inferplane.admission import AdmissionResult, admit_paths
+from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
+from inferplane.admission.manifests import Manifest
+from inferplane.admission.structural import json_copy
+from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
 from inferplane.engine.provider import SimulatedProvider
@@ -95,7 +98,28 @@ class Runtime:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
-        admission = admit_paths(paths, known_classes=self.known_classes())
+        return self._store(admit_paths(paths, known_classes=self.known_classes()), on_applied)
+
+    def scale(self, key: Key, replicas: int) -> ApplyResult:
+        """Set the replica count of an object whose kind serves the scale subresource (as `kubectl
+        scale` does): the changed object goes through admission like any other write."""
+        current = self.store.get(key)
+        if current is None:
+            raise LookupError(f"{key} not found")
+        kind = KINDS_BY_NAME.get(current["kind"])
+        if kind is None or not kind.SCALE:
+            raise LookupError(f"{current['kind']} has no scale subresource: edit its manifest and apply it")
+        body = json_copy({k: v for k, v in current.items() if k != "status"})
+        *parents, leaf = kind.SCALE["specReplicasPath"].strip(".").split(".")
+        node = body
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = replicas
+        manifest = Manifest(f"scale {key.qualified()}", body)
+        return self._store(admit_manifests([manifest], known_classes=self.known_classes()))
+
+    def _store(self, admission: AdmissionResult,
+               on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         result = ApplyResult(admission)
         writer = self._reconciler()
         bodies = [obj.model_dump(by_alias=True, exclude_none=True, mode="json") for _, obj in admission.admitted]

@@ -130,3 +130,38 @@ def test_a_damaged_state_gets_a_clear_error(tmp_path):
     assert run.returncode == 1
     assert run.stderr.strip() == (f"Error: cannot open the state in {tmp_path}: file is not a database: pass --state "
                                   "with a writable folder, or move the damaged store.db aside")
+
+
+# `inferplane scale`: a ModelDeployment's scale subresource, admitted like any write.
+SCALE_ERROR = ("error: scale modeldeployment.inferplane.dev/qwen2-5-0-5b-l4: ModelDeployment/qwen2-5-0-5b-l4: "
+               "spec.replicas: ")
+
+
+def replicas(state):
+    return json.loads(inferplane("get", "md", "qwen2-5-0-5b-l4", "-o", "json", state=state).stdout)["spec"]["replicas"]
+
+
+def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
+    state = tmp_path / "state"
+    inferplane("apply", "-f", EKS_RECIPE, state=state)
+    assert replicas(state) == 2
+
+    scaled = inferplane("scale", "md", "qwen2-5-0-5b-l4", "-n", "default", "--replicas", "5", state=state)
+    assert scaled.stdout == "modeldeployment.inferplane.dev/qwen2-5-0-5b-l4 scaled\n"
+    assert replicas(state) == 5
+    assert inferplane("get", "md", state=state).stdout.splitlines()[1].split() == [
+        "default", "qwen2-5-0-5b-l4", "5", "<none>", "<none>"]
+
+    for count, message in ((11, "must be at most 10, got 11: set it to 10 or less"),
+                           (0, "must be at least 1, got 0: set it to 1 or more")):
+        refused = inferplane("scale", "md", "qwen2-5-0-5b-l4", "--replicas", count, state=state, check=False)
+        assert (refused.returncode, refused.stderr) == (1, SCALE_ERROR + message + "\n")
+    assert replicas(state) == 5, "a refused scale changes nothing"
+
+
+def test_scale_refuses_a_kind_without_the_subresource(tmp_path):
+    state = tmp_path / "state"
+    inferplane("apply", "-f", EKS_RECIPE, state=state)
+    refused = inferplane("scale", "icluster", "eks-l4", "--replicas", "2", state=state, check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1, "Error: InferenceCluster has no scale subresource: edit its manifest and apply it\n")
