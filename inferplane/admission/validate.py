@@ -202,7 +202,8 @@ def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     errors += [error(path, message) for path, message in kind_admission(kind).check(body)]
     errors += [error(path, message) for path, message in _semantic_checks(kind, body)] if not errors else []
     # Selectors are checked whatever else is wrong, so that a user sees every broken one at once.
-    errors += [error(path, message) for path, message in _selector_problems(body, {e.path for e in errors})]
+    if kind.KIND in SELECTOR_KINDS:
+        errors += [error(path, message) for path, message in _selector_problems(body, {e.path for e in errors})]
     if errors:
         return None, errors
     try:
@@ -292,6 +293,8 @@ def _selector_problems(body: dict[str, Any], reported: set[str]) -> Iterable[tup
             yield path, f"not a valid CEL expression: {first_line(exc)}"
 
 
+# The kinds whose device requests carry CEL selectors.
+SELECTOR_KINDS = {"ModelDeployment", "ModelReplica"}
 _SELECTOR_ITEM = re.compile(r"\.selectors\[\d+\]$")
 
 
