@@ -34,8 +34,11 @@ NANO = 10**9  # quantities are exact down to 1n and no further
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def parse_quantity(text: str) -> Fraction:
-    """The exact value of a Kubernetes quantity string; ValueError (with the reason) if malformed."""
+def parse_quantity(text: str | int) -> Fraction:
+    """The exact value of a Kubernetes quantity (a string, or an integer as int-or-string fields
+    allow: `cpu: 16`); ValueError (with the reason) if malformed."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
     if not isinstance(text, str):
         raise ValueError(f"quantity must be a string, got {type(text).__name__}")
     return _parse(text)

@@ -43,6 +43,12 @@ def test_parse_quantity(text, value):
     assert is_quantity(text)
 
 
+def test_an_integer_is_a_quantity_as_int_or_string_fields_allow_but_a_bool_is_not():
+    assert (parse_quantity(16), parse_quantity(0)) == (16, 0)
+    with pytest.raises(ValueError, match="quantity must be a string, got bool"):
+        parse_quantity(True)
+
+
 INVALID = [
     "", "1.5.5", "Gi", "Mi", "10KB", "20GiB", "200K", "Three", "1,3G", "10Mo", "10Mm",
     "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-", " 1", "1 ", "1e",

@@ -364,3 +364,32 @@ def test_amd_operator_without_kmm_watch_off_crash_loops_and_the_audit_says_so():
     manager = next(d for d in kinds(broken, "Deployment")
                    if d["metadata"]["name"] == "amd-gpu-operator-gpu-operator-charts-controller-manager")
     assert manager["status"]["readyReplicas"] == 0
+
+
+def test_a_cpu_capacity_written_as_an_integer_sizes_the_nodes_and_the_slices(tmp_path):
+    from inferplane.engine.runtime import Runtime
+
+    (tmp_path / "fleet.yaml").write_text("""
+apiVersion: inferplane.dev/v1alpha1
+kind: InferenceClass
+metadata: {name: gke-cpu}
+spec:
+  provisioning: {provider: GKE, gke: {machineType: n2-standard-16}}
+  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: 16}}]
+---
+apiVersion: inferplane.dev/v1alpha1
+kind: InferenceCluster
+metadata: {name: gke-c}
+spec:
+  cluster:
+    source: GKE
+    gke: {project: p, location: us-central1, kubernetesVersion: "1.36"}
+  nodePools: [{name: cpu, className: gke-cpu, nodeCount: 1}]
+""")
+    runtime = Runtime(None)
+    assert runtime.apply([tmp_path]).admission.ok
+    objects = runtime.store.cluster_objects("gke-c")["gke-c"]
+    (node,) = [o for o in objects if o["kind"] == "Node" and o["metadata"]["labels"].get(POOL_LABEL) == "cpu"]
+    (slice_,) = [o for o in objects if o["kind"] == "ResourceSlice"]
+    assert node["status"]["allocatable"]["cpu"] == "16"
+    assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 16}
