@@ -144,8 +144,8 @@ class Selector(ApiModel):
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
 
     cel: str | None = Field(None, min_length=1, max_length=10240, description=(
-        "A DRA CEL expression over one `device`, as in a ResourceClaim; at most 10 KiB (Kubernetes' "
-        "CELSelectorExpressionMaxLength): split a longer one into several selectors"))
+        "a DRA CEL expression over one `device`, as in a ResourceClaim; at most 10 KiB, Kubernetes' "
+        "CELSelectorExpressionMaxLength: split a longer one into several selectors"))
 
 
 Selectors = Annotated[list[Selector], Field(json_schema_extra=ATOMIC)]

@@ -86,7 +86,9 @@ CASES = {
                                   f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: not a valid CEL expression: at 1:5: "
                                   "undeclared reference to 'node.name' (in container '')"),
     "selector-parser-crash": (with_selector("device" + ".a" * 20000 + " == 1"),
-                              f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: must be at most 10240 characters long"),
+                              f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: must be at most 10240 characters long "
+                              "(a DRA CEL expression over one `device`, as in a ResourceClaim; at most 10 KiB, "
+                              "Kubernetes' CELSelectorExpressionMaxLength: split a longer one into several selectors)"),
     "selector-too-costly": (with_selector("device.attributes.all(d, device.attributes[d].all(k, device.attributes."
                                           "all(e, device.attributes[e].all(j, true))))"),
                             f"ModelDeployment/qwen2-5-0-5b-l4: {SELECTOR}: estimated cost 4,597,126 exceeds the budget "

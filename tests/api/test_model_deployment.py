@@ -174,15 +174,10 @@ SERVING_RECIPES = ("qwen2.5-0.5b-amd", "qwen2.5-0.5b-cpu", "qwen2.5-0.5b-nvidia-
 
 
 def class_devices(klass):
-    """A class's claimable devices as a selector sees them (attributes typed, capacity quantities)."""
-    out = []
-    for device in klass["spec"]["devices"]:
-        if device.get("claim", "DRA") != "DRA":
-            continue
-        capacity = {k: v["value"] if isinstance(v, dict) else v for k, v in device.get("capacity", {}).items()}
-        out.append((cel.Device.from_resource_slice(device["driver"], {**device, "capacity": {
-            k: {"value": v} for k, v in capacity.items()}}), device.get("count", 1)))
-    return out
+    """A class's claimable devices as a selector sees them, with their counts (a class device has a
+    ResourceSlice device's shape)."""
+    return [(cel.Device.from_resource_slice(device["driver"], device), device.get("count", 1))
+            for device in klass["spec"]["devices"] if device.get("claim", "DRA") == "DRA"]
 
 
 def test_each_recipe_deployment_selects_its_own_recipes_class_and_no_other():

@@ -375,7 +375,7 @@ kind: InferenceClass
 metadata: {name: gke-cpu}
 spec:
   provisioning: {provider: GKE, gke: {machineType: n2-standard-16}}
-  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: 16}}]
+  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: 16}}}]
 ---
 apiVersion: inferplane.dev/v1alpha1
 kind: InferenceCluster
@@ -383,7 +383,7 @@ metadata: {name: gke-c}
 spec:
   cluster:
     source: GKE
-    gke: {project: p, location: us-central1, kubernetesVersion: "1.36"}
+    gke: {project: p, region: us-central1, kubernetesVersion: "1.36"}
   nodePools: [{name: cpu, className: gke-cpu, nodeCount: 1}]
 """)
     runtime = Runtime(None)
