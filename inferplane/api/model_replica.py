@@ -15,7 +15,8 @@ from pydantic import ConfigDict, Field
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.common import ApiModel, Condition, Resource, list_map, rule
 from inferplane.api.model_deployment import ENGINE_SHAPE, SERVING_RULES, WORKER_ONLY_ON_WORKERS, Copies, \
-    DeviceCount, EngineName, ModelCacheRef, Phase, PodTemplate, Role, Selectors, ServingMode, WorkerSpec
+    DeviceCount, EngineName, ModelCacheRef, Phase, PodTemplate, Role, Selectors, ServingMode, Tolerations, \
+    WorkerSpec
 
 
 class ResolvedDeviceRequest(ApiModel):
@@ -65,6 +66,9 @@ class ModelReplicaSpec(ApiModel):
     cluster_name: str = Field(min_length=1, description="The InferenceCluster this replica is pinned to.")
     model_cache_ref: ModelCacheRef | None = None
     serving: ReplicaServing | None = None
+    # Our one addition to Modelplane's replica: the deployment's tolerations, which the engine pods
+    # carry beside their pool's (the deployment composes them here; the workloads cannot read it).
+    tolerations: Tolerations | None = Field(None, description="The deployment's tolerations, verbatim.")
     engines: list[ReplicaEngine] = Field(min_length=1, max_length=8, json_schema_extra=list_map("name"))
 
 

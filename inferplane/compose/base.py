@@ -19,11 +19,13 @@ Resource = dict[str, Any]
 
 @dataclass(frozen=True)
 class Requirement:
-    """A resource the function needs before it can compose: Crossplane's required resources."""
+    """A resource the function needs before it can compose: Crossplane's required resources. Without
+    a name, every object of the kind in every namespace (Crossplane's selector matching all labels):
+    the runtime answers with a list, and any change to the kind calls the function again."""
 
     api_version: str
     kind: str
-    name: str
+    name: str | None = None
     namespace: str | None = None
 
 
@@ -32,8 +34,9 @@ class Request:
     composite: Resource
     # Composed resources as observed, keyed by the stable names the function gave them.
     observed: dict[str, Resource] = field(default_factory=dict)
-    # Required resources by requirement name; a requirement that could not be found maps to None.
-    required: dict[str, Resource | None] = field(default_factory=dict)
+    # Required resources by requirement name; a requirement that could not be found maps to None, one
+    # without a name to the list of every object of its kind.
+    required: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

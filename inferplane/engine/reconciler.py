@@ -49,9 +49,11 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
     from inferplane.compose.cloud_cluster import compose_cloud_cluster
     from inferplane.compose.inference_cluster import compose_inference_cluster
+    from inferplane.compose.model_deployment import compose_model_deployment
     from inferplane.compose.serving_stack import compose_serving_stack
 
-    functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack}
+    functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack,
+                 "ModelDeployment": compose_model_deployment}
     functions.update({kind.KIND: compose_cloud_cluster for kind in CLOUD_CLUSTER_KINDS.values()})
     return functions
 
@@ -198,7 +200,8 @@ class Reconciler:
         owner = self._controller(obj)
         if owner and not itself:
             targets.append(owner)
-        targets += sorted(self.required_by.get(key, ()))
+        watchers = self.required_by.get(key, set()) | self.required_by.get(Key.every(key.group, key.kind), set())
+        targets += sorted(watchers)
         if targets:
             self.store.enqueue(RECONCILE, targets)
 
@@ -326,10 +329,14 @@ class Reconciler:
                 break
             for name, requirement in wanted.items():
                 group = requirement.api_version.rsplit("/", 1)[0]
+                if requirement.name is None:
+                    keys.add(Key.every(group, requirement.kind))
+                    required[name] = [o for k, o in sorted(self.objects.items())
+                                      if k.kind == requirement.kind and k.group == group]
+                    continue
                 key = Key(group, requirement.kind, requirement.namespace or "", requirement.name)
                 keys.add(key)
-                found = self.objects.get(key)
-                required[name] = found
+                required[name] = self.objects.get(key)
             response = function(Request(composite, observed, dict(required)))
         return response, keys
 

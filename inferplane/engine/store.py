@@ -123,6 +123,10 @@ class StoreBusy(Exception):
     """Another process held the store for longer than the busy timeout."""
 
 
+# The namespace and name of a requirement on every object of a kind (Key.every).
+EVERY = "*"
+
+
 @dataclass(frozen=True, order=True)
 class Key:
     """Identity of an object: group (not version, as in Kubernetes), kind, namespace, name."""
@@ -146,6 +150,12 @@ class Key:
         """As kubectl prints it: kind.group/name, unambiguous across API groups."""
         group = f".{self.group}" if self.group else ""
         return f"{self.kind.lower()}{group}/{self.name}"
+
+    @classmethod
+    def every(cls, group: str, kind: str) -> "Key":
+        """Stands for every object of a kind, in every namespace, where a composite requires them all
+        (Kubernetes names never contain `*`)."""
+        return cls(group, kind, EVERY, EVERY)
 
     def encode(self) -> str:
         """One string for a column: Kubernetes names and groups never contain `|`."""
@@ -500,8 +510,9 @@ class Store:
 
     def watchers(self, key: Key) -> list[Key]:
         """The composites that required `key` in their last reconcile."""
-        rows = self._db.execute("SELECT watcher FROM requirements WHERE api_group=? AND kind=? AND namespace=? "
-                                "AND name=? ORDER BY watcher", _where(key))
+        rows = self._db.execute("SELECT DISTINCT watcher FROM requirements WHERE api_group=? AND kind=? AND "
+                                "((namespace=? AND name=?) OR (namespace=? AND name=?)) ORDER BY watcher",
+                                (*_where(key), EVERY, EVERY))
         return [Key.decode(row[0]) for row in rows]
 
     # ---- leases

@@ -93,6 +93,11 @@ def test_spec_schema_is_modelplanes(kind, plural, engines_at):
     for name in engines_at:
         node = node["properties"][name]
     assert node["items"]["properties"]["name"].pop("pattern") == ENGINE_NAME_PATTERN
+    if kind is ModelReplica:
+        # Our one addition to the replica: the deployment's tolerations, verbatim, for the engine pods.
+        deployments = openapi_schema(ModelDeployment)["properties"]["spec"]["properties"]["template"]
+        assert _without_prose(ours["properties"].pop("tolerations")) == _without_prose(
+            deployments["properties"]["spec"]["properties"]["tolerations"])
     assert _without_prose(ours) == _without_prose(theirs)
 
 

@@ -149,8 +149,14 @@ def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     scaled = inferplane("scale", "md", "qwen2-5-0-5b-l4", "-n", "default", "--replicas", "5", state=state)
     assert scaled.stdout == "modeldeployment.inferplane.dev/qwen2-5-0-5b-l4 scaled\n"
     assert replicas(state) == 5
-    assert inferplane("get", "md", state=state).stdout.splitlines()[1].split()[:-1] == [  # AGE last
-        "qwen2-5-0-5b-l4", "5", "<none>", "<none>"]
+    # The L4 pool autoscales to 4 nodes: four replicas run, the fifth fits nowhere and the condition says why.
+    assert inferplane("get", "md", state=state).stdout.splitlines()[1].split() == [
+        "default", "qwen2-5-0-5b-l4", "5", "4", "eks-l4"]
+    status = json.loads(inferplane("get", "md", "qwen2-5-0-5b-l4", "-o", "json", state=state).stdout)["status"]
+    scheduled = next(c for c in status["conditions"] if c["type"] == "Scheduled")
+    assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == (
+        "False", "Unschedulable", "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed on eks-l4; 1 fit nowhere "
+        "(eks-l4: pool l4: 0 of 4 nodes free, engine vllm needs 1)")
 
     for count, message in ((11, "must be at most 10, got 11: set it to 10 or less"),
                            (0, "must be at least 1, got 0: set it to 1 or more")):

@@ -58,7 +58,8 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     resynced = Reconciler(runtime.store)
     resynced.resync()
     report = resynced.run()
-    assert (report.reconciles, report.simulations) == (3, 0), "the cluster, its EKSCluster and its stack, once each"
+    assert (report.reconciles, report.simulations) == (4, 0), \
+        "the cluster, its EKSCluster, its stack and the recipe's ModelDeployment, once each"
     assert runtime.list() == before
 
 

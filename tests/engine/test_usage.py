@@ -93,7 +93,12 @@ def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime
     assert position("object.", last=True) < position("clusterproviderconfig.kubernetes.")
     assert position("clusterproviderconfig.", last=True) < position("servingstack.") < position("cluster.eks.")
     assert position("nodegroup.", last=True) < position("cluster.eks.") < position("ekscluster.")
-    assert order[-1] == "inferencecluster.inferplane.dev/eks-l4"
+    # The composite goes after everything it composed; then the deployment, whose replicas were pinned to
+    # it, finds no other cluster and removes them (a deleted cluster's replicas are re-placed, or go).
+    cluster_at = order.index("inferencecluster.inferplane.dev/eks-l4")
+    assert all(not name.startswith("modelreplica.") for name in order[:cluster_at])
+    assert order[cluster_at + 1:] == ["modelreplica.inferplane.dev/qwen2-5-0-5b-l4-eks-l4-0",
+                                      "modelreplica.inferplane.dev/qwen2-5-0-5b-l4-eks-l4-1"]
     assert [o["kind"] for o in runtime.list()] == ["InferenceClass", "ModelDeployment"]
 
 

@@ -1,0 +1,287 @@
+"""ModelDeployment: the fleet scheduler's placements, one ModelReplica each; status and explanations.
+
+The function asks for every InferenceCluster and every ModelReplica of the fleet (a replica of any
+deployment takes nodes from the ledger), then for the classes the clusters' pools name (the
+published `schedulablePools` carry no device attributes). The adapter below maps those stored
+kinds onto the scheduler's own inputs; the scheduler decides; each placement becomes a ModelReplica
+pinned to its cluster, each member to its pool with the DRA requests the pool's class resolved.
+
+It never destroys what runs: a deployment it cannot read, or a selector the scheduler cannot compile
+(admission refuses both; a stored object from an older inferplane could still carry one), keeps
+every observed replica exactly as it is and says why. Replicas that fit nowhere leave the others
+placed, and the Scheduled condition says in one line which clusters refused and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from inferplane import API_GROUP
+from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_deployment import ModelDeployment
+from inferplane.api.model_replica import ModelReplica
+from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
+    validation_problems
+from inferplane.scheduling.fleet import Placement, Schedule, schedule
+from inferplane.scheduling.matching import InvalidSelectors
+from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
+    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
+
+# What a composed ModelReplica carries so that the scheduler recognises it as one of this
+# deployment's replicas at its index on its cluster, whoever reads the fleet next.
+DEPLOYMENT_LABEL = f"{API_GROUP}/model-deployment"
+REPLICA_INDEX_LABEL = f"{API_GROUP}/replica-index"
+CLUSTERS_REQUIREMENT = "clusters"
+REPLICAS_REQUIREMENT = "replicas"
+SCHEDULED = "Scheduled"
+# Kubernetes object names are DNS subdomains; the workloads 12d names after a replica are DNS labels.
+MAX_REPLICA_NAME = 63
+
+
+def class_requirement_key(name: str) -> str:
+    return f"class-{name}"
+
+
+def replica_key(cluster: str, index: int) -> str:
+    """The stable composition key of the replica at `index` on `cluster`."""
+    return f"replica-{cluster}-{index}"
+
+
+def replica_name(deployment: str, cluster: str, index: int) -> str:
+    """`<deployment>-<cluster>-<index>`, shortened with a digest when it would not fit a DNS label."""
+    name = f"{deployment}-{cluster}-{index}"
+    if len(name) <= MAX_REPLICA_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_REPLICA_NAME - 9].rstrip('-')}-{digest}"
+
+
+def deployment_id(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+# ---- the adapter: stored kinds onto the scheduler's inputs
+
+
+def placement_request(deployment: ModelDeployment) -> PlacementRequest:
+    spec = deployment.spec.template.spec
+    engines = []
+    for engine in spec.engines:
+        members = []
+        for member in engine.members:
+            devices = tuple(
+                DeviceRequest(d.name, d.count, tuple(s.cel for s in d.selectors if s.cel is not None))
+                for d in (member.node_selector.devices if member.node_selector else ()))
+            members.append(Member(member.role, devices, member.worker.nodes if member.worker else 1))
+        engines.append(Engine(engine.name, tuple(members), engine.copies))
+    selector = spec.cluster_selector.model_dump(by_alias=True, exclude_none=True) if spec.cluster_selector else {}
+    tolerations = tuple(t.model_dump(by_alias=True, exclude_none=True) for t in spec.tolerations or ())
+    return PlacementRequest(deployment_id(deployment.metadata.namespace or "default", deployment.metadata.name),
+                            deployment.spec.replicas, tuple(engines), selector, tolerations)
+
+
+def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
+    """An InferenceCluster as the scheduler reads it: its labels, Ready condition, fleet taints and
+    the pools its status publishes (a pool's autoscaling maximum read from its spec)."""
+    metadata, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    maxima = {p.get("name"): p.get("maxNodeCount") for p in spec.get("nodePools") or [] if isinstance(p, dict)}
+    pools = tuple(Pool(p["name"], p["className"], int(p.get("nodeCount") or 0), maxima.get(p["name"]),
+                       p.get("role") or "GPU")
+                  for p in status.get("schedulablePools") or [])
+    return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), is_ready(obj),
+                   tuple(spec.get("taints") or ()))
+
+
+def snapshot_replica(obj: dict[str, Any]) -> Replica:
+    """A stored ModelReplica, however it was written: one without our labels still takes its nodes."""
+    metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    labels = metadata.get("labels") or {}
+    owner = labels.get(DEPLOYMENT_LABEL)
+    index = labels.get(REPLICA_INDEX_LABEL, "0")
+    engines = tuple(
+        ReplicaEngine(e.get("name", ""), tuple(
+            ReplicaMember(m.get("role", "Standalone"), m.get("nodePoolName", ""), bool(m.get("deviceRequests")),
+                          (m.get("worker") or {}).get("nodes", 1))
+            for m in e.get("members") or ()), e.get("copies", 1))
+        for e in spec.get("engines") or ())
+    return Replica(metadata.get("name", ""), deployment_id(metadata.get("namespace") or "default", owner) if owner
+                   else "", spec.get("clusterName", ""), int(index) if str(index).isdigit() else 0, engines)
+
+
+def required_class_names(clusters: Iterable[Cluster]) -> list[str]:
+    return sorted({pool.class_name for cluster in clusters for pool in cluster.pools})
+
+
+def snapshot_classes(required: dict[str, Any], names: Iterable[str]) -> dict[str, PoolClass]:
+    """The classes that exist and read; a pool on any other is refused as `class X is not known`."""
+    classes = {}
+    for name in names:
+        found = required.get(class_requirement_key(name))
+        if not found:
+            continue
+        try:
+            classes[name] = pool_class(InferenceClass.model_validate(found))
+        except ValidationError:
+            continue  # the class's own status says what is wrong with it
+    return classes
+
+
+class ModelDeploymentComposer(Composer):
+    def __init__(self, request: Request):
+        super().__init__(request)
+        self.name = composite_name(request.composite)
+
+    def compose(self) -> Response:
+        if not self.read_deployment():
+            return self.response
+        snapshot = self.require_fleet()
+        if snapshot is None:
+            return self.response
+        try:
+            placed = schedule(placement_request(self.deployment), snapshot)
+        except InvalidSelectors as error:
+            self.hold("InvalidSelectors", f"ModelDeployment {self.name}: {error}: fix the selectors; "
+                                          "the running replicas are kept as they are")
+            return self.response
+        for placement in placed.placements:
+            self.compose_replica(placement)
+        self.compose_status(placed)
+        return self.response
+
+    # ---- steps
+
+    def read_deployment(self) -> bool:
+        try:
+            self.deployment = ModelDeployment.model_validate(self.request.composite)
+        except ValidationError as error:
+            self.hold("InvalidSpec", f"ModelDeployment {self.name} is invalid: {validation_problems(error)}: "
+                                     "fix the spec; the running replicas are kept as they are")
+            return False
+        self.namespace = self.deployment.metadata.namespace or "default"
+        return True
+
+    def require_fleet(self) -> Snapshot | None:
+        """Every cluster, every replica, then the classes the clusters' pools name; None while asking."""
+        requirements = self.response.requirements
+        requirements[CLUSTERS_REQUIREMENT] = Requirement(InferenceCluster.api_version_string(), InferenceCluster.KIND)
+        requirements[REPLICAS_REQUIREMENT] = Requirement(ModelReplica.api_version_string(), ModelReplica.KIND)
+        required = self.request.required
+        if CLUSTERS_REQUIREMENT not in required or REPLICAS_REQUIREMENT not in required:
+            self.keep_observed()  # first call: the runtime fetches them and calls again
+            return None
+        clusters = tuple(snapshot_cluster(c) for c in required[CLUSTERS_REQUIREMENT])
+        names = required_class_names(clusters)
+        for name in names:
+            requirements[class_requirement_key(name)] = Requirement(
+                InferenceClass.api_version_string(), InferenceClass.KIND, name)
+        if any(class_requirement_key(n) not in required for n in names):
+            self.keep_observed()
+            return None
+        replicas = tuple(snapshot_replica(r) for r in required[REPLICAS_REQUIREMENT])
+        classes = snapshot_classes(required, names)
+        if not self.pinned_classes_known(clusters, classes, replicas):
+            return None
+        return Snapshot(clusters, classes, replicas)
+
+    def pinned_classes_known(self, clusters: tuple[Cluster, ...], classes: dict[str, PoolClass],
+                             replicas: tuple[Replica, ...]) -> bool:
+        """A class under one of this deployment's running replicas that is gone or unreadable says
+        nothing about whether the replica still fits: keep it rather than re-place it (fail closed)."""
+        pools = {(c.name, p.name): p.class_name for c in clusters for p in c.pools}
+        ours = deployment_id(self.namespace, self.deployment.metadata.name)
+        unknown = sorted({pools[(r.cluster, m.pool)] for r in replicas if r.deployment == ours
+                          for e in r.engines for m in e.members
+                          if (r.cluster, m.pool) in pools and pools[(r.cluster, m.pool)] not in classes})
+        if unknown:
+            self.hold("WaitingForClasses", f"ModelDeployment {self.name} runs replicas on pools of InferenceClass "
+                      f"{', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} missing or invalid: "
+                      "restore the class; the running replicas are kept as they are")
+            return False
+        return True
+
+    def compose_replica(self, placement: Placement) -> None:
+        template = self.deployment.spec.template
+        spec = template.spec
+        by_name = {engine.name: engine for engine in spec.engines}
+        engines = []
+        for engine_placement in placement.engines:
+            engine = by_name[engine_placement.name]
+            members = []
+            for member, placed in zip(engine.members, engine_placement.members):
+                out: dict[str, Any] = {"role": member.role, "nodePoolName": placed.pool}
+                if placed.requests:
+                    out["deviceRequests"] = [
+                        {"name": r.name, "deviceClassName": r.device_class_name, "count": r.count,
+                         "selectors": [{"cel": s} for s in r.selectors]} for r in placed.requests]
+                if member.worker is not None:
+                    out["worker"] = member.worker.model_dump(by_alias=True, exclude_none=True)
+                out["template"] = member.template.model_dump(by_alias=True, exclude_none=True)
+                members.append(out)
+            entry: dict[str, Any] = {"name": engine.name, "copies": engine.copies}
+            if engine.phase is not None:
+                entry["phase"] = engine.phase
+            entry["members"] = members
+            engines.append(entry)
+        replica_spec: dict[str, Any] = {"clusterName": placement.cluster}
+        if spec.model_cache_ref is not None:
+            replica_spec["modelCacheRef"] = spec.model_cache_ref.model_dump(by_alias=True)
+        replica_spec["serving"] = {"mode": spec.serving.mode if spec.serving else "Unified"}
+        if spec.tolerations:
+            replica_spec["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in spec.tolerations]
+        replica_spec["engines"] = engines
+        labels = dict(template.metadata.labels or {}) if template.metadata else {}
+        labels.update({DEPLOYMENT_LABEL: self.deployment.metadata.name, REPLICA_INDEX_LABEL: str(placement.index)})
+        self.desire(replica_key(placement.cluster, placement.index), {
+            "apiVersion": ModelReplica.api_version_string(), "kind": ModelReplica.KIND,
+            "metadata": {"name": replica_name(self.deployment.metadata.name, placement.cluster, placement.index),
+                         "namespace": self.namespace, "labels": labels},
+            "spec": replica_spec})
+
+    def compose_status(self, placed: Schedule) -> None:
+        observed = self.request.observed
+        ready = sum(1 for p in placed.placements if is_ready(observed.get(replica_key(p.cluster, p.index))))
+        clusters = sorted({p.cluster for p in placed.placements})
+        self.response.status = {"replicas": {"total": len(placed.placements), "ready": ready}, "clusters": clusters}
+        if placed.missing:
+            self.condition(SCHEDULED, "False", "Unschedulable", f"ModelDeployment {self.name}: {placed.message()}")
+        else:
+            self.condition(SCHEDULED, "True", "Scheduled", f"ModelDeployment {self.name}: {placed.message()}")
+
+    def hold(self, reason: str, message: str) -> None:
+        """Keep every replica as it is and say why (the replica counts stay what they were)."""
+        self.keep_observed()
+        self.condition(SCHEDULED, "False", reason, message)
+
+
+def explain(request: Request) -> list[str]:
+    """For `inferplane explain md`: the placement, then each cluster and the step that refused it
+    when replicas fit nowhere. `request` carries what the function requires (see `require_fleet`)."""
+    composer = ModelDeploymentComposer(request)
+    if not composer.read_deployment():
+        return [c.message for c in composer.response.conditions]
+    snapshot = composer.require_fleet()
+    if snapshot is None:
+        return [f"ModelDeployment {composer.name}: the fleet has not been read yet"]
+    try:
+        placed = schedule(placement_request(composer.deployment), snapshot)
+    except InvalidSelectors as error:
+        return [f"ModelDeployment {composer.name}: {error}"]
+    lines = [f"ModelDeployment {composer.name}: {placed.message()}"] if not placed.missing else [
+        f"ModelDeployment {composer.name}: {len(placed.placements)} of {placed.wanted} replicas placed, "
+        f"{placed.missing} fit nowhere"]
+    for placement in placed.placements:
+        pools = ", ".join(f"{e.name} on pool {e.members[0].pool}" for e in placement.engines)
+        lines.append(f"  replica {placement.index} on {placement.cluster}: {pools}")
+    for cluster, reasons in placed.rejections.items():
+        lines.append(f"  {cluster}:")
+        lines.extend(f"    {reason}" for reason in reasons)
+    return lines
+
+
+def compose_model_deployment(request: Request) -> Response:
+    return ModelDeploymentComposer(request).compose()
+
