@@ -39,3 +39,22 @@ def test_cpu_recipe_publishes_cpu_slices_on_its_pool_only():
     assert all(p["status"]["phase"] == "Running" for p in pods)
     cpu_driver_nodes = {p["spec"]["nodeName"] for p in pods if p["metadata"]["name"].startswith("dra-driver-cpu")}
     assert cpu_driver_nodes == {"civo-cpu-cpu-0", "civo-cpu-cpu-1"}
+
+
+@pytest.mark.parametrize("recipe, placed", [
+    ("qwen2.5-0.5b-amd", [("qwen2-5-0-5b-amd-amd-lab-0", "amd-lab", "mi325x", "gpu.amd.com")]),
+    ("qwen2.5-0.5b-cpu", [("qwen2-5-0-5b-cpu-civo-cpu-0", "civo-cpu", "cpu", "dra.cpu"),
+                          ("qwen2-5-0-5b-cpu-civo-cpu-1", "civo-cpu", "cpu", "dra.cpu")]),
+    ("qwen2.5-0.5b-nvidia-eks", [("qwen2-5-0-5b-l4-eks-l4-0", "eks-l4", "l4", "gpu.nvidia.com"),
+                                 ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4", "l4", "gpu.nvidia.com")]),
+])
+def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
+    runtime = Runtime(None)
+    runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
+    replicas = [(r["metadata"]["name"], r["spec"]["clusterName"], member["nodePoolName"],
+                 member["deviceRequests"][0]["deviceClassName"])
+                for r in runtime.list("ModelReplica") for e in r["spec"]["engines"] for member in e["members"]]
+    assert replicas == placed
+    (deployment,) = runtime.list("ModelDeployment")
+    assert deployment["status"]["replicas"]["total"] == len(placed)
+    assert deployment["status"]["clusters"] == [placed[0][1]]

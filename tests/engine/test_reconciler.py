@@ -285,3 +285,19 @@ def test_existing_cluster_that_reports_no_version_waits_and_says_how_to_declare_
         "InferenceCluster lab declares no Kubernetes version, and the cluster has not reported one yet (inferplane "
         "reads the ConfigMap kube-system/kubeadm-config): wait, or set spec.cluster.existing.kubernetesVersion to the "
         "version the cluster runs (the running cluster is kept as it is: no new pools, no new drivers)")
+
+
+def test_a_deployment_waiting_for_room_is_placed_when_a_cluster_arrives():
+    """The deployment requires every cluster: one created later reconciles it, with no resync."""
+    amd = REPO / "recipes" / "qwen2.5-0.5b-amd"
+    runtime = Runtime(None)
+    assert runtime.apply([amd / "class.yaml", amd / "model.yaml"]).report.converged
+    (waiting,) = runtime.list("ModelDeployment")
+    assert waiting["status"]["replicas"] == {"total": 0, "ready": 0}
+    assert condition(waiting, "Scheduled")["message"] == \
+        "ModelDeployment qwen2-5-0-5b-amd: 0 of 1 replicas placed; no clusters"
+    assert runtime.list("ModelReplica") == []
+    runtime.apply([amd / "cluster.yaml"])
+    (placed,) = runtime.list("ModelDeployment")
+    assert placed["status"]["replicas"]["total"] == 1 and placed["status"]["clusters"] == ["amd-lab"]
+    assert [r["spec"]["clusterName"] for r in runtime.list("ModelReplica")] == ["amd-lab"]
