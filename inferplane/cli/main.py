@@ -358,6 +358,31 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
 
 @cli.command()
 @object_arguments
+def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+    """Where a ModelDeployment's replicas run and, for those that fit nowhere, each cluster and the step
+    that refused it."""
+    from inferplane.compose.model_deployment import compose_model_deployment, explain as explanation
+    from inferplane.engine.reconciler import call_with_requirements
+    from inferplane.engine.store import Key
+
+    with opened(state) as runtime:
+        resolved, objects = _find(runtime, kind, name, namespace)
+        if objects[0]["kind"] != "ModelDeployment":
+            raise click.ClickException(f"{objects[0]['kind']} has no placement to explain: name a ModelDeployment "
+                                       "(md)")
+        fleet = {Key.of(o): o for o in runtime.list()}
+    answered = []
+
+    def answering(request):
+        answered.append(request)  # the last request is the one with every requirement answered
+        return compose_model_deployment(request)
+
+    call_with_requirements(fleet, answering, objects[0], {})
+    click.echo("\n".join(explanation(answered[-1])))
+
+
+@cli.command()
+@object_arguments
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 def trace(kind: str, name: str, namespace: str | None, output: str, state: Path | None) -> None:
     """The tree of everything composed under an object, with each one's readiness."""
@@ -424,13 +449,14 @@ def scale(kind: str, name: str, namespace: str | None, replicas: int, state: Pat
               help="Write the fleet as one self-contained HTML page to FILE instead of printing the table.")
 @STATE_OPTION
 def fleet(html_file: Path | None, state: Path | None) -> None:
-    """One table: what runs on each cluster (cloud, readiness, drivers, pools, device stacks) and what is wanted."""
-    from inferplane.cli.views import fleet_table
+    """What runs on each cluster (cloud, readiness, drivers, pools, device stacks) and what is wanted; then,
+    when models are deployed, where each model's replicas run."""
+    from inferplane.cli.views import fleet_view
 
     with opened(state, create=False) as runtime:
         objects = runtime.list()
         if html_file is None:
-            click.echo(fleet_table(objects))
+            click.echo(fleet_view(objects))
             return
         from inferplane.cli.fleet_page import fleet_page
 
@@ -470,7 +496,7 @@ def render(folder: Path, output: str) -> None:
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
-    from inferplane.cli.views import fleet_table
+    from inferplane.cli.views import fleet_view
     from inferplane.engine.runtime import Runtime
 
     runtime = Runtime(None, progress=_progress_bar())  # in memory: nothing is kept
@@ -483,7 +509,7 @@ def render(folder: Path, output: str) -> None:
     _refuse_nothing_found(result, (folder,))
     converged = _report_convergence(result.report)
     if result.admission.admitted:
-        click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_table(objects))
+        click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_view(objects))
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 

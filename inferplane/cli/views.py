@@ -311,6 +311,33 @@ def fleet_table(objects: list[Resource]) -> str:
                  rows)
 
 
+def models_table(objects: list[Resource]) -> str:
+    """One row per ModelDeployment: replicas wanted, placed and ready, and where each runs
+    (cluster/pool of its engines), with why the rest fit nowhere."""
+    placed: dict[str, list[str]] = {}
+    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+        owner = next((r["uid"] for r in replica["metadata"].get("ownerReferences") or [] if r.get("controller")), "")
+        pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
+        placed.setdefault(owner, []).append(f"{replica['spec']['clusterName']}/{'+'.join(pools)}")
+    rows = []
+    for deployment in (o for o in objects if o["kind"] == "ModelDeployment"):
+        status = deployment.get("status") or {}
+        counts = status.get("replicas") or {}
+        where = sorted(placed.get(deployment["metadata"]["uid"], []))
+        rows.append((deployment["metadata"].get("namespace") or "default", deployment["metadata"]["name"],
+                     str(deployment["spec"]["replicas"]), str(counts.get("total", 0)), str(counts.get("ready", 0)),
+                     " ".join(where) or "<none>"))
+    return table(("NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"), rows)
+
+
+def fleet_view(objects: list[Resource]) -> str:
+    """What `fleet` and `render` print: the fleet table, and the models table when models are deployed."""
+    view = fleet_table(objects)
+    if any(o["kind"] == "ModelDeployment" for o in objects):
+        view += "\n\n" + models_table(objects)
+    return view
+
+
 # ---- dry runs and diffs: what applying would change, per resource
 
 # Set by the engine on every write: not a change a user makes.

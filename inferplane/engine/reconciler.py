@@ -58,6 +58,31 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     return functions
 
 
+def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Request], Response],
+                           composite: Resource, observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
+    """Call a function, answering the resources it requires from `objects` until it asks for nothing
+    new (bounded): its last response, and the keys it required (Key.every for a whole kind)."""
+    required: dict[str, Any] = {}
+    keys: set[Key] = set()
+    response = function(Request(composite, observed, required))
+    for _ in range(MAX_REQUIREMENT_ROUNDS):
+        wanted = {n: r for n, r in response.requirements.items() if n not in required}
+        if not wanted:
+            break
+        for name, requirement in wanted.items():
+            group = requirement.api_version.rsplit("/", 1)[0]
+            if requirement.name is None:
+                keys.add(Key.every(group, requirement.kind))
+                required[name] = [o for k, o in sorted(objects.items())
+                                  if k.kind == requirement.kind and k.group == group]
+                continue
+            key = Key(group, requirement.kind, requirement.namespace or "", requirement.name)
+            keys.add(key)
+            required[name] = objects.get(key)
+        response = function(Request(composite, observed, dict(required)))
+    return response, keys
+
+
 def controller_of(obj: Resource) -> str | None:
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("controller"):
@@ -320,25 +345,7 @@ class Reconciler:
               observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
         """The function's response, and the objects it required. The request holds the cache's own
         objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
-        required: dict[str, Resource | None] = {}
-        keys: set[Key] = set()
-        response = function(Request(composite, observed, required))
-        for _ in range(MAX_REQUIREMENT_ROUNDS):
-            wanted = {n: r for n, r in response.requirements.items() if n not in required}
-            if not wanted:
-                break
-            for name, requirement in wanted.items():
-                group = requirement.api_version.rsplit("/", 1)[0]
-                if requirement.name is None:
-                    keys.add(Key.every(group, requirement.kind))
-                    required[name] = [o for k, o in sorted(self.objects.items())
-                                      if k.kind == requirement.kind and k.group == group]
-                    continue
-                key = Key(group, requirement.kind, requirement.namespace or "", requirement.name)
-                keys.add(key)
-                required[name] = self.objects.get(key)
-            response = function(Request(composite, observed, dict(required)))
-        return response, keys
+        return call_with_requirements(self.objects, function, composite, observed)
 
     def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
         """Apply one desired composed resource; returns its key. A resource that another composite

@@ -78,11 +78,17 @@ def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
     assert inferplane("fleet", state=tmp_path / "a").stdout == rendered
     inferplane("apply", "-f", MIXED, state=tmp_path / "b")
     assert inferplane("fleet", state=tmp_path / "b").stdout == rendered
-    rows = {line.split()[0]: line.split() for line in rendered.splitlines()[1:]}
+    clusters, models = rendered.split("\n\n")
+    rows = {line.split()[0]: line.split() for line in clusters.splitlines()[1:]}
     # What runs, then apart what is wanted: the refused cluster runs nothing and wants AMD GPUs.
     assert rows["eks-amd"][2:] == ["False", "UnsupportedDevices", "none", "<none>", "none", "gpu.amd.com"]
     assert rows["onprem-lab"][2:5] == ["True", "Existing", "dra.cpu,gpu.amd.com"]
     assert rows["onprem-lab"][-1] == "<none>"
+    # The models table: the MI325X model on the lab, the NVIDIA one spread over two clusters' >= 20 GiB GPUs.
+    assert [line.split() for line in models.splitlines()] == [
+        ["NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"],
+        ["default", "llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x"],
+        ["default", "qwen2-5-7b", "2", "2", "2", "eks-us-east/a10g", "gke-us-central/l4"]]
     as_json = json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     assert as_json == json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     kinds = {o["kind"] for o in as_json}
@@ -157,6 +163,13 @@ def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == (
         "False", "Unschedulable", "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed on eks-l4; 1 fit nowhere "
         "(eks-l4: pool l4: 0 of 4 nodes free, engine vllm needs 1)")
+    assert inferplane("explain", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state).stdout == (
+        "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed, 1 fit nowhere\n"
+        + "".join(f"  replica {i} on eks-l4: vllm on pool l4\n" for i in range(4))
+        + "  eks-l4:\n    pool l4: 0 of 4 nodes free, engine vllm needs 1\n")
+    refused = inferplane("explain", "icluster", "eks-l4", state=state, check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1, "Error: InferenceCluster has no placement to explain: name a ModelDeployment (md)\n")
 
     for count, message in ((11, "must be at most 10, got 11: set it to 10 or less"),
                            (0, "must be at least 1, got 0: set it to 1 or more")):
