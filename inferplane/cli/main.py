@@ -365,7 +365,7 @@ def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> 
     from inferplane.engine.reconciler import call_with_requirements
     from inferplane.engine.store import Key
 
-    with opened(state) as runtime:
+    with opened(state, create=False) as runtime:
         resolved, objects = _find(runtime, kind, name, namespace)
         if objects[0]["kind"] != "ModelDeployment":
             raise click.ClickException(f"{objects[0]['kind']} has no placement to explain: name a ModelDeployment "
