@@ -361,12 +361,13 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
 def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Where a ModelDeployment's replicas run and, for those that fit nowhere, each cluster and the step
     that refused it."""
+    from inferplane.cli.query import fetch
     from inferplane.compose.model_deployment import compose_model_deployment, explain as explanation
     from inferplane.engine.reconciler import call_with_requirements
     from inferplane.engine.store import Key
 
     with opened(state, create=False) as runtime:
-        resolved, objects = _find(runtime, kind, name, namespace)
+        objects = [fetch(runtime, kind, name, namespace)]
         if objects[0]["kind"] != "ModelDeployment":
             raise click.ClickException(f"{objects[0]['kind']} has no placement to explain: name a ModelDeployment "
                                        "(md)")
