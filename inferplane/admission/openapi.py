@@ -96,11 +96,14 @@ class CRDSchemas:
     def __init__(self, paths: list[Path]):
         self._schemas: dict[tuple[str, str], dict[str, Any]] = {}
         for path in paths:
-            crd = yaml.safe_load(Path(path).read_text())
-            spec = crd["spec"]
-            for version in spec["versions"]:
-                key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
-                self._schemas[key] = version["schema"]["openAPIV3Schema"]
+            # A release bundle (Gateway API's) holds many CRDs, one per document.
+            for crd in yaml.safe_load_all(Path(path).read_text()):
+                if not crd or crd.get("kind") != "CustomResourceDefinition":
+                    continue
+                spec = crd["spec"]
+                for version in spec["versions"]:
+                    key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
+                    self._schemas[key] = version["schema"]["openAPIV3Schema"]
 
     @classmethod
     def from_dir(cls, directory: Path) -> "CRDSchemas":

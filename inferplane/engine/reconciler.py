@@ -50,10 +50,11 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     from inferplane.compose.cloud_cluster import compose_cloud_cluster
     from inferplane.compose.inference_cluster import compose_inference_cluster
     from inferplane.compose.model_deployment import compose_model_deployment
+    from inferplane.compose.model_replica import compose_model_replica
     from inferplane.compose.serving_stack import compose_serving_stack
 
     functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack,
-                 "ModelDeployment": compose_model_deployment}
+                 "ModelDeployment": compose_model_deployment, "ModelReplica": compose_model_replica}
     functions.update({kind.KIND: compose_cloud_cluster for kind in CLOUD_CLUSTER_KINDS.values()})
     return functions
 

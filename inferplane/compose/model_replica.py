@@ -1,0 +1,393 @@
+"""ModelReplica composition: one replica's engine workloads on the cluster it is pinned to, as
+provider-kubernetes Objects on that cluster's ClusterProviderConfig (named after the cluster, as
+the serving stack composes it).
+
+Per engine, `copies` of one serving unit: a Deployment for a Standalone member, a LeaderWorkerSet for
+a Leader with its Workers. Each device request of a member becomes one `resource.k8s.io/v1`
+ResourceClaimTemplate, which the member's pods claim and the engine container uses. Pods are pinned
+to their member's pool by its label and tolerate exactly that pool's taints plus the deployment's own
+tolerations: never a blanket toleration, which would let an engine onto another vendor's nodes. The
+engine container is the user's, as written. One Service fronts every serving pod; PrefillDecode
+serving adds the Gateway API Inference Extension InferencePool and its endpoint picker.
+
+Conditions this function sets:
+- `Composed`: True (`Available`) once the workloads are composed; False with `InvalidSpec` (the
+  replica cannot be read), `WaitingForCluster` (the cluster or a pool's class does not exist) or
+  `UnknownPool` (a member names a pool the cluster does not have). Whenever it is False, what was
+  composed before is kept as it is: a replica that cannot be composed never loses running engines.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from inferplane import API_GROUP
+from inferplane.api.drivers import POOL_LABEL
+from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.managed import PROVIDER_CONFIG_KIND
+from inferplane.api.model_replica import ModelReplica, ReplicaEngine, ReplicaMember
+from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, \
+    validation_problems
+from inferplane.compose.inference_cluster import class_requirement_key, pool_labels_and_taints, pool_role
+from inferplane.compose.serving_stack import OBJECT_API_VERSION
+
+COMPOSED = "Composed"
+CLUSTER_REQUIREMENT = "cluster"
+
+# Labels inferplane sets on the engine pods (users may not set keys under our group, so these never
+# collide with theirs): which replica and engine a pod serves, and, on the pods that serve the API
+# (a Standalone pod, a gang's leader), the label the replica's Service and InferencePool select.
+REPLICA_LABEL = f"{API_GROUP}/replica"
+ENGINE_LABEL = f"{API_GROUP}/engine"
+ROLE_LABEL = f"{API_GROUP}/role"
+SERVING_LABEL = f"{API_GROUP}/serving"
+# The endpoint picker's prefill and decode filters choose pods by this label (prefill | decode).
+PHASE_LABEL = "llm-d.ai/role"
+
+# Engines serve in the workload cluster's default namespace, as Modelplane's do: it exists on every
+# cluster, and replica names (unique per placement) keep co-located replicas apart.
+REMOTE_NAMESPACE = "default"
+# The OpenAI-compatible port every engine serves on; the Service exposes it on 80.
+ENGINE_PORT = 8000
+
+DRA_API_VERSION = "resource.k8s.io/v1"
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+INFERENCE_POOL_API_VERSION = "inference.networking.k8s.io/v1"
+# A Deployment and a LeaderWorkerSet both say Available=True once their replicas are up, and neither
+# has a Ready condition, so their Objects derive readiness from it; the guard keeps the query false
+# (not erroring) before the workload has any status.
+AVAILABLE_QUERY = ('has(object.status.conditions) && '
+                   'object.status.conditions.exists(c, c.type == "Available" && c.status == "True")')
+
+# The endpoint picker, as Modelplane v0.3.1 runs it for PrefillDecode serving: llm-d's inference
+# scheduler, which embeds the Inference Extension's picker and adds the prefill/decode profiles.
+EPP_IMAGE = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.8.0"
+EPP_GRPC_PORT = 9002
+EPP_HEALTH_PORT = 9003
+EPP_CONFIG_FILE = "epp-config.yaml"
+# The picker's prefix-cache producer must cut prompts into the decode engine's KV blocks, or prefix
+# routing silently degrades; vLLM's default block size applies when the engine's args name none.
+DEFAULT_KV_BLOCK_SIZE = 16
+
+
+class ModelReplicaComposer(Composer):
+    def __init__(self, request: Request):
+        super().__init__(request)
+        self.replica: ModelReplica | None = None
+        # pool name -> the tolerations of exactly that pool's taints
+        self.pool_tolerations: dict[str, list[dict[str, str]]] = {}
+
+    def compose(self) -> Response:
+        if not self.read_replica() or not self.read_pools():
+            return self.response
+        for engine in self.spec.engines:
+            self.compose_engine(engine)
+        self.compose_service()
+        if self.spec.serving is not None and self.spec.serving.mode == "PrefillDecode":
+            self.compose_inference_pool()
+        self.condition(COMPOSED, "True", "Available",
+                       f"ModelReplica {self.name}'s workloads are composed for cluster {self.spec.cluster_name}")
+        return self.response
+
+    # ---- steps
+
+    def read_replica(self) -> bool:
+        try:
+            self.replica = ModelReplica.model_validate(self.request.composite)
+            return True
+        except ValidationError as error:
+            return self.hold("InvalidSpec", f"ModelReplica {composite_name(self.request.composite)} is invalid "
+                                            f"({validation_problems(error)}): fix the spec")
+
+    def read_pools(self) -> bool:
+        """The taints of every pool the members name, from the cluster's pools and their classes."""
+        cluster_name = self.spec.cluster_name
+        self.response.requirements[CLUSTER_REQUIREMENT] = Requirement(
+            InferenceCluster.api_version_string(), InferenceCluster.KIND, cluster_name)
+        if CLUSTER_REQUIREMENT not in self.request.required:
+            self.keep_observed()  # first call: the runtime fetches the cluster and calls again
+            return False
+        observed = self.request.required[CLUSTER_REQUIREMENT]
+        if observed is None:
+            return self.hold("WaitingForCluster", f"ModelReplica {self.name} is pinned to InferenceCluster "
+                             f"{cluster_name}, which does not exist: create it, or let the ModelDeployment "
+                             "place the replica again")
+        try:
+            cluster = InferenceCluster.model_validate(observed)
+        except ValidationError as error:
+            return self.hold("WaitingForCluster", f"InferenceCluster {cluster_name} is invalid "
+                             f"({validation_problems(error)}): fix it")
+        pools = {p.name: p for p in cluster.spec.node_pools}
+        wanted = sorted({m.node_pool_name for e in self.spec.engines for m in e.members})
+        unknown = [p for p in wanted if p not in pools]
+        if unknown:
+            return self.hold("UnknownPool", f"ModelReplica {self.name} runs on pool {', '.join(unknown)}, which "
+                             f"InferenceCluster {cluster_name} does not have (its pools: "
+                             f"{', '.join(sorted(pools))}): place the replica on one of them")
+        class_names = sorted({pools[p].class_name for p in wanted})
+        for name in class_names:
+            self.response.requirements[class_requirement_key(name)] = Requirement(
+                InferenceClass.api_version_string(), InferenceClass.KIND, name)
+        if any(class_requirement_key(n) not in self.request.required for n in class_names):
+            self.keep_observed()
+            return False
+        classes = {}
+        for name in class_names:
+            try:
+                classes[name] = InferenceClass.model_validate(self.request.required[class_requirement_key(name)])
+            except (ValidationError, TypeError):
+                return self.hold("WaitingForCluster", f"InferenceClass {name}, which pool(s) "
+                                 f"{', '.join(p for p in wanted if pools[p].class_name == name)} of InferenceCluster "
+                                 f"{cluster_name} use, does not exist or is invalid: create or fix it")
+        for pool_name in wanted:
+            klass = classes[pools[pool_name].class_name]
+            _, taints = pool_labels_and_taints(pools[pool_name], klass, pool_role(klass))
+            self.pool_tolerations[pool_name] = [toleration_for(t) for t in taints]
+        return True
+
+    def compose_engine(self, engine: ReplicaEngine) -> None:
+        for member in engine.members:
+            for request in member.device_requests or []:
+                self.desire_object(f"claim-{engine.name}-{role(member)}-{request.name}", {
+                    "apiVersion": DRA_API_VERSION, "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": self.claim_template_name(engine, member, request.name),
+                                 "namespace": REMOTE_NAMESPACE},
+                    "spec": {"spec": {"devices": {"requests": [{"name": request.name, "exactly": {
+                        "deviceClassName": request.device_class_name,
+                        "allocationMode": "ExactCount",
+                        "count": request.count,
+                        **({"selectors": [{"cel": {"expression": s.cel}} for s in request.selectors if s.cel]}
+                           if request.selectors else {}),
+                    }}]}}},
+                })
+        standalone = next((m for m in engine.members if m.role == "Standalone"), None)
+        self.desire_object(f"workload-{engine.name}",
+                           self.deployment(engine, standalone) if standalone else self.leader_worker_set(engine),
+                           ready_query=AVAILABLE_QUERY)
+
+    def compose_service(self) -> None:
+        self.desire_object("service", {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": self.name, "namespace": REMOTE_NAMESPACE, "labels": self.replica_labels()},
+            "spec": {"selector": {SERVING_LABEL: self.name},
+                     "ports": [{"name": "http", "port": 80, "targetPort": ENGINE_PORT}]},
+        })
+
+    def compose_inference_pool(self) -> None:
+        """The InferencePool over both phases' serving pods, and the endpoint picker that chooses a
+        prefill and a decode pod for each request."""
+        epp = f"{self.name}-epp"
+        pool = f"{self.name}-pool"
+        labels = self.replica_labels()
+        self.desire_object("inference-pool", {
+            "apiVersion": INFERENCE_POOL_API_VERSION, "kind": "InferencePool",
+            "metadata": {"name": pool, "namespace": REMOTE_NAMESPACE, "labels": labels},
+            "spec": {"selector": {"matchLabels": {SERVING_LABEL: self.name}},
+                     "targetPorts": [{"number": ENGINE_PORT}],
+                     "endpointPickerRef": {"name": epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailOpen"}},
+        })
+        meta = {"name": epp, "namespace": REMOTE_NAMESPACE, "labels": labels}
+        read = ["get", "list", "watch"]
+        self.desire_object("epp-service-account", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta})
+        self.desire_object("epp-role", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+            # What the picker watches: the pool's pods, the pool, and InferenceObjectives.
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": read},
+                      {"apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"], "verbs": read},
+                      {"apiGroups": ["inference.networking.x-k8s.io"], "resources": ["inferenceobjectives"],
+                       "verbs": read}]})
+        self.desire_object("epp-role-binding", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
+            "subjects": [{"kind": "ServiceAccount", "name": epp, "namespace": REMOTE_NAMESPACE}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": epp}})
+        self.desire_object("epp-config", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                                          "data": {EPP_CONFIG_FILE: epp_config(self.decode_block_size())}})
+        self.desire_object("epp", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": epp}}, "template": {
+                "metadata": {"labels": {"app": epp}},
+                "spec": {"serviceAccountName": epp, "containers": [{
+                    "name": "epp", "image": EPP_IMAGE,
+                    "args": [f"--pool-name={pool}", f"--pool-namespace={REMOTE_NAMESPACE}",
+                             "--pool-group=inference.networking.k8s.io",
+                             f"--config-file=/config/{EPP_CONFIG_FILE}", f"--grpc-port={EPP_GRPC_PORT}"],
+                    "ports": [{"name": "grpc", "containerPort": EPP_GRPC_PORT},
+                              {"name": "grpc-health", "containerPort": EPP_HEALTH_PORT}],
+                    "volumeMounts": [{"name": "config", "mountPath": "/config"}]}],
+                    "volumes": [{"name": "config", "configMap": {"name": epp}}]}}},
+        }, ready_query=AVAILABLE_QUERY)
+        self.desire_object("epp-service", {
+            "apiVersion": "v1", "kind": "Service", "metadata": meta,
+            "spec": {"selector": {"app": epp}, "ports": [
+                {"name": "grpc-ext-proc", "port": EPP_GRPC_PORT, "targetPort": EPP_GRPC_PORT,
+                 "appProtocol": "http2"}]}})
+
+    # ---- workloads
+
+    def deployment(self, engine: ReplicaEngine, member: ReplicaMember) -> Resource:
+        name = self.workload_name(engine)
+        selector = {REPLICA_LABEL: self.name, ENGINE_LABEL: engine.name}
+        return {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": REMOTE_NAMESPACE, "labels": self.replica_labels()},
+            "spec": {"replicas": engine.copies, "selector": {"matchLabels": selector},
+                     "template": self.pod_template(engine, member, serving=True)},
+        }
+
+    def leader_worker_set(self, engine: ReplicaEngine) -> Resource:
+        leader = next(m for m in engine.members if m.role == "Leader")
+        worker = next(m for m in engine.members if m.role == "Worker")
+        nodes = worker.worker.nodes if worker.worker is not None else 1
+        return {
+            "apiVersion": LWS_API_VERSION, "kind": "LeaderWorkerSet",
+            "metadata": {"name": self.workload_name(engine), "namespace": REMOTE_NAMESPACE,
+                         "labels": self.replica_labels()},
+            "spec": {"replicas": engine.copies, "leaderWorkerTemplate": {
+                # A gang: the leader and one pod per worker node, started and restarted together.
+                "size": nodes + 1,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                # Only the leader serves the API: followers carry no serving label.
+                "leaderTemplate": self.pod_template(engine, leader, serving=True),
+                "workerTemplate": self.pod_template(engine, worker, serving=False),
+            }},
+        }
+
+    def pod_template(self, engine: ReplicaEngine, member: ReplicaMember, serving: bool) -> Resource:
+        template = member.template.model_dump(by_alias=True, exclude_none=True)
+        metadata = template.get("metadata") or {}
+        labels = {**(metadata.get("labels") or {}), REPLICA_LABEL: self.name, ENGINE_LABEL: engine.name,
+                  ROLE_LABEL: role(member)}
+        if serving:
+            labels[SERVING_LABEL] = self.name
+        if engine.phase is not None:
+            labels[PHASE_LABEL] = engine.phase.lower()
+        spec = template.get("spec") or {}
+        claims = [(r.name, self.claim_template_name(engine, member, r.name)) for r in member.device_requests or []]
+        for container in spec.get("containers", []):
+            if container["name"] == "engine" and claims:
+                container["resources"] = {"claims": [{"name": claim} for claim, _ in claims]}
+        spec["nodeSelector"] = {POOL_LABEL: member.node_pool_name}
+        tolerations = self.pool_tolerations[member.node_pool_name] + [
+            t.model_dump(by_alias=True, exclude_none=True) for t in self.spec.tolerations or []]
+        if tolerations:
+            spec["tolerations"] = tolerations
+        if claims:
+            spec["resourceClaims"] = [{"name": claim, "resourceClaimTemplateName": template_name}
+                                      for claim, template_name in claims]
+        return {"metadata": {**metadata, "labels": labels}, "spec": spec}
+
+    # ---- helpers
+
+    def desire_object(self, key: str, manifest: Resource, ready_query: str | None = None) -> None:
+        """A provider-kubernetes Object on the replica's cluster, in the replica's namespace (a
+        namespaced composite composes into its own namespace, as Crossplane v2 does)."""
+        readiness = ({"policy": "DeriveFromCelQuery", "celQuery": ready_query} if ready_query
+                     else {"policy": "SuccessfulCreate"})
+        self.desire(key, {
+            "apiVersion": OBJECT_API_VERSION, "kind": "Object",
+            "metadata": {"name": f"{self.name}-{key}", "namespace": self.namespace, "labels": self.replica_labels()},
+            "spec": {"providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": self.spec.cluster_name},
+                     "readiness": readiness, "forProvider": {"manifest": manifest}},
+        })
+
+    def hold(self, reason: str, message: str) -> bool:
+        """Compose nothing new and keep what runs; say why."""
+        self.condition(COMPOSED, "False", reason, message)
+        self.keep_observed()
+        return False
+
+    def decode_block_size(self) -> int:
+        decode = next(e for e in self.spec.engines if e.phase == "Decode")
+        for member in decode.members:
+            for container in (member.template.spec.containers if member.template.spec else []):
+                size = kv_block_size(container.args or [])
+                if size is not None:
+                    return size
+        return DEFAULT_KV_BLOCK_SIZE
+
+    def workload_name(self, engine: ReplicaEngine) -> str:
+        # Never the replica's own name, which its Service takes: a LeaderWorkerSet's controller makes
+        # the gang's headless Service under the workload's name, and only when none exists.
+        return f"{self.name}-{engine.name}"
+
+    def claim_template_name(self, engine: ReplicaEngine, member: ReplicaMember, request: str) -> str:
+        return f"{self.name}-{engine.name}-{role(member)}-{request}"
+
+    def replica_labels(self) -> dict[str, str]:
+        return {REPLICA_LABEL: self.name}
+
+    @property
+    def spec(self):
+        assert self.replica is not None
+        return self.replica.spec
+
+    @property
+    def name(self) -> str:
+        assert self.replica is not None
+        return self.replica.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        assert self.replica is not None
+        return self.replica.metadata.namespace or "default"
+
+
+def role(member: ReplicaMember) -> str:
+    return member.role.lower()
+
+
+def toleration_for(taint: dict[str, str]) -> dict[str, str]:
+    """The toleration of exactly this taint: its key, value and effect."""
+    out = {"key": taint["key"], "operator": "Equal", "value": taint.get("value", ""),
+           "effect": taint.get("effect", "NoSchedule")}
+    if not out["value"]:
+        out = {"key": out["key"], "operator": "Exists", "effect": out["effect"]}
+    return out
+
+
+def kv_block_size(args: list[str]) -> int | None:
+    """The KV block size an engine's args set (vLLM's --block-size, SGLang's --page-size), if any."""
+    for index, arg in enumerate(args):
+        for flag in ("--block-size", "--page-size"):
+            value = arg[len(flag) + 1:] if arg.startswith(f"{flag}=") else (
+                args[index + 1] if arg == flag and index + 1 < len(args) else None)
+            if value is not None and value.isdigit():
+                return int(value)
+    return None
+
+
+def epp_config(block_size: int) -> str:
+    """The picker's configuration for prefill/decode: a prefill and a decode profile, each filtering
+    its phase's pods and scoring them by prefix-cache hits and queue length. A request goes through
+    prefill first only when enough of its prompt is not cached yet."""
+    scorers = [{"pluginRef": "max-score-picker"}, {"pluginRef": "prefix-cache-scorer", "weight": 2},
+               {"pluginRef": "queue-scorer", "weight": 1}]
+    config = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": [
+            # autoTune off: with it on the producer's block size stays 0 and nothing is ever cached.
+            {"type": "approx-prefix-cache-producer",
+             "parameters": {"autoTune": False, "blockSizeTokens": block_size, "maxPrefixBlocksToMatch": 256,
+                            "lruCapacityPerServer": 31250}},
+            {"type": "prefix-cache-scorer"}, {"type": "disagg-headers-handler"}, {"type": "queue-scorer"},
+            {"type": "prefill-filter"}, {"type": "decode-filter"}, {"type": "max-score-picker"},
+            # 0 would disable the decider (decode-only for every request).
+            {"type": "prefix-based-pd-decider", "parameters": {"nonCachedTokens": 16}},
+            {"type": "disagg-profile-handler", "parameters": {"deciders": {"prefill": "prefix-based-pd-decider"}}},
+        ],
+        "schedulingProfiles": [
+            {"name": "prefill", "plugins": [{"pluginRef": "prefill-filter"}, *copy.deepcopy(scorers)]},
+            {"name": "decode", "plugins": [{"pluginRef": "decode-filter"}, *copy.deepcopy(scorers)]},
+        ],
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def compose_model_replica(request: Request) -> Response:
+    return ModelReplicaComposer(request).compose()
