@@ -15,6 +15,10 @@ Conditions this function sets:
   replica cannot be read), `WaitingForCluster` (the cluster or a pool's class does not exist) or
   `UnknownPool` (a member names a pool the cluster does not have). Whenever it is False, what was
   composed before is kept as it is: a replica that cannot be composed never loses running engines.
+- `EnginesRunning`: True when every engine workload's Object reports its pods running; False with
+  `Creating` while the cluster has not reported yet, or with the workload Object's own reason
+  (`Unschedulable`) and message, which names each pod that does not run, its nodes and why. The
+  replica's Ready condition carries that message.
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ from inferplane.compose.inference_cluster import class_requirement_key, pool_lab
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
 COMPOSED = "Composed"
+ENGINES_RUNNING = "EnginesRunning"
+# Composition keys of the workloads whose pods must run for the replica to serve.
+WORKLOAD_KEY_PREFIX = "workload-"
+EPP_KEY = "epp"
 CLUSTER_REQUIREMENT = "cluster"
 
 # Labels inferplane sets on the engine pods (users may not set keys under our group, so these never
@@ -92,6 +100,7 @@ class ModelReplicaComposer(Composer):
             self.compose_inference_pool()
         self.condition(COMPOSED, "True", "Available",
                        f"ModelReplica {self.name}'s workloads are composed for cluster {self.spec.cluster_name}")
+        self.compose_readiness()
         return self.response
 
     # ---- steps
@@ -226,6 +235,29 @@ class ModelReplicaComposer(Composer):
             "spec": {"selector": {"app": epp}, "ports": [
                 {"name": "grpc-ext-proc", "port": EPP_GRPC_PORT, "targetPort": EPP_GRPC_PORT,
                  "appProtocol": "http2"}]}})
+
+    def compose_readiness(self) -> None:
+        """Whether the engines run, from what their workload Objects report."""
+        stuck, waiting = [], []
+        for key in sorted(k for k in self.response.desired if k.startswith(WORKLOAD_KEY_PREFIX) or k == EPP_KEY):
+            if self.response.desired[key].ready:
+                continue
+            ready = next((c for c in (self.request.observed.get(key, {}).get("status") or {}).get("conditions") or []
+                          if c.get("type") == "Ready"), None)
+            if ready is not None and ready.get("reason") not in (None, "Creating"):
+                stuck.append((ready["reason"], f"{key}: {ready.get('message', '')}"))
+            else:
+                waiting.append(key)
+        if stuck:
+            self.condition(ENGINES_RUNNING, "False", stuck[0][0],
+                           f"ModelReplica {self.name} on cluster {self.spec.cluster_name}: "
+                           f"{'; '.join(m for _, m in stuck)}")
+        elif waiting:
+            self.condition(ENGINES_RUNNING, "False", "Creating",
+                           f"waiting for cluster {self.spec.cluster_name} to run {', '.join(waiting)}")
+        else:
+            self.condition(ENGINES_RUNNING, "True", "Running",
+                           f"every engine pod of ModelReplica {self.name} runs with its devices allocated")
 
     # ---- workloads
 

@@ -1,8 +1,8 @@
 """Each target cluster simulated, and its placement audited; rerun only when its inputs changed.
 
 A cluster's simulation depends on its pools (from the cloud cluster's node pools, or an Existing
-cluster's own spec), the devices of the classes those pools use, and the components its serving
-stack installs. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
+cluster's own spec), the devices of the classes those pools use, the components its serving
+stack installs, and the Objects of the ModelReplicas pinned to it. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
 simulated from keeps its objects.
 """
 
@@ -22,7 +22,7 @@ from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES
 from inferplane.compose.inference_cluster import node_pool
-from inferplane.engine.simulation import ClusterSimulation, Pool, installed_components
+from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
 from inferplane.engine.simulation_audit import audit
 from inferplane.engine.store import Key, Resource, Store
 
@@ -35,9 +35,13 @@ EXISTING_SYSTEM_POOL = {"name": SYSTEM_POOL_NAME, "role": PoolRole.SYSTEM, "node
 Lookup = Callable[[str, str], Resource | None]
 # A composite's uid -> the objects it controls.
 Children = Callable[[str], list[Resource]]
+# A cluster's name -> the ModelReplicas pinned to it.
+Pinned = Callable[[str], list[Resource]]
+OBJECT_GROUP = "kubernetes.m.crossplane.io"
 
 
-def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> dict[str, Any] | None:
+def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
+                      pinned: Pinned = lambda name: []) -> dict[str, Any] | None:
     """Everything the cluster's simulation reads, as plain data; None when nothing is provisioned (yet)."""
     name = cluster["metadata"]["name"]
     stack = lookup("ServingStack", name)
@@ -66,31 +70,52 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children) -> 
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pools.append({"entry": entry, "devices": devices})
+    # The uid too: an Object deleted and created again (it reports Creating) is simulated again.
+    engines = [{"namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"],
+                "uid": o["metadata"].get("uid"), "manifest": o["spec"]["forProvider"]["manifest"]}
+               for replica in pinned(name) for o in children(replica["metadata"]["uid"])
+               if o["kind"] == "Object" and (o["spec"].get("providerConfigRef") or {}).get("name") == name]
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
-            "provided": sorted(cloud_stack(source).external)}
+            "provided": sorted(cloud_stack(source).external),
+            "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
 
 
 def fingerprint(inputs: dict[str, Any] | None) -> str:
     return hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Simulate one cluster from its inputs and keep its objects; the audit's findings are returned and
-    recorded as Warning events on the InferenceCluster."""
+def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None
+             ) -> tuple[list[dict[str, Any]], dict[Key, dict[str, Any]]]:
+    """Simulate one cluster from its inputs and keep its objects. Returns the audit's findings (also
+    recorded as Warning events on the InferenceCluster) and, for every engine workload's Object, the
+    status its provider would report (`engine_object_status`) for the caller to write."""
     name = cluster["metadata"]["name"]
     if inputs is None:
         store.replace_cluster_objects(name, [], fingerprint(None))
-        return []
+        return [], {}
     inputs = json_copy(inputs)  # its own copy: the inputs are read from a cache
     pools = [Pool.from_wire(p["entry"], p["devices"]) for p in inputs["pools"]]
-    simulated = ClusterSimulation(name, pools, inputs["installed"], inputs["provided"]).simulate()
+    simulation = ClusterSimulation(name, pools, inputs["installed"], inputs["provided"],
+                                   [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
+    simulated = simulation.simulate()
     _keep_creation_times(simulated, store.cluster_objects(name).get(name, []), store.clock())
     findings = [f.to_dict() for f in audit(simulated)]
     with store.transaction():
         store.replace_cluster_objects(name, simulated, fingerprint(inputs))
         for finding in findings:
             store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
-    return findings
+    statuses = {Key(OBJECT_GROUP, "Object", *ref.split("/", 1)): engine_object_status(readiness.ready, readiness.message)
+                for ref, readiness in simulation.readiness.items()}
+    return findings, statuses
+
+
+def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
+    """What provider-kubernetes reports for a workload Object whose readiness derives from the
+    workload's Available condition: Ready, or not with the pods that do not run and why."""
+    ready_condition = ({"type": "Ready", "status": "True", "reason": "Available", "message": message} if ready else
+                       {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
+    return {"atProvider": {}, "conditions": [
+        ready_condition, {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
 
 
 def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
@@ -106,15 +131,18 @@ def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
     everything = store.list()
     objects = {(o["kind"], o["metadata"]["name"]): o for o in everything if not o["metadata"].get("namespace")}
     owned: dict[str, list[Resource]] = {}
+    pinned: dict[str, list[Resource]] = {}
     for obj in everything:
         owner = controller_of(obj)
         if owner:
             owned.setdefault(owner, []).append(obj)
+        if obj["kind"] == "ModelReplica":
+            pinned.setdefault((obj.get("spec") or {}).get("clusterName", ""), []).append(obj)
     findings: dict[str, list[dict[str, Any]]] = {}
     for cluster in (o for o in everything if o["kind"] == "InferenceCluster"):
         inputs = simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
-                                   lambda uid: owned.get(uid, []))
-        found = simulate(store, cluster, inputs)
+                                   lambda uid: owned.get(uid, []), lambda name: pinned.get(name, []))
+        found, _ = simulate(store, cluster, inputs)
         if inputs is not None:
             findings[cluster["metadata"]["name"]] = found
     return findings

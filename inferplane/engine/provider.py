@@ -47,6 +47,15 @@ class SimulatedProvider:
                                 "not found on the cluster"}]
                 return status
             status["atProvider"] = {**status["atProvider"], "manifest": found}
+        if (spec.get("readiness") or {}).get("policy") == "DeriveFromCelQuery":
+            # An Object whose readiness is its workload's: ready once the target cluster runs it (the
+            # cluster's simulation reports it); until then, what was last reported stands.
+            if not status.get("conditions"):
+                status["conditions"] = [
+                    {"type": "Ready", "status": "False", "reason": "Creating",
+                     "message": "waiting for the target cluster to run the workload"},
+                    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]
+            return status
         status["conditions"] = [
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},

@@ -84,6 +84,14 @@ def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Req
     return response, keys
 
 
+MODEL_REPLICA = "ModelReplica"
+
+
+def pinned_cluster(replica: Resource) -> str:
+    spec = replica.get("spec")
+    return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
+
+
 def controller_of(obj: Resource) -> str | None:
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("controller"):
@@ -131,6 +139,8 @@ class Reconciler:
         self.owned: dict[str, set[Key]] = {}
         self.by_uid: dict[str, Key] = {}
         self.cluster_scoped: dict[tuple[str, str], Key] = {}
+        # cluster name -> the ModelReplicas pinned to it (their engines are part of its simulation).
+        self.pinned: dict[str, set[Key]] = {}
         # composite -> what it required last time, and the reverse.
         self.required: dict[Key, set[Key]] = {}
         self.required_by: dict[Key, set[Key]] = {}
@@ -161,7 +171,7 @@ class Reconciler:
     # ---- cache
 
     def _load(self) -> None:
-        self.objects, self.owned, self.by_uid, self.cluster_scoped = {}, {}, {}, {}
+        self.objects, self.owned, self.by_uid, self.cluster_scoped, self.pinned = {}, {}, {}, {}, {}
         # The version first: anything written while the list is read is read again by the watch.
         self.seen = self.store.latest_version()
         for obj in self.store.list():
@@ -181,7 +191,10 @@ class Reconciler:
         previous = self.objects.get(key)
         if previous is not None:
             self._forget_owner(key, previous)
+            self._unpin(key, previous)
         self.objects[key] = obj
+        if key.kind == MODEL_REPLICA:
+            self.pinned.setdefault(pinned_cluster(obj), set()).add(key)
         self.by_uid[obj["metadata"]["uid"]] = key
         if not key.namespace:
             self.cluster_scoped[(key.kind, key.name)] = key
@@ -195,6 +208,21 @@ class Reconciler:
         owner = controller_of(obj)
         if owner and owner in self.owned:
             self.owned[owner].discard(key)
+
+    def _unpin(self, key: Key, obj: Resource) -> None:
+        if key.kind == MODEL_REPLICA:
+            self.pinned.get(pinned_cluster(obj), set()).discard(key)
+
+    def _pinned(self, cluster: str) -> list[Resource]:
+        return [self.objects[k] for k in sorted(self.pinned.get(cluster, ()))]
+
+    def _simulation_target(self, key: Key) -> Key | None:
+        """The target cluster whose simulation a change to this object can change: the cluster it is
+        composed under, or the one a ModelReplica is pinned to."""
+        if key.kind == MODEL_REPLICA:
+            return self.cluster_scoped.get((InferenceCluster.KIND, pinned_cluster(self.objects[key])))
+        root = self._root(key)
+        return root if root.kind == InferenceCluster.KIND else None
 
     def _note_requirements(self, watcher: Key, keys: set[Key]) -> None:
         for key in self.required.get(watcher, ()):
@@ -310,9 +338,9 @@ class Reconciler:
             failure = exc
         with self.store.transaction(durable=False):
             self.store.done(RECONCILE, key, bumps)
-            root = self._root(key)
-            if self.simulates and root.kind == InferenceCluster.KIND:
-                self.store.enqueue(SIMULATE, [root], priority=SIMULATE_PRIORITY)
+            target = self._simulation_target(key) if self.simulates else None
+            if target is not None:
+                self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)
             if response is None:
                 self._report_failure(key, composite, failure)
                 return
@@ -380,10 +408,15 @@ class Reconciler:
     def _garbage_collect(self, key: Key) -> None:
         """Delete an object and, foreground-style, everything it controls; what observed or required it
         reconciles next."""
-        obj = self.objects.pop(key, None)
+        obj = self.objects.get(key)
         if obj is None:
             return
+        target = self._simulation_target(key) if self.simulates and key.kind == MODEL_REPLICA else None
+        if target is not None:
+            self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)  # its engines stop
+        del self.objects[key]
         self._forget_owner(key, obj)
+        self._unpin(key, obj)
         uid = obj["metadata"]["uid"]
         self.by_uid.pop(uid, None)
         self.cluster_scoped.pop((key.kind, key.name), None)
@@ -426,10 +459,16 @@ class Reconciler:
             if cluster is None:
                 self.store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
                 return 0
-            inputs = simulation_inputs(cluster, self._lookup, self._children)
+            inputs = simulation_inputs(cluster, self._lookup, self._children, self._pinned)
             if self.store.simulated_inputs(key.name) == fingerprint(inputs):
                 return 0
-            simulate(self.store, cluster, inputs)
+            _, statuses = simulate(self.store, cluster, inputs)
+            # The engine workloads' Objects report how they run, as their provider would; each change
+            # reconciles the replica that composed it.
+            for object_key, status in sorted(statuses.items()):
+                observed = self.objects.get(object_key)
+                if observed is not None:
+                    self._put_status(object_key, {**(observed.get("status") or {}), **status})
             return 1
 
     def _record_recovery(self, key: Key, before: dict[str, Any] | None, after: dict[str, Any]) -> None:

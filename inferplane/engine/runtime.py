@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
 from inferplane.admission.manifests import Manifest
-from inferplane.admission.structural import json_copy
+from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost

@@ -9,7 +9,12 @@ cluster would then hold:
   controller selects, replicas spread over feasible nodes in a fixed order, and a pod that fits
   nowhere left Pending with the scheduler's message;
 - a `resource.k8s.io/v1` ResourceSlice from every running DRA kubelet plugin, listing the devices
-  its node's class declares for that driver, shaped like that driver's real slices.
+  its node's class declares for that driver, shaped like that driver's real slices;
+- the engine workloads of the ModelReplicas pinned to the cluster (their Deployments and
+  LeaderWorkerSets) and their Pods, each placed by the same predicates and then by DRA allocation
+  (`scheduling.dra`): a pod runs only on a node where every claim of its ResourceClaimTemplates is
+  allocated devices from that node's slices, and its ResourceClaims carry the allocation. Each
+  workload's readiness is reported with the pods that did not run, their nodes and why.
 
 `audit` reads those objects back and reports misplacements (see simulation_audit.py).
 """
@@ -23,13 +28,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
-from inferplane.accelerators.workloads import Workload, workloads
+from inferplane.accelerators.workloads import Placement, Workload, workloads
 from inferplane.api.json_data import json_copy
 from inferplane.api.managed import NAME_MAX, composed_name
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.engine.simulation_slices import resource_slice
+from inferplane.scheduling.dra import DeviceAllocator
 from inferplane.scheduling.predicates import (
     NodeAffinity,
     NodeInfo,
@@ -73,7 +79,14 @@ DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
 # What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest there.
 PINNED_PREDICATES = (NodeResourcesFit(),)
 
-KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "Pod": 4, "ResourceSlice": 5}
+KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "LeaderWorkerSet": 4, "Pod": 5,
+              "ResourceSlice": 6, "ResourceClaim": 7}
+# Where an engine pod belongs: on the device pool its replica pins it to (the audit checks it).
+ENGINE_PLACEMENT = "Engine"
+# Which of the replica's composed Objects a workload came from, so its readiness reaches that Object.
+OBJECT_ANNOTATION = f"{API_GROUP}/object"
+# How many nodes' reasons a Pending engine pod's readiness message names (the rest are counted).
+NODES_NAMED = 3
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,28 @@ class Pool:
         return tuple(claimed_drivers(self.devices))
 
 
+@dataclass(frozen=True)
+class EngineObject:
+    """A provider-kubernetes Object a ModelReplica composed for this cluster: where it is on the
+    control plane, and the manifest it applies."""
+
+    namespace: str
+    name: str
+    manifest: Mapping[str, Any]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class WorkloadReadiness:
+    """An engine workload as it runs: ready when every pod runs with its devices allocated."""
+
+    ready: bool
+    message: str
+
+
 def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource],
                      provided: Iterable[str] = ()) -> list[Resource]:
     """The objects the cluster would hold: Nodes, workloads, Pods, ResourceSlices, in a fixed order.
@@ -122,10 +157,15 @@ def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterab
 
 class ClusterSimulation:
     def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource],
-                 provided: Iterable[str] = ()):
-        """`components`: what `installed_components` reads from the stack's resources."""
+                 provided: Iterable[str] = (), engines: Sequence[EngineObject] = ()):
+        """`components`: what `installed_components` reads from the stack's resources; `provided`: the
+        drivers the cloud provides itself; `engines`: the Objects of the ModelReplicas pinned to the
+        cluster."""
         self.cluster = cluster_name
         self.provided = sorted(provided)
+        self.engines = sorted(engines, key=lambda e: e.ref)
+        # Object ref -> how its workload runs (engine workloads only).
+        self.readiness: dict[str, WorkloadReadiness] = {}
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.nodes: list[NodeInfo] = []
@@ -148,6 +188,7 @@ class ClusterSimulation:
             if workload.kind != "DaemonSet":
                 self.place_replicas(workload)
         self.publish_slices()
+        self.place_engines()
         return sorted(self.objects, key=_order)
 
     # ---- steps
@@ -237,7 +278,129 @@ class ClusterSimulation:
             self.objects.append(slice_)
 
 
+    # ---- engine workloads
+
+    def place_engines(self) -> None:
+        allocator = DeviceAllocator(o for o in self.objects if o["kind"] == "ResourceSlice")
+        templates = {(e.manifest["metadata"].get("namespace", "default"), e.manifest["metadata"]["name"]):
+                     e.manifest["spec"]["spec"] for e in self.engines if e.manifest.get("kind") == "ResourceClaimTemplate"}
+        for engine in self.engines:
+            kind = engine.manifest.get("kind")
+            if kind not in ("Deployment", "LeaderWorkerSet"):
+                continue  # Services, claim templates, RBAC: nothing runs
+            pending: list[str] = []
+            pods = engine_pods(engine.manifest)
+            for name, template in pods:
+                problem = self.schedule_engine_pod(engine, name, template, templates, allocator)
+                if problem:
+                    pending.append(problem)
+            self.objects.append(engine_workload_object(engine, len(pods), len(pods) - len(pending)))
+            self.readiness[engine.ref] = WorkloadReadiness(
+                not pending, "; ".join(pending) if pending else f"{len(pods)} of {len(pods)} pods running")
+
+    def schedule_engine_pod(self, engine: EngineObject, name: str, template: Mapping[str, Any],
+                            templates: Mapping[tuple[str, str], Mapping[str, Any]], allocator: DeviceAllocator
+                            ) -> str | None:
+        """Place one engine pod where the predicates and DRA allocation both admit it; None when it
+        runs, else why not (the pod, each node and its reason)."""
+        namespace = engine.manifest["metadata"].get("namespace", "default")
+        spec = json_copy(dict(template.get("spec") or {}))
+        claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
+                  for c in spec.get("resourceClaims") or []]
+        feasible, rejected = filter_nodes(spec, self.nodes)
+        infos = {info.name: info for info in self.nodes}
+        chosen, allocation = None, None
+        # The emptiest feasible node first (names break ties), as the scheduler's spreading would.
+        for node in sorted(feasible, key=lambda n: (infos[n].pods, n)):
+            allocation, reasons = allocator.try_allocate(node, claims)
+            if allocation is not None:
+                chosen = node
+                break
+            rejected[node] = reasons
+        labels = dict((template.get("metadata") or {}).get("labels") or {})
+        annotations = {WORKLOAD_ANNOTATION: f"{engine.manifest['kind']}/{engine.manifest['metadata']['name']}",
+                       OBJECT_ANNOTATION: engine.ref,
+                       PLACEMENT_ANNOTATION: ENGINE_PLACEMENT if claims else Placement.SYSTEM.value}
+        pod: Resource = {"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                                      "annotations": annotations}}
+        if chosen is None:
+            message = unschedulable_message(len(self.nodes), rejected)
+            pod["spec"] = spec
+            pod["status"] = {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]}
+            self.objects.append(pod)
+            named = [f"node {n}: {'; '.join(r)}" for n, r in sorted(rejected.items())[:NODES_NAMED]]
+            more = len(rejected) - len(named)
+            return (f"pod {namespace}/{name} is Pending: {', '.join(named) or 'the cluster has no nodes'}"
+                    + (f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else ""))
+        allocator.commit(chosen, allocation)
+        infos[chosen].bind(spec)
+        statuses = []
+        for claim, claim_spec in claims:
+            claim_name = f"{name}-{claim}"
+            statuses.append({"name": claim, "resourceClaimName": claim_name})
+            self.objects.append(allocated_claim(claim_name, namespace, claim_spec, chosen,
+                                                [a.to_dict() for a in allocation.get(claim, [])]))
+        pod["spec"] = {"nodeName": chosen, **spec}
+        pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
+                                                            {"type": "Ready", "status": "True"}]}
+        if statuses:
+            pod["status"]["resourceClaimStatuses"] = statuses
+        self.objects.append(pod)
+        return None
+
+
 # ---- objects
+
+
+def engine_pods(manifest: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(pod name, pod template) of every pod an engine workload runs, named as its controller names
+    them: a Deployment's `<name>-<hash>-<suffix>`, a LeaderWorkerSet group's leader `<name>-<group>`
+    and workers `<name>-<group>-<index>`."""
+    name, spec = manifest["metadata"]["name"], manifest["spec"]
+    replicas = int(spec.get("replicas", 1))
+    if manifest["kind"] == "Deployment":
+        template_hash = _suffix(f"{manifest['metadata'].get('namespace')}/{name}", 10)
+        return [(f"{name}-{template_hash}-{_suffix(f'{name}/{i}', 5)}", spec["template"]) for i in range(replicas)]
+    group_template = spec["leaderWorkerTemplate"]
+    size = int(group_template.get("size", 1))
+    out = []
+    for group in range(replicas):
+        out.append((f"{name}-{group}", group_template.get("leaderTemplate") or group_template["workerTemplate"]))
+        out += [(f"{name}-{group}-{index}", group_template["workerTemplate"]) for index in range(1, size)]
+    return out
+
+
+def engine_workload_object(engine: EngineObject, desired: int, running: int) -> Resource:
+    """The engine workload as the cluster holds it, with the status its controller would write
+    (Available once every pod runs, the condition the Object's readiness query reads)."""
+    manifest = json_copy(dict(engine.manifest))
+    available = "True" if running == desired else "False"
+    conditions = [{"type": "Available", "status": available,
+                   "reason": "MinimumReplicasAvailable" if available == "True" else "MinimumReplicasUnavailable"}]
+    if manifest["kind"] == "Deployment":
+        manifest["status"] = {"replicas": desired, "readyReplicas": running, "availableReplicas": running,
+                              "conditions": conditions}
+    else:
+        manifest["status"] = {"replicas": int(manifest["spec"].get("replicas", 1)), "conditions": conditions}
+    metadata = manifest["metadata"]
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), OBJECT_ANNOTATION: engine.ref}
+    return manifest
+
+
+def allocated_claim(name: str, namespace: str, claim_spec: Mapping[str, Any], node: str,
+                    results: list[dict[str, str]]) -> Resource:
+    """The ResourceClaim a template stamps for one pod, allocated on `node`."""
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": json_copy(dict(claim_spec)),
+        "status": {"allocation": {
+            "devices": {"results": results},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}},
+    }
 
 
 def installed_components(resources: Iterable[Resource]) -> dict[str, Resource]:

@@ -1,0 +1,121 @@
+"""Dynamic Resource Allocation as the scheduler's DRA plugin does it, over one cluster's ResourceSlices.
+
+A pod's claims (each from a ResourceClaimTemplate's `spec`) are allocated on one node at a time: every
+`exactly` request takes `count` devices of its DeviceClass's driver from the slices published for that
+node, each device satisfying all of the request's CEL selectors (the same CEL library as the fleet
+scheduler's), and none already allocated to another claim (unless the driver shares it:
+`allowMultipleAllocations`, as the CPU driver's grouped mode does; its consumable capacity is not
+tracked). A node that cannot satisfy every request of every claim is rejected with a reason naming
+the request and what was missing; the pod's claims are then allocated together or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from inferplane.api.drivers import DRIVERS
+from inferplane.cel.device import Device, selector
+from inferplane.cel.env import CelError
+
+Resource = dict[str, Any]
+
+# Each driver's DeviceClass selects the driver's devices (`device.driver == "<driver>"`).
+DRIVER_OF_CLASS = {d.device_class: d.name for d in DRIVERS.values()}
+
+
+@dataclass(frozen=True)
+class Allocated:
+    """One allocated device, as a ResourceClaim's `status.allocation.devices.results[]` names it."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
+
+
+@dataclass(frozen=True)
+class SlicedDevice:
+    pool: str
+    device: Device
+    shared: bool
+
+
+class DeviceAllocator:
+    """The devices of one cluster by node, and which of them claims already hold."""
+
+    def __init__(self, slices: Iterable[Mapping[str, Any]]):
+        self.devices: dict[str, list[SlicedDevice]] = {}
+        for slice_ in slices:
+            spec = slice_["spec"]
+            for raw in spec.get("devices") or []:
+                self.devices.setdefault(spec["nodeName"], []).append(SlicedDevice(
+                    spec["pool"]["name"], Device.from_resource_slice(spec["driver"], raw),
+                    bool(raw.get("allowMultipleAllocations"))))
+        self.taken: set[tuple[str, str, str]] = set()
+
+    def try_allocate(self, node: str, claims: Sequence[tuple[str, Mapping[str, Any]]]
+                     ) -> tuple[dict[str, list[Allocated]] | None, list[str]]:
+        """({claim: its devices}, []) when every claim fits on `node`, else (None, [why not]).
+        Nothing is taken until `commit`."""
+        chosen: dict[str, list[Allocated]] = {}
+        held: set[tuple[str, str, str]] = set()
+        reasons: list[str] = []
+        for claim, spec in claims:
+            for request in (spec.get("devices") or {}).get("requests") or []:
+                picked, why = self._request(node, request, held)
+                if why:
+                    reasons.append(f"claim {claim}: {why}")
+                    continue
+                chosen.setdefault(claim, []).extend(picked)
+                held.update((a.driver, a.pool, a.device) for a in picked
+                            if not self._shared(node, a))
+        return (None, reasons) if reasons else (chosen, [])
+
+    def commit(self, node: str, allocation: Mapping[str, list[Allocated]]) -> None:
+        for devices in allocation.values():
+            self.taken.update((a.driver, a.pool, a.device) for a in devices if not self._shared(node, a))
+
+    # ---- one request
+
+    def _request(self, node: str, request: Mapping[str, Any], held: set[tuple[str, str, str]]
+                 ) -> tuple[list[Allocated], str | None]:
+        name, exactly = request["name"], request.get("exactly") or {}
+        device_class = exactly.get("deviceClassName", "")
+        driver = DRIVER_OF_CLASS.get(device_class)
+        if driver is None:
+            return [], f"request {name}: no DeviceClass {device_class} is installed"
+        count = int(exactly.get("count", 1))
+        offered = [d for d in self.devices.get(node, []) if d.device.driver == driver]
+        if not offered:
+            return [], f"request {name}: the node publishes no {driver} devices"
+        selectors = [selector(s["cel"]["expression"]) for s in exactly.get("selectors") or []]
+        matching, refusal = [], None
+        for candidate in offered:
+            failed = next((s for s in selectors if not _holds(s, candidate.device)), None)
+            if failed is None:
+                matching.append(candidate)
+            elif refusal is None:
+                refusal = f"{failed.explain(candidate.device)} for device {candidate.device.name}"
+        if not matching:
+            return [], f"request {name}: no {driver} device satisfies its selectors ({refusal})"
+        free = [d for d in matching if d.shared or (driver, d.pool, d.device.name) not in self.taken | held]
+        if len(free) < count:
+            return [], (f"request {name}: needs {count} {driver} device{'s' if count > 1 else ''}, "
+                        f"{len(free)} of the {len(matching)} that satisfy its selectors free")
+        return [Allocated(name, driver, d.pool, d.device.name) for d in free[:count]], None
+
+    def _shared(self, node: str, allocated: Allocated) -> bool:
+        return any(d.shared for d in self.devices.get(node, [])
+                   if d.device.name == allocated.device and d.device.driver == allocated.driver)
+
+
+def _holds(selector_, device: Device) -> bool:
+    """A selector that errors or is not boolean selects nothing, as the allocator treats it."""
+    try:
+        return selector_.matches(device)
+    except CelError:
+        return False
