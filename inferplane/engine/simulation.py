@@ -34,6 +34,7 @@ from inferplane.api.managed import NAME_MAX, composed_name
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
+from inferplane.compose.model_replica import REPLICA_LABEL
 from inferplane.engine.simulation_slices import resource_slice
 from inferplane.scheduling.dra import DeviceAllocator
 from inferplane.scheduling.predicates import (
@@ -320,7 +321,8 @@ class ClusterSimulation:
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         annotations = {WORKLOAD_ANNOTATION: f"{engine.manifest['kind']}/{engine.manifest['metadata']['name']}",
                        OBJECT_ANNOTATION: engine.ref,
-                       PLACEMENT_ANNOTATION: ENGINE_PLACEMENT if claims else Placement.SYSTEM.value}
+                       # An engine pod (claiming or not) belongs on its pool; the endpoint picker is a controller.
+                       PLACEMENT_ANNOTATION: ENGINE_PLACEMENT if REPLICA_LABEL in labels else Placement.SYSTEM.value}
         pod: Resource = {"apiVersion": "v1", "kind": "Pod",
                          "metadata": {"name": name, "namespace": namespace, "labels": labels,
                                       "annotations": annotations}}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from inferplane.api.drivers import DRIVERS
-from inferplane.cel.device import Device, selector
+from inferplane.cel.device import Device, DeviceSelector, selector
 from inferplane.cel.env import CelError
 
 Resource = dict[str, Any]
@@ -99,7 +99,7 @@ class DeviceAllocator:
             if failed is None:
                 matching.append(candidate)
             elif refusal is None:
-                refusal = f"{failed.explain(candidate.device)} for device {candidate.device.name}"
+                refusal = f"{_why_not(failed, candidate.device)} for device {candidate.device.name}"
         if not matching:
             return [], f"request {name}: no {driver} device satisfies its selectors ({refusal})"
         free = [d for d in matching if d.shared or (driver, d.pool, d.device.name) not in self.taken | held]
@@ -113,9 +113,17 @@ class DeviceAllocator:
                    if d.device.name == allocated.device and d.device.driver == allocated.driver)
 
 
-def _holds(selector_, device: Device) -> bool:
-    """A selector that errors or is not boolean selects nothing, as the allocator treats it."""
+def _holds(selector_: DeviceSelector, device: Device) -> bool:
+    """A selector that errors, is not boolean, or cannot read the device's data selects nothing, as
+    the allocator treats it."""
     try:
         return selector_.matches(device)
-    except CelError:
+    except (CelError, ValueError):
         return False
+
+
+def _why_not(selector_: DeviceSelector, device: Device) -> str:
+    try:
+        return selector_.explain(device) or f"selector {selector_.expression!r} holds"
+    except ValueError as exc:  # device data CEL cannot read
+        return f"selector {selector_.expression!r} cannot read the device: {exc}"

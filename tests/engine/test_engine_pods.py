@@ -125,6 +125,8 @@ def test_a_cpu_gang_runs_leader_and_workers_on_the_cpu_pool(tmp_path):
     (claim,) = [o for o in engine_objects(runtime, "civo-cpu") if o["kind"] == "ResourceClaim"]
     assert [r["driver"] for r in claim["status"]["allocation"]["devices"]["results"]] == ["dra.cpu"]
     assert condition(runtime, "gang")["status"] == "True"
+    # The leader claims nothing but is an engine pod: on its pool, not a controller outside the System pool.
+    assert simulate_fleet(runtime.store) == {"civo-cpu": []}
 
 
 # ---- the simulation alone: what the composer never writes
