@@ -85,6 +85,11 @@ _BUILTIN_COLUMNS: dict[str, tuple[tuple[Column, ...], tuple[Column, ...]]] = {
                      _AGE), ()),
     "ResourceSlice": ((("NODE", lambda o: o["spec"].get("nodeName")), ("DRIVER", lambda o: o["spec"].get("driver")),
                        ("DEVICES", lambda o: len(o["spec"].get("devices", []))), _AGE), ()),
+    "LeaderWorkerSet": ((("SIZE", lambda o: o["spec"]["leaderWorkerTemplate"].get("size")),
+                         ("AVAILABLE", lambda o: condition(o, "Available").get("status")), _AGE), ()),
+    "ResourceClaim": ((("ALLOCATED", lambda o: ",".join(
+        f"{r['driver']}/{r['device']}" for r in o.get("status", {}).get("allocation", {}).get("devices", {})
+        .get("results", [])) or None), _AGE), ()),
 }
 # What -o wide adds to inferplane's own kinds and to the managed resources they compose.
 _WIDE_COLUMNS: dict[str, tuple[Column, ...]] = {

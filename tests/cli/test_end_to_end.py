@@ -184,3 +184,14 @@ def test_scale_refuses_a_kind_without_the_subresource(tmp_path):
     refused = inferplane("scale", "icluster", "eks-l4", "--replicas", "2", state=state, check=False)
     assert (refused.returncode, refused.stderr) == (
         1, "Error: InferenceCluster has no scale subresource: edit its manifest and apply it\n")
+
+
+def test_an_engine_pod_and_its_allocated_claim_are_read_from_the_simulated_cluster(tmp_path):
+    state = tmp_path / "state"
+    inferplane("apply", "-f", REPO / "recipes" / "qwen2.5-0.5b-amd", "-f",
+               REPO / "tests" / "engine" / "replicas" / "amd-replica.yaml", state=state)
+    claims = inferplane("get", "resourceclaims", "--cluster", "amd-lab", state=state).stdout.splitlines()
+    assert claims[0].split() == ["NAMESPACE", "NAME", "ALLOCATED"]
+    assert [line.split()[2] for line in claims[1:]] == ["gpu.amd.com/gpu-0-128"]
+    described = inferplane("describe", "mr", "qwen-amd-0", state=state).stdout
+    assert "EnginesRunning   True     Running" in described
