@@ -24,6 +24,7 @@ Conditions this function sets:
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 import yaml
@@ -60,6 +61,9 @@ PHASE_LABEL = "llm-d.ai/role"
 # Engines serve in the workload cluster's default namespace, as Modelplane's do: it exists on every
 # cluster, and replica names (unique per placement) keep co-located replicas apart.
 REMOTE_NAMESPACE = "default"
+# Names of what a replica composes on its cluster: a Service's (and a LeaderWorkerSet's, whose
+# controller names the gang's headless Service after it) must be a DNS label.
+MAX_NAME = 63
 # The OpenAI-compatible port every engine serves on; the Service exposes it on 80.
 ENGINE_PORT = 8000
 
@@ -190,8 +194,8 @@ class ModelReplicaComposer(Composer):
     def compose_inference_pool(self) -> None:
         """The InferencePool over both phases' serving pods, and the endpoint picker that chooses a
         prefill and a decode pod for each request."""
-        epp = f"{self.name}-epp"
-        pool = f"{self.name}-pool"
+        epp = child_name(self.name, "epp")
+        pool = child_name(self.name, "pool")
         labels = self.replica_labels()
         self.desire_object("inference-pool", {
             "apiVersion": INFERENCE_POOL_API_VERSION, "kind": "InferencePool",
@@ -345,10 +349,10 @@ class ModelReplicaComposer(Composer):
     def workload_name(self, engine: ReplicaEngine) -> str:
         # Never the replica's own name, which its Service takes: a LeaderWorkerSet's controller makes
         # the gang's headless Service under the workload's name, and only when none exists.
-        return f"{self.name}-{engine.name}"
+        return child_name(self.name, engine.name)
 
     def claim_template_name(self, engine: ReplicaEngine, member: ReplicaMember, request: str) -> str:
-        return f"{self.name}-{engine.name}-{role(member)}-{request}"
+        return child_name(self.name, engine.name, role(member), request)
 
     def replica_labels(self) -> dict[str, str]:
         return {REPLICA_LABEL: self.name}
@@ -367,6 +371,16 @@ class ModelReplicaComposer(Composer):
     def namespace(self) -> str:
         assert self.replica is not None
         return self.replica.metadata.namespace or "default"
+
+
+def child_name(*parts: str) -> str:
+    """`<part>-<part>...`, shortened with a digest of the whole when it would not fit a DNS label, so
+    that distinct parts keep distinct names."""
+    name = "-".join(parts)
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_NAME - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def role(member: ReplicaMember) -> str:

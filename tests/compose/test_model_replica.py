@@ -196,6 +196,16 @@ def test_objects_target_the_clusters_provider_config_and_derive_workload_readine
     assert response.condition("Composed").status == "True"
 
 
+def test_long_names_are_shortened_to_dns_labels_and_stay_distinct():
+    long_engine = "e" * 63
+    out = manifests(compose(replica([{"name": long_engine, "members": [member()]},
+                                     {"name": long_engine[:-1] + "f", "members": [member()]}],
+                                    name="r" * 63)))
+    names = [m["metadata"]["name"] for m in out.values()]
+    assert max(map(len, names)) == 63 and len(set(names)) == len(names) == 5
+    assert out[f"workload-{long_engine}"]["metadata"]["name"] == "r" * 54 + "-c88f5b5e"
+
+
 RUNNING = {"svc": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
                    "metadata": {"name": "qwen-0-workload-vllm", "namespace": "team-a"},
                    "spec": {"forProvider": {"manifest": {"kind": "Deployment"}}},
