@@ -188,7 +188,8 @@ def test_scale_refuses_a_kind_without_the_subresource(tmp_path):
 
 def test_an_engine_pod_and_its_allocated_claim_are_read_from_the_simulated_cluster(tmp_path):
     state = tmp_path / "state"
-    inferplane("apply", "-f", REPO / "recipes" / "qwen2.5-0.5b-amd", "-f",
+    amd = REPO / "recipes" / "qwen2.5-0.5b-amd"
+    inferplane("apply", "-f", amd / "class.yaml", "-f", amd / "cluster.yaml", "-f",
                REPO / "tests" / "engine" / "replicas" / "amd-replica.yaml", state=state)
     claims = inferplane("get", "resourceclaims", "--cluster", "amd-lab", state=state).stdout.splitlines()
     assert claims[0].split() == ["NAMESPACE", "NAME", "ALLOCATED"]

@@ -16,8 +16,9 @@ from inferplane.engine.simulation_schema import schema_errors
 from inferplane.engine.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
-AMD_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-amd"
-CPU_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-cpu"
+# The recipes' class and cluster only: these tests pin replicas by hand, beside no deployment.
+AMD_RECIPE = [REPO / "recipes" / "qwen2.5-0.5b-amd" / f for f in ("class.yaml", "cluster.yaml")]
+CPU_RECIPE = [REPO / "recipes" / "qwen2.5-0.5b-cpu" / f for f in ("class.yaml", "cluster.yaml")]
 REPLICA = yaml.safe_load((Path(__file__).parent / "replicas" / "amd-replica.yaml").read_text())
 MI325X = 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI325X"'
 
@@ -39,7 +40,7 @@ def run(tmp_path, *replicas, recipe=AMD_RECIPE):
         files.append(tmp_path / f"replica-{index}.yaml")
         files[-1].write_text(yaml.safe_dump(replica))
     runtime = Runtime(None)
-    result = runtime.apply([recipe, *files])
+    result = runtime.apply([*recipe, *files])
     assert result.admission.ok and result.report.converged
     return runtime
 
