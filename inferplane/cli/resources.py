@@ -68,7 +68,10 @@ def resource_types() -> tuple[ResourceType, ...]:
         ResourceType("DaemonSet", "apps/v1", "daemonsets", True, ("ds",), in_cluster=True),
         ResourceType("Deployment", "apps/v1", "deployments", True, ("deploy",), in_cluster=True),
         ResourceType("StatefulSet", "apps/v1", "statefulsets", True, ("sts",), in_cluster=True),
+        ResourceType("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", "leaderworkersets", True, ("lws",),
+                     in_cluster=True),
         ResourceType("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False, in_cluster=True),
+        ResourceType("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True, in_cluster=True),
         ResourceType("Event", "v1", "events", True, ("ev",)),
     ]
     return tuple(types)

@@ -192,7 +192,7 @@ def test_an_engine_pod_and_its_allocated_claim_are_read_from_the_simulated_clust
     inferplane("apply", "-f", amd / "class.yaml", "-f", amd / "cluster.yaml", "-f",
                REPO / "tests" / "engine" / "replicas" / "amd-replica.yaml", state=state)
     claims = inferplane("get", "resourceclaims", "--cluster", "amd-lab", state=state).stdout.splitlines()
-    assert claims[0].split() == ["NAMESPACE", "NAME", "ALLOCATED"]
-    assert [line.split()[2] for line in claims[1:]] == ["gpu.amd.com/gpu-0-128"]
+    assert claims[0].split() == ["NAME", "ALLOCATED", "AGE"]
+    assert [line.split()[1] for line in claims[1:]] == ["gpu.amd.com/gpu-0-128"]
     described = inferplane("describe", "mr", "qwen-amd-0", state=state).stdout
     assert "EnginesRunning   True     Running" in described
