@@ -100,13 +100,23 @@ def controller_of(obj: Resource) -> str | None:
 
 
 class InUse(Exception):
-    """A deletion refused because something outside it still uses what it would remove."""
+    """A deletion refused because something outside it still uses what it would remove: other objects,
+    or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
 
-    def __init__(self, key: Key, users: list[Key]):
-        super().__init__(f"{key.qualified()} is in use by {', '.join(u.qualified() for u in users)}: delete "
-                         f"those or change them to stop using it first; nothing was deleted")
+    def __init__(self, key: Key, users: list[Key], serving: dict[Key, list[Key]] | None = None):
+        serving = serving or {}
+        reasons = [f"ModelDeployment {deployment.namespace}/{deployment.name} runs replicas "
+                   f"{', '.join(r.name for r in replicas)} on it" for deployment, replicas in sorted(serving.items())]
+        if serving:
+            reasons.append("move them first: a NoExecute taint in the cluster's spec.taints drains them, or narrow "
+                           "each deployment's clusterSelector so that it no longer selects this cluster")
+        if users:
+            reasons.append(f"{'it ' if serving else ''}is in use by {', '.join(u.qualified() for u in users)}: delete "
+                           "those or change them to stop using it first")
+        super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
         self.key = key
         self.users = users
+        self.serving = serving
 
 
 @dataclass
@@ -446,10 +456,26 @@ class Reconciler:
             return False
         in_use = users(self._subtree(key), self.objects.values())
         if in_use:
-            raise InUse(key, in_use)
+            raise InUse(key, *self._serving_apart(in_use))
         with self.store.transaction():
             self._garbage_collect(key)
         return True
+
+    def _serving_apart(self, in_use: list[Key]) -> tuple[list[Key], dict[Key, list[Key]]]:
+        """The users that are not a ModelReplica's workloads, and the replicas whose workloads use it, by
+        deployment: a replica is moved by its deployment, never deleted from under it."""
+        others, serving = [], {}
+        for user in in_use:
+            replica = user
+            while replica is not None and replica.kind != MODEL_REPLICA:
+                replica = self._controller(self.objects[replica])
+            if replica is None:
+                others.append(user)
+                continue
+            deployment = self._controller(self.objects[replica]) or replica
+            if replica not in serving.setdefault(deployment, []):
+                serving[deployment].append(replica)
+        return others, {d: sorted(r) for d, r in serving.items()}
 
     def _simulate(self, key: Key, bumps: int) -> int:
         """Simulate a target cluster again if its inputs changed since it last was; 1 if it ran."""

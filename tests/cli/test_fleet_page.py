@@ -134,7 +134,8 @@ def test_the_mixed_fleet_page_says_what_runs_where_and_what_the_gate_refused(rec
 
     # GKE: two nodes in each of the pool's two zones.
     assert words["gke-us-central/l4"] == ("l4 GPU class gke-l4 devices 1x gpu.nvidia.com (gpu, DRA) "
-                                          "taint nvidia.com/gpu=true:NoSchedule nodes 4 running replicas none")
+                                          "taint nvidia.com/gpu=true:NoSchedule nodes 4 running "
+                                          "replicas default/qwen2-5-7b-gke-us-central-0")
     assert words["onprem-lab/epyc"] == ("epyc CPU class lab-epyc devices 1x dra.cpu (cpu, DRA) "
                                         "1x lab.inferplane.dev (numa, Synthetic) taint inferplane.dev/cpu=true:NoSchedule "
                                         "nodes 2 running replicas none")
@@ -184,7 +185,8 @@ def test_replicas_show_on_their_pool_and_user_text_is_escaped(tmp_path):
     dom = chromium_dom(page, tmp_path)
 
     assert "script" not in dom.tags and "b" not in dom.tags
-    assert "replicas ml/<b>qwen</b>-0" in " ".join(dom.text["data-pool"]["gke-us-central/l4"].split())
+    assert " ".join(dom.text["data-pool"]["gke-us-central/l4"].split()).endswith(
+        "replicas default/qwen2-5-7b-gke-us-central-0 ml/<b>qwen</b>-0")
     assert "replicas none" in " ".join(dom.text["data-pool"]["gke-us-central/cpu"].split())
     assert hostile in dom.text["data-cluster"]["eks-amd"]
 

@@ -225,6 +225,12 @@ def test_pods_columns_and_a_deleted_clusters_simulated_objects_go_with_it(tmp_pa
     pods = run("get", "pods", "-A", "--cluster", "eks-l4", state=state).stdout.splitlines()
     assert pods[0].split() == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert all(re.fullmatch(r"\S+ +\S+ +1/1 +Running +0 +\d+s", line) for line in pods[1:])
+    refused = run("delete", "icluster", "eks-l4", state=state, code=1)
+    assert "ModelDeployment default/qwen2-5-0-5b-l4 runs replicas" in refused.stderr
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["taints"] = [{"key": "decommission", "effect": "NoExecute"}]  # drains the replicas
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    run("apply", "-f", tmp_path / "cluster.yaml", state=state)
     run("delete", "icluster", "eks-l4", state=state)
     gone = run("get", "nodes", "--cluster", "eks-l4", state=state, code=1)
     assert gone.stderr == "Error: InferenceCluster 'eks-l4' does not exist: `inferplane get inferenceclusters` " \

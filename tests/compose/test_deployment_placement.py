@@ -19,8 +19,9 @@ def klass(name, driver, attributes, capacity):
                                                      "count": 1, "attributes": attributes, "capacity": capacity}]}}
 
 
-CLASSES = [klass("mi325x", "gpu.amd.com", {"productName": {"string": "AMD Instinct MI325X"}}, {"memory": "256Gi"}),
-           klass("epyc", "dra.cpu", {}, {"cpu": "64"})]
+CLASSES = [klass("mi325x", "gpu.amd.com", {"productName": {"string": "AMD Instinct MI325X"}},
+                 {"memory": {"value": "256Gi"}}),
+           klass("epyc", "dra.cpu", {}, {"cpu": {"value": "64"}})]
 
 
 def cluster(name, pools, conditions=READY, labels=None, taints=None):

@@ -58,8 +58,8 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     resynced = Reconciler(runtime.store)
     resynced.resync()
     report = resynced.run()
-    assert (report.reconciles, report.simulations) == (4, 0), \
-        "the cluster, its EKSCluster, its stack and the recipe's ModelDeployment, once each"
+    assert (report.reconciles, report.simulations) == (6, 0), \
+        "the cluster, its EKSCluster, its stack, the recipe's ModelDeployment and its two ModelReplicas, once each"
     assert runtime.list() == before
 
 
@@ -90,9 +90,14 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
         "is: no new pools, no new drivers)")
 
 
-def test_deleting_a_cluster_garbage_collects_everything_composed():
+def test_deleting_a_cluster_garbage_collects_everything_composed(tmp_path):
     runtime = Runtime(None)
     runtime.apply([EKS_RECIPE])
+    # Its replicas moved off first (a cluster running replicas is not deleted): a NoExecute taint drains them.
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["taints"] = [{"key": "decommission", "effect": "NoExecute"}]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    runtime.apply([tmp_path / "cluster.yaml"])
     deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
     assert deleted and report.converged
     kinds = sorted({o["kind"] for o in runtime.list()})

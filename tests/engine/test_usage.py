@@ -4,6 +4,7 @@ it, and deleting a cluster removes its serving stack before the cluster itself."
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from inferplane.cli.main import cli
@@ -15,6 +16,20 @@ REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
 CLASS = Key("inferplane.dev", "InferenceClass", "", "eks-l4")
 CLUSTER = Key("inferplane.dev", "InferenceCluster", "", "eks-l4")
+RUNS_REPLICAS = (
+    "inferencecluster.inferplane.dev/eks-l4: ModelDeployment default/qwen2-5-0-5b-l4 runs replicas "
+    "qwen2-5-0-5b-l4-eks-l4-0, qwen2-5-0-5b-l4-eks-l4-1 on it; move them first: a NoExecute taint in the cluster's "
+    "spec.taints drains them, or narrow each deployment's clusterSelector so that it no longer selects this "
+    "cluster; nothing was deleted")
+
+
+def drain_manifest(folder: Path) -> Path:
+    """The recipe's cluster with a NoExecute fleet taint the recipe's deployment does not tolerate."""
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["taints"] = [{"key": "decommission", "effect": "NoExecute"}]
+    path = folder / "cluster.yaml"
+    path.write_text(yaml.safe_dump(cluster))
+    return path
 
 
 @pytest.fixture
@@ -45,7 +60,16 @@ def test_delete_command_exits_non_zero_naming_the_users(tmp_path):
         "Error: inferenceclass.inferplane.dev/eks-l4 is in use by inferencecluster.inferplane.dev/eks-l4: delete "
         "those or change them to stop using it first; nothing was deleted")
     assert CliRunner().invoke(cli, ["get", "releases", "-o", "json", "--state", str(state)]).stdout == releases
-    # Once the cluster is gone, nothing uses the class.
+    # The cluster runs the recipe's model: refused, naming the deployment and its replicas, and how to move them.
+    pods = CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "--state", str(state)]).stdout
+    refused = CliRunner().invoke(cli, ["delete", "icluster", "eks-l4", "--state", str(state)])
+    assert (refused.exit_code, refused.stderr.strip()) == (1, f"Error: {RUNS_REPLICAS}")
+    assert CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "--state", str(state)]).stdout == pods
+    # Drained by a NoExecute taint, it runs no replica and can go; once it is gone, nothing uses the class.
+    drain = drain_manifest(tmp_path)
+    assert CliRunner().invoke(cli, ["apply", "-f", str(drain), "--state", str(state)]).exit_code == 0
+    listed = CliRunner().invoke(cli, ["get", "mr", "-A", "--state", str(state)])
+    assert (listed.stdout, listed.stderr) == ("", "No resources found.\n")
     assert CliRunner().invoke(cli, ["delete", "icluster", "eks-l4", "--state", str(state)]).exit_code == 0
     assert CliRunner().invoke(cli, ["delete", "iclass", "eks-l4", "--state", str(state)]).exit_code == 0
 
@@ -71,7 +95,25 @@ def test_a_provider_config_and_a_kubeconfig_secret_in_use_cannot_be_deleted(runt
         runtime.delete(Key("", "Secret", "inferplane-system", "eks-l4-connection"))
 
 
-def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime):
+def test_a_cluster_running_replicas_is_not_deleted_until_they_are_moved(runtime, tmp_path):
+    before = runtime.list()
+    with pytest.raises(InUse) as refused:
+        runtime.delete(CLUSTER)
+    assert str(refused.value) == RUNS_REPLICAS
+    assert runtime.list() == before
+    # Narrowing the deployment's clusterSelector to clusters labelled for it moves its replicas off too.
+    deployment = yaml.safe_load((EKS_RECIPE / "model.yaml").read_text())
+    deployment["spec"]["template"]["spec"]["clusterSelector"] = {"matchLabels": {"serving": "qwen"}}
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(deployment))
+    assert runtime.apply([tmp_path / "model.yaml"]).report.converged
+    assert runtime.list("ModelReplica") == []
+    deleted, report = runtime.delete(CLUSTER)
+    assert deleted and report.converged
+
+
+def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime, tmp_path):
+    assert runtime.apply([drain_manifest(tmp_path)]).report.converged
+    assert runtime.list("ModelReplica") == []
     deleted = []
     store_delete = runtime.store.delete
 
@@ -93,12 +135,8 @@ def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime
     assert position("object.", last=True) < position("clusterproviderconfig.kubernetes.")
     assert position("clusterproviderconfig.", last=True) < position("servingstack.") < position("cluster.eks.")
     assert position("nodegroup.", last=True) < position("cluster.eks.") < position("ekscluster.")
-    # The composite goes after everything it composed; then the deployment, whose replicas were pinned to
-    # it, finds no other cluster and removes them (a deleted cluster's replicas are re-placed, or go).
-    cluster_at = order.index("inferencecluster.inferplane.dev/eks-l4")
-    assert all(not name.startswith("modelreplica.") for name in order[:cluster_at])
-    assert order[cluster_at + 1:] == ["modelreplica.inferplane.dev/qwen2-5-0-5b-l4-eks-l4-0",
-                                      "modelreplica.inferplane.dev/qwen2-5-0-5b-l4-eks-l4-1"]
+    # The composite goes last, after everything it composed.
+    assert order[-1] == "inferencecluster.inferplane.dev/eks-l4"
     assert [o["kind"] for o in runtime.list()] == ["InferenceClass", "ModelDeployment"]
 
 
