@@ -7,7 +7,9 @@ import re
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
+from inferplane.clouds.aks_foundation import AKSInputs, aks_foundation
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_strings
+from inferplane.clouds.foundation import Foundation
 
 # AKS installs the NVIDIA driver on GPU pools it is asked to; other pools leave gpuDriver unset.
 GPU_DRIVER = "Install"
@@ -42,9 +44,15 @@ class AKS(ProvisionedCloud):
     system_machine = {"vmSize": "Standard_D4s_v5"}
     endpoint_field = "fqdn"
 
+    def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
+        # The resource group and the nodes' subnet: composed, or the user's own.
+        inputs = AKSInputs(cluster_name=name, location=spec.location,
+                           pools=[p.name for p in spec.node_pools], resource_group_name=spec.resource_group_name)
+        return aks_foundation(inputs, self.namer(name), self.provider_config(spec))
+
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
-        return present(location=spec.location, resourceGroupName=spec.resource_group_name,
-                       kubernetesVersion=version, dnsPrefix=name, identity=dict(IDENTITY))
+        return {"location": spec.location, "kubernetesVersion": version, "dnsPrefix": name,
+                "identity": dict(IDENTITY)}
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         size, init = scaling_fields(scaling(pool), count="nodeCount", enabled="autoScalingEnabled",

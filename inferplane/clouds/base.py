@@ -16,6 +16,7 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME, taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, composed_name
+from inferplane.clouds.foundation import Foundation, FoundationPool, Namer, merge
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
 
 Resource = dict[str, Any]
@@ -37,8 +38,7 @@ def connection_secret_name(cluster_name: str) -> str:
 
 
 # The connection-details key holding the kubeconfig, as the upjet providers publish it
-# (*unconfirmed* per provider; EKS publishes one only through a separate ClusterAuth resource,
-# which inferplane does not compose yet).
+# (*unconfirmed* per provider; on EKS a ClusterAuth publishes it, not the cluster).
 KUBECONFIG_KEY = "kubeconfig"
 
 
@@ -48,8 +48,9 @@ class CloudModule(Protocol):
     def system_pool(self) -> dict[str, Any] | None:
         """The System pool in the cloud cluster kind's nodePools wire format; None: nothing to provision."""
 
-    def resources(self, cluster: Any) -> dict[str, Resource]:
-        """The cloud's managed resources for a parsed cloud cluster composite, by stable key."""
+    def resources(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, Resource]:
+        """The cloud's managed resources for a parsed cloud cluster composite, by stable key;
+        `observed` holds them as the provider last reported them (some fields are known only then)."""
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         """The API server endpoint the observed cluster resource reports, if any."""
@@ -147,6 +148,9 @@ class ProvisionedCloud:
     system_machine: ClassVar[dict[str, Any]]
     # The field of the cluster's status.atProvider holding its API server endpoint.
     endpoint_field: ClassVar[str | None] = None
+    # Whether the cluster resource writes the kubeconfig to its connection Secret (on EKS the
+    # foundation's ClusterAuth does).
+    publishes_kubeconfig: ClassVar[bool] = True
 
     # ---- what each cloud fills in
 
@@ -170,6 +174,11 @@ class ProvisionedCloud:
         most clouds."""
         return node_count
 
+    def foundation(self, name: str, spec: Any, observed: dict[str, Resource]) -> Foundation:
+        """What the cluster stands on (network, identities, addons), with the fields the cluster
+        and its pools need to reach it; nothing unless the cloud composes some."""
+        return Foundation()
+
     def external_name(self, pool: Any) -> str | None:
         """The pool's name on the cloud, where the cloud shows it to people and it is unique within its
         cluster (metadata.name, unique across clusters, ends in a hash); None: the cloud takes its name
@@ -182,8 +191,9 @@ class ProvisionedCloud:
         return {"name": SYSTEM_POOL_NAME, "role": PoolRole.SYSTEM, "nodeCount": SYSTEM_POOL_NODES,
                 "labels": {POOL_LABEL: SYSTEM_POOL_NAME}, "machine": dict(self.system_machine)}
 
-    def resources(self, cluster: Any) -> dict[str, Resource]:
+    def resources(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, Resource]:
         name, spec = cluster.metadata.name, cluster.spec
+        foundation = self.foundation(name, spec, observed or {})
         version, _ = effective_kubernetes_version(self.source, spec.kubernetes_version)
         for_provider, init_provider = self.cluster_fields(name, spec, version), {}
         inlined = self.inlined_pool(spec)
@@ -192,18 +202,22 @@ class ProvisionedCloud:
             for_provider[self.inline_pool] = pool_for
             if pool_init:
                 init_provider[self.inline_pool] = pool_init
+        for_provider = merge(for_provider, foundation.cluster_fields)
         out = {CLUSTER_KEY: self.managed(self.cluster_kind, name, spec, for_provider, init_provider)}
-        out[CLUSTER_KEY]["spec"]["writeConnectionSecretToRef"] = {"name": connection_secret_name(name)}
+        if self.publishes_kubeconfig:
+            out[CLUSTER_KEY]["spec"]["writeConnectionSecretToRef"] = {"name": connection_secret_name(name)}
         for pool in spec.node_pools:
             if pool is inlined:
                 continue
             pool_for, pool_init = self.pool_fields(spec, pool)
-            body = {self.cluster_ref: {"name": name}, **self.standalone_fields(spec, pool), **pool_for}
+            body = {self.cluster_ref: {"name": name}, **self.standalone_fields(spec, pool),
+                    **merge(pool_for, foundation.pool_fields.get(pool.name, {}))}
             resource = self.managed(self.pool_kind, composed_name(name, pool.name), spec, body, pool_init)
             external = self.external_name(pool)
             if external:
                 resource["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: external}
             out[pool_key(pool.name)] = resource
+        out.update(foundation.resources)
         return out
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
@@ -230,6 +244,22 @@ class ProvisionedCloud:
         body: dict[str, Any] = {"forProvider": for_provider}
         if init_provider:
             body["initProvider"] = init_provider
-        body["providerConfigRef"] = {"kind": spec.credentials.type, "name": spec.credentials.name}
+        body["providerConfigRef"] = self.provider_config(spec)
         return {"apiVersion": self.api_version, "kind": kind,
                 "metadata": {"name": name, "namespace": MANAGED_NAMESPACE}, "spec": body}
+
+    def provider_config(self, spec: Any) -> dict[str, str]:
+        return {"kind": spec.credentials.type, "name": spec.credentials.name}
+
+    @staticmethod
+    def namer(name: str) -> Namer:
+        """Names a cluster's foundation resources by key: collision-free, as its pools are named."""
+        return lambda key: name if key == CLUSTER_KEY else composed_name(name, key)
+
+    @staticmethod
+    def foundation_pools(spec: Any) -> list[FoundationPool]:
+        """What each pool tells a foundation: its zones and the machine it needs."""
+        return [FoundationPool(name=pool.name, zones=tuple(pool.zones),
+                               machine_type=getattr(pool.machine, "instance_type", None),
+                               disk_size_gb=getattr(pool.machine, "disk_size_gb", None))
+                for pool in spec.node_pools]

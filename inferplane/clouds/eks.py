@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import ProvisionedCloud, present, scaling, taint_objects, upper_snake
+from inferplane.clouds.base import ProvisionedCloud, connection_secret_name, present, scaling, taint_objects, upper_snake
+from inferplane.clouds.eks_foundation import EKSInputs, eks_foundation
+from inferplane.clouds.foundation import Foundation
 
 # Amazon Linux 2023 node images: the NVIDIA variant ships the GPU driver and container toolkit the
 # NVIDIA DRA driver expects on the host; every other pool runs the standard image.
@@ -24,15 +26,22 @@ class EKS(ProvisionedCloud):
     # 4 vCPU / 16 GiB, general purpose.
     system_machine = {"instanceType": "m7i.xlarge"}
     endpoint_field = "endpoint"
+    # The eks Cluster writes no kubeconfig: the foundation's ClusterAuth does.
+    publishes_kubeconfig = False
+
+    def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
+        # Roles and subnets (the provider requires vpcConfig) come from the foundation: composed, or
+        # the user's own. A node group's nodes go where its subnets are: EKS has no zone field.
+        inputs = EKSInputs(name=name, region=spec.region, pools=self.foundation_pools(spec),
+                           connection_secret=connection_secret_name(name), role_arn=spec.role_arn,
+                           node_role_arn=spec.node_role_arn, subnet_ids=tuple(spec.subnet_ids or ()))
+        return eks_foundation(inputs, self.namer(name), self.provider_config(spec))
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
-        # The provider requires vpcConfig; the control plane's ENIs go into the cluster's subnets.
-        return present(region=spec.region, roleArn=spec.role_arn, version=version,
-                       vpcConfig=present(subnetIds=list(spec.subnet_ids or [])))
+        return {"region": spec.region, "version": version}
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
-        # EKS has no zone field on a node group: its nodes go where its subnets are.
-        return present(region=spec.region, nodeRoleArn=spec.node_role_arn, subnetIds=list(spec.subnet_ids or []))
+        return {"region": spec.region}
 
     def external_name(self, pool: Any) -> str | None:
         return pool.name  # a node group's name is unique within its cluster

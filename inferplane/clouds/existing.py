@@ -14,7 +14,7 @@ class Existing:
         # The stack's components run wherever the operator's cluster has room for them.
         return None
 
-    def resources(self, cluster: Any) -> dict[str, Resource]:
+    def resources(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, Resource]:
         return {}
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:

@@ -6,6 +6,8 @@ from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+from inferplane.clouds.foundation import Foundation
+from inferplane.clouds.gke_foundation import GKEInputs, gke_foundation
 
 # Container-Optimized OS for every pool: GPU drivers for it install to /home/kubernetes/bin/nvidia,
 # where the NVIDIA DRA driver is told to look on GKE.
@@ -28,6 +30,12 @@ class GKE(ProvisionedCloud):
     # 4 vCPU / 16 GiB, general purpose.
     system_machine = {"machineType": "e2-standard-4"}
     endpoint_field = "endpoint"
+
+    def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
+        account = ((observed.get("service-account") or {}).get("status") or {}).get("atProvider") or {}
+        inputs = GKEInputs(name=name, region=spec.region, pools=[p.name for p in spec.node_pools],
+                           project=spec.project, observed_service_account_email=account.get("email"))
+        return gke_foundation(inputs, self.namer(name), self.provider_config(spec))
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         # GKE protects clusters from deletion by default; whether a cluster lives is the composite's

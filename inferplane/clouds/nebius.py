@@ -6,6 +6,8 @@ from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+from inferplane.clouds.foundation import Foundation
+from inferplane.clouds.nebius_foundation import NebiusInputs, nebius_foundation
 
 # Replicated network SSD: the provider's general-purpose boot disk, which survives a host failure.
 BOOT_DISK_TYPE = "NETWORK_SSD"
@@ -20,13 +22,16 @@ class Nebius(ProvisionedCloud):
     # 4 vCPU / 16 GiB on the general-purpose Intel platform.
     system_machine = {"platform": "cpu-d3", "preset": "4vcpu-16gb"}
 
+    def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
+        # The subnet (composed, or the user's own), the shared filesystem, the GPU clusters.
+        inputs = NebiusInputs(pools=self.foundation_pools(spec), parent_id=spec.parent_id, subnet_id=spec.subnet_id)
+        return nebius_foundation(inputs, self.namer(name), self.provider_config(spec))
+
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
-        # Without parentId the provider creates the cluster in its provider config's project.
         return present(name=name, parentId=spec.parent_id,
-                       # An empty publicEndpoint asks for one: the serving stack is installed through it,
-                       # as on the other clouds, whose endpoints are public by default.
-                       controlPlane=present(subnetId=spec.subnet_id, version=version,
-                                            endpoints={"publicEndpoint": {}}))
+                       # An empty publicEndpoint asks for one: the serving stack is installed through
+                       # it, as on the other clouds, whose endpoints are public by default.
+                       controlPlane={"version": version, "endpoints": {"publicEndpoint": {}}})
 
     def pool_fields(self, spec: Any, pool: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         size, init = scaling_fields(scaling(pool), count="fixedNodeCount", group="autoscaling",

@@ -55,7 +55,7 @@ class CloudClusterComposer(Composer):
             return None
 
     def compose_resources(self, provider: str, cluster: Any) -> None:
-        for key, resource in CLOUD_MODULES[provider].resources(cluster).items():
+        for key, resource in CLOUD_MODULES[provider].resources(cluster, self.request.observed).items():
             self.desire(key, resource)
 
     def compose_status(self, provider: str) -> None:

@@ -13,6 +13,7 @@ whoever builds the provider; tests pick old ones). Anything else observed is not
 
 from __future__ import annotations
 
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.engine.store import Resource
 
 # The version simulated target clusters run unless a test picks another.
@@ -25,6 +26,11 @@ def kubeadm_config(version: str) -> Resource:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
             "data": {"ClusterConfiguration": ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
                                               f"kubernetesVersion: {version}\n")}}
+
+
+# The project a simulated Google service account lives in when its spec names none (the real
+# provider takes its ProviderConfig's).
+SIMULATED_GCP_PROJECT = "simulated-project"
 
 
 class SimulatedProvider:
@@ -60,6 +66,12 @@ class SimulatedProvider:
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
         ]
+        if obj.get("kind") == "ServiceAccount" and obj.get("apiVersion", "").startswith("cloudplatform.gcp."):
+            # A Google service account reports its email, which IAM members name it by.
+            metadata, for_provider = obj.get("metadata") or {}, spec.get("forProvider") or {}
+            account = (metadata.get("annotations") or {}).get(EXTERNAL_NAME_ANNOTATION) or metadata.get("name")
+            project = for_provider.get("project") or SIMULATED_GCP_PROJECT
+            status["atProvider"] = {**status["atProvider"], "email": f"{account}@{project}.iam.gserviceaccount.com"}
         return status
 
     def target_object(self, wanted: Resource) -> Resource | None:

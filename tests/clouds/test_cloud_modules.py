@@ -78,6 +78,11 @@ def external(pool):
     return {"crossplane.io/external-name": pool}
 
 
+def cluster_and_pools(cloud, *pools, **kw):
+    """The cluster and pool resources, without the foundation (tests/clouds/test_foundations.py)."""
+    return {k: v for k, v in compose(cloud, *pools, **kw).items() if k == "cluster" or k.startswith("nodepool-")}
+
+
 def mr(api_version, kind, name, *args, init=None, annotations=None, connection=False):
     """A managed resource: mr(api, kind, name, [annotations,] forProvider)."""
     *leading, for_provider = args
@@ -106,12 +111,23 @@ AKS_API = "containerservice.azure.m.upbound.io/v1beta1"
 NEBIUS_API = "mk8s.nebius.m.upbound.io/v1beta1"
 VULTR_API = "vke.vultr.m.upbound.io/v1beta1"
 CIVO_API = "kubernetes.civo.m.upbound.io/v1beta1"
+# What the foundations add to clusters and pools (tests/clouds/test_foundations.py has the rest).
+GKE_NODE_ACCOUNT = {"serviceAccountRef": {"name": "c1-service-account-21e1746fcded"},
+                    "oauthScopes": ["https://www.googleapis.com/auth/cloud-platform"]}
+AKS_NETWORK = {"networkPlugin": "azure", "networkPluginMode": "overlay", "podCidr": "10.244.0.0/16",
+               "serviceCidr": "10.96.0.0/16", "dnsServiceIp": "10.96.0.10"}
+NEBIUS_TEMPLATE = {"networkInterfaces": [{"subnetId": "vpcsubnet-e00abc"}],
+                   "filesystems": [{"attachMode": "READ_WRITE", "mountTag": "inferplane-cache",
+                                    "existingFilesystem": {"idRef": {"name": "c1-filesystem-0f9e5826c1fa"}}}]}
 
 EXPECTED = {
     "EKS": {
         "cluster": mr(EKS_API, "Cluster", "c1", {
-            "region": "us-east-1", "roleArn": "arn:aws:iam::111122223333:role/eks-cluster", "version": "1.36",
-            "vpcConfig": {"subnetIds": ["subnet-a", "subnet-b"]}}, connection=True),
+            "region": "us-east-1", "version": "1.36",
+            "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP",
+                             "bootstrapClusterCreatorAdminPermissions": True},
+            "vpcConfig": {"subnetIds": ["subnet-a", "subnet-b"]},
+            "roleArn": "arn:aws:iam::111122223333:role/eks-cluster"}),
         "nodepool-system": mr(EKS_API, "NodeGroup", "c1-system-33ef50e4845a", external("system"), {
             **EKS_POOL, "instanceTypes": ["m7i.xlarge"], "diskSize": 100, "amiType": "AL2023_x86_64_STANDARD",
             "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 2}, "labels": SYSTEM_LABELS}),
@@ -128,52 +144,60 @@ EXPECTED = {
     "GKE": {
         "cluster": mr(GKE_API, "Cluster", "c1", {
             "location": "us-central1", "project": "acme-ml", "minMasterVersion": "1.36",
-            "removeDefaultNodePool": True, "initialNodeCount": 1, "deletionProtection": False}, connection=True),
+            "removeDefaultNodePool": True, "initialNodeCount": 1, "deletionProtection": False,
+            "networkRef": {"name": "c1-network-800fb7271103"}, "subnetworkRef": {"name": "c1-subnetwork-d0864b07212b"},
+            "ipAllocationPolicy": {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}},
+            connection=True),
         "nodepool-system": mr(GKE_API, "NodePool", "c1-system-33ef50e4845a", external("system"), {
             **GKE_POOL, "nodeCount": 2, "nodeConfig": {
                 "machineType": "e2-standard-4", "diskSizeGb": 100, "imageType": "COS_CONTAINERD",
-                "labels": SYSTEM_LABELS}}),
+                "labels": SYSTEM_LABELS, **GKE_NODE_ACCOUNT}}),
         "nodepool-gpu": mr(GKE_API, "NodePool", "c1-gpu-1af500eb1109", external("gpu"), {
             **GKE_POOL, "autoscaling": {"minNodeCount": 1, "maxNodeCount": 4}, "nodeConfig": {
                 "machineType": "g2-standard-8", "diskSizeGb": 200, "imageType": "COS_CONTAINERD",
                 "guestAccelerator": [{"type": "nvidia-l4", "count": 1,
                                       "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}],
                 "labels": {**GPU_LABELS, "gke-no-default-nvidia-gpu-device-plugin": "true"},
-                "taint": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]},
+                "taint": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}], **GKE_NODE_ACCOUNT},
             "nodeLocations": ["us-central1-a"]},
             init={"initialNodeCount": 2}),
         "nodepool-cpu": mr(GKE_API, "NodePool", "c1-cpu-f49cefed1434", external("cpu"), {
             **GKE_POOL, "nodeCount": 1, "nodeConfig": {
                 "machineType": "c4-standard-8", "diskSizeGb": 100, "imageType": "COS_CONTAINERD",
                 "labels": CPU_LABELS,
-                "taint": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NO_SCHEDULE"}]}}),
+                "taint": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NO_SCHEDULE"}],
+                **GKE_NODE_ACCOUNT}}),
     },
     "AKS": {
         "cluster": mr(AKS_API, "KubernetesCluster", "c1", {
-            "location": "eastus", "resourceGroupName": "inference", "kubernetesVersion": "1.36", "dnsPrefix": "c1",
+            "location": "eastus", "kubernetesVersion": "1.36", "dnsPrefix": "c1",
             "identity": {"type": "SystemAssigned"},
             "defaultNodePool": {"name": "system", "vmSize": "Standard_D4s_v5", "osDiskSizeGb": 100, "nodeCount": 2,
-                                "nodeLabels": SYSTEM_LABELS}}, connection=True),
+                                "nodeLabels": SYSTEM_LABELS, "vnetSubnetIdRef": {"name": "c1-subnet-3452b590c298"}},
+            "resourceGroupName": "inference", "networkProfile": AKS_NETWORK, "nodeResourceGroup": "c1-nodes"},
+            connection=True),
         "nodepool-gpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-gpu-1af500eb1109", {
             "kubernetesClusterIdRef": {"name": "c1"}, "mode": "User", "nodeTaints": ["nvidia.com/gpu=true:NoSchedule"],
             "vmSize": "Standard_NC24ads_A100_v4", "osDiskSizeGb": 200, "autoScalingEnabled": True, "minCount": 1,
-            "maxCount": 4, "nodeLabels": GPU_LABELS, "zones": ["1"], "gpuDriver": "Install"},
+            "maxCount": 4, "nodeLabels": GPU_LABELS, "zones": ["1"], "gpuDriver": "Install",
+            "vnetSubnetIdRef": {"name": "c1-subnet-3452b590c298"}},
             init={"nodeCount": 2}, annotations={"crossplane.io/external-name": "gpu"}),
         "nodepool-cpu": mr(AKS_API, "KubernetesClusterNodePool", "c1-cpu-f49cefed1434", {
             "kubernetesClusterIdRef": {"name": "c1"}, "mode": "User",
             "nodeTaints": ["inferplane.dev/cpu=true:NoSchedule"], "vmSize": "Standard_D8s_v5", "osDiskSizeGb": 100,
-            "nodeCount": 1, "nodeLabels": CPU_LABELS}, annotations={"crossplane.io/external-name": "cpu"}),
+            "nodeCount": 1, "nodeLabels": CPU_LABELS, "vnetSubnetIdRef": {"name": "c1-subnet-3452b590c298"}},
+            annotations={"crossplane.io/external-name": "cpu"}),
     },
     "Nebius": {
         "cluster": mr(NEBIUS_API, "Cluster", "c1", {
             "name": "c1", "parentId": "project-e00abc",
-            "controlPlane": {"subnetId": "vpcsubnet-e00abc", "version": "1.36",
-                             "endpoints": {"publicEndpoint": {}}}}, connection=True),
+            "controlPlane": {"version": "1.36", "endpoints": {"publicEndpoint": {}}, "subnetId": "vpcsubnet-e00abc"}},
+            connection=True),
         "nodepool-system": mr(NEBIUS_API, "NodeGroup", "c1-system-33ef50e4845a", {
             "parentIdRef": {"name": "c1"}, "name": "system", "fixedNodeCount": 2, "template": {
                 "resources": {"platform": "cpu-d3", "preset": "4vcpu-16gb"},
                 "bootDisk": {"sizeGibibytes": 100, "type": "NETWORK_SSD"},
-                "metadata": {"labels": SYSTEM_LABELS}}}),
+                "metadata": {"labels": SYSTEM_LABELS}, **NEBIUS_TEMPLATE}}),
         "nodepool-gpu": mr(NEBIUS_API, "NodeGroup", "c1-gpu-1af500eb1109", {
             "parentIdRef": {"name": "c1"}, "name": "gpu", "autoscaling": {"minNodeCount": 1, "maxNodeCount": 4},
             "template": {
@@ -181,13 +205,14 @@ EXPECTED = {
                 "bootDisk": {"sizeGibibytes": 200, "type": "NETWORK_SSD"},
                 "metadata": {"labels": GPU_LABELS},
                 "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
-                "gpuSettings": {"driversPreset": "cuda13.0"}}}),
+                "gpuSettings": {"driversPreset": "cuda13.0"}, **NEBIUS_TEMPLATE}}),
         "nodepool-cpu": mr(NEBIUS_API, "NodeGroup", "c1-cpu-f49cefed1434", {
             "parentIdRef": {"name": "c1"}, "name": "cpu", "fixedNodeCount": 1, "template": {
                 "resources": {"platform": "cpu-d3", "preset": "8vcpu-32gb"},
                 "bootDisk": {"sizeGibibytes": 100, "type": "NETWORK_SSD"},
                 "metadata": {"labels": CPU_LABELS},
-                "taints": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NO_SCHEDULE"}]}}),
+                "taints": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NO_SCHEDULE"}],
+                **NEBIUS_TEMPLATE}}),
     },
     "Vultr": {
         "cluster": mr(VULTR_API, "Kubernetes", "c1", {
@@ -234,22 +259,22 @@ def system_keys(cloud):
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
 def test_system_gpu_and_cpu_pools(cloud):
-    assert compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)) == EXPECTED[cloud]
+    assert cluster_and_pools(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)) == EXPECTED[cloud]
 
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
 def test_system_and_gpu_pool(cloud):
-    assert compose(cloud, system(cloud), gpu_pool(cloud)) == only(EXPECTED[cloud], *system_keys(cloud), "nodepool-gpu")
+    assert cluster_and_pools(cloud, system(cloud), gpu_pool(cloud)) == only(EXPECTED[cloud], *system_keys(cloud), "nodepool-gpu")
 
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
 def test_system_and_cpu_pool(cloud):
-    assert compose(cloud, system(cloud), cpu_pool(cloud)) == only(EXPECTED[cloud], *system_keys(cloud), "nodepool-cpu")
+    assert cluster_and_pools(cloud, system(cloud), cpu_pool(cloud)) == only(EXPECTED[cloud], *system_keys(cloud), "nodepool-cpu")
 
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
 def test_keys_follow_the_pools_in_order(cloud):
-    assert list(compose(cloud, system(cloud), cpu_pool(cloud), gpu_pool(cloud))) == \
+    assert list(cluster_and_pools(cloud, system(cloud), cpu_pool(cloud), gpu_pool(cloud))) == \
         [*system_keys(cloud), "nodepool-cpu", "nodepool-gpu"]
 
 
@@ -435,7 +460,7 @@ def test_an_inline_cloud_without_a_system_pool_gets_the_default_one(cloud):
 @pytest.mark.parametrize("cloud", sorted(INLINE))
 def test_a_second_system_pool_is_its_own_resource(cloud):
     second = {**system(cloud), "name": "system-b", "labels": {POOL_LABEL: "system-b"}}
-    resources = compose(cloud, system(cloud), second)
+    resources = cluster_and_pools(cloud, system(cloud), second)
     assert list(resources) == ["cluster", "nodepool-system-b"]
 
 
@@ -564,7 +589,7 @@ def wipe(node):
 @pytest.mark.parametrize("cloud", PROVIDERS)
 def test_outputs_share_nothing_with_the_module_or_each_other(cloud):
     wipe(compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)))
-    assert compose(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)) == EXPECTED[cloud]
+    assert cluster_and_pools(cloud, system(cloud), gpu_pool(cloud), cpu_pool(cloud)) == EXPECTED[cloud]
 
 
 def test_existing_composes_nothing():

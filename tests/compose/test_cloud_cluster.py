@@ -44,8 +44,14 @@ def compose(cloud, observed=None, **kw):
 
 
 def keys(cloud):
+    """The cluster and pool keys; the foundation's (network, identities, addons) follow them."""
     return ["cluster", "nodepool-gpu"] if cloud in ("AKS", "Vultr", "Civo") else \
         ["cluster", "nodepool-system", "nodepool-gpu"]
+
+
+# The EKS foundation of SETTINGS["EKS"], whose roles and subnets are the user's own.
+EKS_FOUNDATION = ["addon-vpc-cni", "addon-kube-proxy", "addon-coredns", "addon-eks-pod-identity-agent",
+                  "cluster-auth"]
 
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
@@ -54,8 +60,12 @@ def test_desired_are_the_modules_resources(cloud):
     model = CLOUD_CLUSTER_KINDS[cloud].model_validate(composite(cloud))
     expected = CLOUD_MODULES[cloud].resources(model)
     assert {k: d.resource for k, d in response.desired.items()} == expected
-    assert list(response.desired) == keys(cloud)
+    assert list(response.desired)[:len(keys(cloud))] == keys(cloud)
     assert response.requirements == {} and response.events == []
+
+
+def test_eks_desires_its_foundation_after_the_cluster_and_pools():
+    assert list(compose("EKS").desired) == keys("EKS") + EKS_FOUNDATION
 
 
 # (observed keys that are ready on EKS, what the Ready condition says is not ready yet; None: all ready)
@@ -70,8 +80,9 @@ READINESS = [
 
 @pytest.mark.parametrize("ready_keys,waiting", READINESS, ids=lambda v: "+".join(v) if isinstance(v, list) else "")
 def test_readiness_and_ready_condition(ready_keys, waiting):
-    response = compose("EKS", {k: ready() for k in ready_keys})
-    assert {k: d.ready for k, d in response.desired.items()} == {k: k in ready_keys for k in keys("EKS")}
+    response = compose("EKS", {k: ready() for k in ready_keys + EKS_FOUNDATION})
+    assert {k: d.ready for k, d in response.desired.items()} == \
+        {**{k: k in ready_keys for k in keys("EKS")}, **{k: True for k in EKS_FOUNDATION}}
     if waiting:
         expected = Condition("Ready", "False", "Creating",
                              f"EKS cluster c1 is being provisioned; not ready yet: {waiting}")
@@ -86,11 +97,22 @@ def test_an_inline_system_pool_is_ready_with_its_cluster():
 
 
 def test_a_resource_observed_not_ready_is_not_ready():
-    observed = {"cluster": ready("False"), "nodepool-system": ready(), "nodepool-gpu": ready()}
+    observed = {"cluster": ready("False"), "nodepool-system": ready(), "nodepool-gpu": ready(), "network": ready()}
     response = compose("GKE", observed)
     assert response.desired["cluster"].ready is False
     assert response.condition("Ready").message == \
-        "GKE cluster c1 is being provisioned; not ready yet: Cluster c1"
+        "GKE cluster c1 is being provisioned; not ready yet: Cluster c1, Subnetwork c1-subnetwork-d0864b07212b, " \
+        "ServiceAccount c1-service-account-21e1746fcded"
+
+
+def test_gke_grants_the_node_account_its_roles_once_it_reports_its_email():
+    # SETTINGS["GKE"] names no project: the account's email, read back, says which.
+    assert not any(k.startswith("iam-member") for k in compose("GKE").desired)
+    email = "c1-service-account@acme-ml.iam.gserviceaccount.com"
+    desired = compose("GKE", {"service-account": ready(email=email)}).desired
+    assert [k for k in desired if k.startswith("iam-member")] == ["iam-member-node", "iam-member-registry"]
+    assert desired["iam-member-node"].resource["spec"]["forProvider"] == {
+        "project": "acme-ml", "role": "roles/container.defaultNodeServiceAccount", "member": f"serviceAccount:{email}"}
 
 
 @pytest.mark.parametrize("cloud,at_provider,endpoint", [

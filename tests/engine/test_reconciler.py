@@ -40,6 +40,18 @@ def condition(obj, type_):
     return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
 
 
+def test_eks_stack_reads_the_kubeconfig_that_cluster_auth_writes():
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    composed = composed_under(runtime, "InferenceCluster", "eks-l4").values()
+    written = [o["spec"]["writeConnectionSecretToRef"] for o in composed if "writeConnectionSecretToRef" in o["spec"]]
+    # Only the ClusterAuth writes one: the eks Cluster publishes no kubeconfig.
+    assert [o["kind"] for o in composed if "writeConnectionSecretToRef" in o["spec"]] == ["ClusterAuth"]
+    assert written == [{"name": "eks-l4-connection"}]
+    read = {o["spec"]["credentials"]["secretRef"]["name"] for o in composed if o["kind"] == "ClusterProviderConfig"}
+    assert read == {"eks-l4-connection"}
+
+
 def test_supported_cluster_reaches_a_ready_fixpoint():
     runtime = Runtime(None)
     result = runtime.apply([EKS_RECIPE])
@@ -50,8 +62,10 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     assert condition(cluster, "Ready")["status"] == "True"
     composed = composed_under(runtime, "InferenceCluster", "eks-l4")
     kinds = sorted({key.split("/")[0] for key in composed})
-    assert kinds == ["Cluster", "ClusterProviderConfig", "EKSCluster", "NodeGroup", "Object", "Release",
-                     "ServingStack"]
+    # The recipe's EKS cluster brings its own roles and subnets: its foundation is the addons and
+    # the ClusterAuth that writes the kubeconfig the stack's ProviderConfigs read.
+    assert kinds == ["Addon", "Cluster", "ClusterAuth", "ClusterProviderConfig", "EKSCluster", "NodeGroup", "Object",
+                     "Release", "ServingStack"]
     # Nothing changed: nothing to reconcile. Reconciling everything again changes nothing: the fixpoint holds.
     before = runtime.list()
     assert Reconciler(runtime.store).run().reconciles == 0
