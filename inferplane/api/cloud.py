@@ -151,12 +151,20 @@ class GKESettings(_ClusterBlock):
     region: Region = Field(description="GCP region, e.g. us-central1: the cluster is regional.")
     kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, GKE_VERSION)
     project: str | None = Field(None, description="GCP project; defaults to the provider config's.")
+    # Bring your own: set, and inferplane composes no network or node service account.
+    network: str | None = Field(None, min_length=1, description="VPC network to use (bring your own).")
+    subnetwork: str | None = Field(None, min_length=1, description="Subnetwork of that network to use (bring "
+                                                                   "your own).")
+    service_account: str | None = Field(None, min_length=1, description="Email of the service account the "
+                                                                        "nodes run as (bring your own).")
 
 
 class AKSSettings(_ClusterBlock):
     location: Region = Field(description="Azure region, e.g. westeurope.")
     kubernetes_version: str = kubernetes_version(DEFAULT_MINOR, KUBERNETES_PATCH)
     resource_group_name: str | None = Field(None, description="Resource group to use (bring your own).")
+    subnet_id: str | None = Field(None, min_length=1, description="Azure resource ID of the subnet the nodes use "
+                                                                  "(bring your own): no virtual network is composed.")
 
 
 class NebiusSettings(_ClusterBlock):

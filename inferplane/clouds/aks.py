@@ -47,7 +47,8 @@ class AKS(ProvisionedCloud):
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # The resource group and the nodes' subnet: composed, or the user's own.
         inputs = AKSInputs(cluster_name=name, location=spec.location,
-                           pools=[p.name for p in spec.node_pools], resource_group_name=spec.resource_group_name)
+                           pools=[p.name for p in spec.node_pools], resource_group_name=spec.resource_group_name,
+                           subnet_id=spec.subnet_id)
         return aks_foundation(inputs, self.namer(name), self.provider_config(spec))
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:

@@ -52,8 +52,16 @@ class CloudModule(Protocol):
         """The cloud's managed resources for a parsed cloud cluster composite, by stable key;
         `observed` holds them as the provider last reported them (some fields are known only then)."""
 
+    def held_pools(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, str]:
+        """Pools `resources` leaves out for now, by name, with what each waits for."""
+
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         """The API server endpoint the observed cluster resource reports, if any."""
+
+
+def at_provider(observed: Resource | None) -> dict[str, Any]:
+    """What the provider reports of an observed resource (status.atProvider); empty until it does."""
+    return ((observed or {}).get("status") or {}).get("atProvider") or {}
 
 
 # ---- labels, taints and node counts, in each provider's format
@@ -207,7 +215,7 @@ class ProvisionedCloud:
         if self.publishes_kubeconfig:
             out[CLUSTER_KEY]["spec"]["writeConnectionSecretToRef"] = {"name": connection_secret_name(name)}
         for pool in spec.node_pools:
-            if pool is inlined:
+            if pool is inlined or pool.name in foundation.held_pools:
                 continue
             pool_for, pool_init = self.pool_fields(spec, pool)
             body = {self.cluster_ref: {"name": name}, **self.standalone_fields(spec, pool),
@@ -220,10 +228,13 @@ class ProvisionedCloud:
         out.update(foundation.resources)
         return out
 
+    def held_pools(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, str]:
+        return self.foundation(cluster.metadata.name, cluster.spec, observed or {}).held_pools
+
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         if not observed_cluster or not self.endpoint_field:
             return None
-        return ((observed_cluster.get("status") or {}).get("atProvider") or {}).get(self.endpoint_field) or None
+        return at_provider(observed_cluster).get(self.endpoint_field) or None
 
     # ---- helpers
 
@@ -257,9 +268,16 @@ class ProvisionedCloud:
         return lambda key: name if key == CLUSTER_KEY else composed_name(name, key)
 
     @staticmethod
-    def foundation_pools(spec: Any) -> list[FoundationPool]:
-        """What each pool tells a foundation: its zones and the machine it needs."""
-        return [FoundationPool(name=pool.name, zones=tuple(pool.zones),
-                               machine_type=getattr(pool.machine, "instance_type", None),
-                               disk_size_gb=getattr(pool.machine, "disk_size_gb", None))
-                for pool in spec.node_pools]
+    def foundation_pool(pool: Any) -> FoundationPool:
+        """What a pool tells a foundation: its zones, the machine it needs, its Capacity Block and fabric."""
+        fabric = pool.fabric.type if pool.fabric and pool.fabric.type != "None" else None
+        return FoundationPool(
+            name=pool.name, zones=tuple(pool.zones), machine_type=getattr(pool.machine, "instance_type", None),
+            disk_size_gb=getattr(pool.machine, "disk_size_gb", None),
+            capacity_reservation_id=pool.capacity_block.capacity_reservation_id if pool.capacity_block else None,
+            fabric=fabric,
+            infiniband_fabric=pool.fabric.infiniband.fabric if fabric == "InfiniBand" and pool.fabric.infiniband
+            else None)
+
+    def foundation_pools(self, spec: Any) -> list[FoundationPool]:
+        return [self.foundation_pool(pool) for pool in spec.node_pools]

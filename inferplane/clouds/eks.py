@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import ProvisionedCloud, connection_secret_name, present, scaling, taint_objects, upper_snake
-from inferplane.clouds.eks_foundation import EKSInputs, eks_foundation
+from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, scaling, \
+    taint_objects, upper_snake
+from inferplane.clouds.eks_foundation import EFA_SECURITY_GROUP, EKSInputs, eks_foundation, needs_launch_template
 from inferplane.clouds.foundation import Foundation
 
 # Amazon Linux 2023 node images: the NVIDIA variant ships the GPU driver and container toolkit the
@@ -34,7 +35,10 @@ class EKS(ProvisionedCloud):
         # the user's own. A node group's nodes go where its subnets are: EKS has no zone field.
         inputs = EKSInputs(name=name, region=spec.region, pools=self.foundation_pools(spec),
                            connection_secret=connection_secret_name(name), role_arn=spec.role_arn,
-                           node_role_arn=spec.node_role_arn, subnet_ids=tuple(spec.subnet_ids or ()))
+                           node_role_arn=spec.node_role_arn, subnet_ids=tuple(spec.subnet_ids or ()),
+                           cluster_security_group_id=at_provider(observed.get(CLUSTER_KEY)).get(
+                               "vpcConfig", {}).get("clusterSecurityGroupId"),
+                           efa_security_group_id=at_provider(observed.get(EFA_SECURITY_GROUP)).get("id"))
         return eks_foundation(inputs, self.namer(name), self.provider_config(spec))
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
@@ -54,7 +58,10 @@ class EKS(ProvisionedCloud):
         if not s.autoscaled:
             size = {"desiredSize": s.count, **size}
         machine = pool.machine
-        fields = present(instanceTypes=[machine.instance_type], diskSize=machine.disk_size_gb,
+        # A launch template, when the pool has one, holds the instance type and disk instead.
+        templated = needs_launch_template(self.foundation_pool(pool))
+        fields = present(instanceTypes=None if templated else [machine.instance_type],
+                         diskSize=None if templated else machine.disk_size_gb,
                          amiType=GPU_AMI if pool.role == PoolRole.GPU else STANDARD_AMI, scalingConfig=size,
                          labels=dict(pool.labels), taint=taint_objects(pool.taints, upper_snake))
         return fields, init

@@ -1,9 +1,12 @@
 """What an EKS cluster stands on: a VPC with public and private subnets per zone, gateways and
 routes, the cluster and node IAM roles, the addons every node needs, launch templates for pools
-that need one, and the ClusterAuth that publishes the kubeconfig.
+that need one (a Capacity Block, EFA), the EFA security group, and the ClusterAuth that publishes
+the kubeconfig.
 
-Bring your own: `subnet_ids` replaces the whole network (VPC, subnets, gateways, routes),
-`role_arn` the cluster role and `node_role_arn` the node role, each with its policy attachments.
+Bring your own: `subnet_ids` replaces the whole network (VPC, subnets, gateways, routes, and the
+EFA security group: EFA pools then use the cluster security group, which already lets its members
+reach each other on every port), `role_arn` the cluster role and `node_role_arn` the node role,
+each with its policy attachments.
 """
 
 from __future__ import annotations
@@ -55,6 +58,14 @@ CAPACITY_BLOCK_MARKET = "capacity-block"
 CAPACITY_BLOCK_CAPACITY_TYPE = "CAPACITY_BLOCK"
 ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2023's root volume
 LATEST_VERSION = "$Latest"
+# EFA: an instance gets one EFA interface per network card, the most its type has, so that every
+# GPU reaches the fabric at full bandwidth (AWS's EFA guide; Modelplane composes the same counts).
+# Card 0 carries the instance's IP traffic too ("efa"); the others are fabric-only ("efa-only") and
+# sit at device index 1. Instance families not listed have one network card.
+EFA_NETWORK_CARDS = {"p5": 32, "p5e": 32, "p5en": 16, "p4d": 4, "p4de": 4}
+EFA_INTERFACE, EFA_ONLY_INTERFACE = "efa", "efa-only"
+ALL_PROTOCOLS = "-1"
+EFA_SECURITY_GROUP = "efa-security-group"
 
 
 def trust_policy(service: str) -> str:
@@ -80,6 +91,18 @@ def cluster_zones(region: str, pools: Sequence[FoundationPool]) -> list[str]:
     return sorted(named)
 
 
+def efa_network_cards(instance_type: str | None) -> int:
+    """How many EFA interfaces an instance type takes: one per network card."""
+    family = (instance_type or "").split(".", 1)[0]
+    return EFA_NETWORK_CARDS.get(family, 1)
+
+
+def needs_launch_template(pool: FoundationPool) -> bool:
+    """A Capacity Block and EFA interfaces can only be asked for through a launch template; the
+    node group then leaves its instance type and disk to the template."""
+    return bool(pool.capacity_reservation_id) or pool.fabric == "EFA"
+
+
 @dataclass(frozen=True)
 class EKSInputs:
     name: str
@@ -89,6 +112,10 @@ class EKSInputs:
     role_arn: str | None = None
     node_role_arn: str | None = None
     subnet_ids: Sequence[str] = ()
+    # Known once the provider reports them: the security group EKS made for the cluster
+    # (status.atProvider.vpcConfig.clusterSecurityGroupId) and the composed EFA security group's id.
+    cluster_security_group_id: str | None = None
+    efa_security_group_id: str | None = None
 
 
 def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, str]) -> Foundation:
@@ -134,16 +161,49 @@ def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, s
         connection_secret=inputs.connection_secret)
 
     # ---- pools
+    efa_pools = [pool for pool in inputs.pools if pool.fabric == "EFA"]
+    if efa_pools and not inputs.subnet_ids:
+        compose_efa_security_group(build, out, region)
     for pool in inputs.pools:
         fields = {**node_role, **pool_subnets[pool.name]}
-        if pool.capacity_reservation_id:
+        if needs_launch_template(pool):
+            security_groups = efa_security_groups(inputs) if pool.fabric == "EFA" else []
+            if security_groups is None:
+                # An interface the template names replaces the one EKS would give the node, with
+                # the cluster security group the node needs to join: wait until its id is known.
+                out.held_pools[pool.name] = "the cluster's security group ids, which the provider reports once " \
+                                            "the cluster and the EFA security group exist"
+                continue
             key = f"launch-template-{pool.name}"
             template_name = namer(key)
-            out.resources[key] = build.resource(EC2, "LaunchTemplate", key, launch_template(region, template_name, pool))
+            out.resources[key] = build.resource(EC2, "LaunchTemplate", key,
+                                                launch_template(region, template_name, pool, security_groups))
             fields["launchTemplate"] = {"name": template_name, "version": LATEST_VERSION}
-            fields["capacityType"] = CAPACITY_BLOCK_CAPACITY_TYPE
+            if pool.capacity_reservation_id:
+                fields["capacityType"] = CAPACITY_BLOCK_CAPACITY_TYPE
         out.pool_fields[pool.name] = fields
     return out
+
+
+def efa_security_groups(inputs: EKSInputs) -> list[str] | None:
+    """The security groups of an EFA pool's interfaces: the cluster's (to join it and reach the
+    other nodes), and the composed EFA group; None until the provider has reported their ids."""
+    wanted = [inputs.cluster_security_group_id] + ([] if inputs.subnet_ids else [inputs.efa_security_group_id])
+    return None if None in wanted else wanted
+
+
+def compose_efa_security_group(build: ResourceBuilder, out: Foundation, region: str) -> None:
+    """EFA traffic bypasses IP: the interfaces' security group must let its members reach each
+    other on every protocol, both ways (AWS's EFA guide)."""
+    group = {"securityGroupIdRef": build.ref(EFA_SECURITY_GROUP)}
+    out.resources[EFA_SECURITY_GROUP] = build.resource(EC2, "SecurityGroup", EFA_SECURITY_GROUP, {
+        "region": region, "vpcIdRef": build.ref("vpc"), "name": build.namer(EFA_SECURITY_GROUP),
+        "description": "EFA: all traffic between the cluster's EFA interfaces"})
+    for direction, kind in (("ingress", "SecurityGroupIngressRule"), ("egress", "SecurityGroupEgressRule")):
+        key = f"{EFA_SECURITY_GROUP}-{direction}"
+        out.resources[key] = build.resource(EC2, kind, key, {
+            "region": region, **group, "ipProtocol": ALL_PROTOCOLS,
+            "referencedSecurityGroupIdRef": build.ref(EFA_SECURITY_GROUP)})
 
 
 def compose_network(build: ResourceBuilder, out: Foundation, region: str, zones: list[str]) -> None:
@@ -186,12 +246,20 @@ def compose_role(build: ResourceBuilder, out: Foundation, role: str, service: st
                                                {"policyArn": arn, "roleRef": build.ref(key)})
 
 
-def launch_template(region: str, name: str, pool: FoundationPool) -> dict:
-    """A launch template holding what a Capacity Block pool's node group cannot: the reservation."""
+def launch_template(region: str, name: str, pool: FoundationPool, security_groups: list[str]) -> dict:
+    """A launch template holding what a node group cannot: a Capacity Block's reservation, EFA
+    interfaces. No subnets: the node group places the nodes."""
     fields: dict = {"region": region, "name": name, "instanceType": pool.machine_type}
     if pool.disk_size_gb:
         fields["blockDeviceMappings"] = [{"deviceName": ROOT_DEVICE, "ebs": {"volumeSize": pool.disk_size_gb}}]
-    fields["instanceMarketOptions"] = {"marketType": CAPACITY_BLOCK_MARKET}
-    fields["capacityReservationSpecification"] = {
-        "capacityReservationTarget": {"capacityReservationId": pool.capacity_reservation_id}}
+    if pool.capacity_reservation_id:
+        fields["instanceMarketOptions"] = {"marketType": CAPACITY_BLOCK_MARKET}
+        fields["capacityReservationSpecification"] = {
+            "capacityReservationTarget": {"capacityReservationId": pool.capacity_reservation_id}}
+    if pool.fabric == "EFA":
+        fields["networkInterfaces"] = [
+            {"networkCardIndex": card, "deviceIndex": 0 if card == 0 else 1,
+             "interfaceType": EFA_INTERFACE if card == 0 else EFA_ONLY_INTERFACE,
+             "deleteOnTermination": "true", "securityGroups": list(security_groups)}
+            for card in range(efa_network_cards(pool.machine_type))]
     return fields

@@ -47,12 +47,14 @@ class FoundationPool:
 
 @dataclass
 class Foundation:
-    """Resources to compose by key, the cluster resource's extra forProvider fields, and each
-    pool's extra forProvider fields by pool name."""
+    """Resources to compose by key, the cluster resource's extra forProvider fields, each pool's
+    extra forProvider fields by pool name, and the pools that must wait."""
 
     resources: dict[str, Resource] = field(default_factory=dict)
     cluster_fields: dict[str, Any] = field(default_factory=dict)
     pool_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Pools not composed yet, by name, with what they wait for (a field the provider reports later).
+    held_pools: dict[str, str] = field(default_factory=dict)
 
 
 class ResourceBuilder:

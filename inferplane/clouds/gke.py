@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+from inferplane.clouds.base import ProvisionedCloud, at_provider, present, scaling, scaling_fields, taint_objects, upper_snake
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.gke_foundation import GKEInputs, gke_foundation
 
@@ -32,9 +32,11 @@ class GKE(ProvisionedCloud):
     endpoint_field = "endpoint"
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
-        account = ((observed.get("service-account") or {}).get("status") or {}).get("atProvider") or {}
+        account = at_provider(observed.get("service-account"))
         inputs = GKEInputs(name=name, region=spec.region, pools=[p.name for p in spec.node_pools],
-                           project=spec.project, observed_service_account_email=account.get("email"))
+                           project=spec.project, network=spec.network, subnetwork=spec.subnetwork,
+                           service_account=spec.service_account,
+                           observed_service_account_email=account.get("email"))
         return gke_foundation(inputs, self.namer(name), self.provider_config(spec))
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:

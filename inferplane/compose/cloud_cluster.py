@@ -32,8 +32,8 @@ class CloudClusterComposer(Composer):
         cluster = self.compose_cluster_model(provider)
         if cluster is None:
             return self.response
-        self.compose_resources(provider, cluster)
-        self.compose_status(provider)
+        held = self.compose_resources(provider, cluster)
+        self.compose_status(provider, held)
         return self.response
 
     # ---- steps
@@ -54,16 +54,20 @@ class CloudClusterComposer(Composer):
             self.hold("InvalidSpec", f"{kind.KIND} {self.name} is invalid: {validation_problems(exc)}: fix the spec")
             return None
 
-    def compose_resources(self, provider: str, cluster: Any) -> None:
-        for key, resource in CLOUD_MODULES[provider].resources(cluster, self.request.observed).items():
+    def compose_resources(self, provider: str, cluster: Any) -> dict[str, str]:
+        """Compose what can be composed now; returns the pools held back, with what each waits for."""
+        module = CLOUD_MODULES[provider]
+        for key, resource in module.resources(cluster, self.request.observed).items():
             self.desire(key, resource)
+        return module.held_pools(cluster, self.request.observed)
 
-    def compose_status(self, provider: str) -> None:
+    def compose_status(self, provider: str, held: dict[str, str]) -> None:
         endpoint = CLOUD_MODULES[provider].endpoint(self.request.observed.get(CLUSTER_KEY))
         if endpoint:
             self.response.status = {"endpoint": endpoint}
         waiting = [f"{d.resource['kind']} {d.resource['metadata']['name']}"
                    for d in self.response.desired.values() if not d.ready]
+        waiting += [f"pool {pool} (waits for {reason})" for pool, reason in sorted(held.items())]
         if waiting:
             self.condition(READY, "False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
                                                 f"not ready yet: {', '.join(waiting)}")

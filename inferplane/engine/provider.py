@@ -13,6 +13,8 @@ whoever builds the provider; tests pick old ones). Anything else observed is not
 
 from __future__ import annotations
 
+import hashlib
+
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.engine.store import Resource
 
@@ -31,6 +33,13 @@ def kubeadm_config(version: str) -> Resource:
 # The project a simulated Google service account lives in when its spec names none (the real
 # provider takes its ProviderConfig's).
 SIMULATED_GCP_PROJECT = "simulated-project"
+
+
+def simulated_id(prefix: str, obj: Resource) -> str:
+    """A stable AWS-style id (sg-0123abcd...) for a simulated resource, from its kind and name."""
+    metadata = obj.get("metadata") or {}
+    digest = hashlib.sha256(f"{obj.get('kind')}/{metadata.get('namespace')}/{metadata.get('name')}".encode())
+    return f"{prefix}-{digest.hexdigest()[:17]}"
 
 
 class SimulatedProvider:
@@ -66,7 +75,15 @@ class SimulatedProvider:
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
         ]
-        if obj.get("kind") == "ServiceAccount" and obj.get("apiVersion", "").startswith("cloudplatform.gcp."):
+        api_version, kind = obj.get("apiVersion", ""), obj.get("kind")
+        if api_version.startswith("eks.aws.") and kind == "Cluster":
+            # EKS makes a security group for the cluster's control plane and nodes; a launch template
+            # that names its own interfaces (EFA) must name it.
+            status["atProvider"] = {**status["atProvider"], "vpcConfig": {
+                **(status["atProvider"].get("vpcConfig") or {}), "clusterSecurityGroupId": simulated_id("sg", obj)}}
+        if api_version.startswith("ec2.aws.") and kind == "SecurityGroup":
+            status["atProvider"] = {**status["atProvider"], "id": simulated_id("sg", obj)}
+        if kind == "ServiceAccount" and api_version.startswith("cloudplatform.gcp."):
             # A Google service account reports its email, which IAM members name it by.
             metadata, for_provider = obj.get("metadata") or {}, spec.get("forProvider") or {}
             account = (metadata.get("annotations") or {}).get(EXTERNAL_NAME_ANNOTATION) or metadata.get("name")

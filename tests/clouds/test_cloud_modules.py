@@ -648,3 +648,185 @@ def test_a_nebius_class_chooses_its_drivers_preset():
     pool = {**gpu_pool("Nebius"), "machine": {**CLOUDS["Nebius"][1], "driversPreset": "cuda12.4"}}
     template = compose("Nebius", system("Nebius"), pool)["nodepool-gpu"]["spec"]["forProvider"]["template"]
     assert template["gpuSettings"] == {"driversPreset": "cuda12.4"}
+
+
+# ---- bring your own: a named network or identity replaces what would be composed of that kind
+
+FOUNDATION_KINDS = {
+    "EKS": {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
+            "Role", "RolePolicyAttachment", "Addon", "ClusterAuth"},
+    "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember"},
+    "AKS": {"ResourceGroup", "VirtualNetwork", "Subnet"},
+    "Nebius": {"Network", "Subnet", "Filesystem"},
+}
+# cloud, what the user names, the foundation kinds then left out, and (resource key, field path, value)
+# that must now carry the user's own.
+BRING_YOUR_OWN = [
+    ("EKS", {"subnetIds": ["subnet-1", "subnet-2"]},
+     {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation"},
+     [("cluster", "vpcConfig", {"subnetIds": ["subnet-1", "subnet-2"]}),
+      ("nodepool-gpu", "subnetIds", ["subnet-1", "subnet-2"])]),
+    ("EKS", {"roleArn": "arn:aws:iam::1:role/c"}, set(),
+     [("cluster", "roleArn", "arn:aws:iam::1:role/c")]),
+    ("EKS", {"nodeRoleArn": "arn:aws:iam::1:role/n"}, set(),
+     [("nodepool-gpu", "nodeRoleArn", "arn:aws:iam::1:role/n")]),
+    ("EKS", {"roleArn": "arn:aws:iam::1:role/c", "nodeRoleArn": "arn:aws:iam::1:role/n"},
+     {"Role", "RolePolicyAttachment"}, [("nodepool-system", "nodeRoleArn", "arn:aws:iam::1:role/n")]),
+    ("GKE", {"network": "shared-vpc", "subnetwork": "gpu-nodes"}, {"Network", "Subnetwork"},
+     [("cluster", "network", "shared-vpc"), ("cluster", "subnetwork", "gpu-nodes")]),
+    ("GKE", {"serviceAccount": "nodes@acme.iam.gserviceaccount.com"}, {"ServiceAccount", "ProjectIAMMember"},
+     [("nodepool-gpu", "nodeConfig.serviceAccount", "nodes@acme.iam.gserviceaccount.com")]),
+    ("AKS", {"resourceGroupName": "inference"}, {"ResourceGroup"},
+     [("cluster", "resourceGroupName", "inference"), ("virtual-network", "resourceGroupName", "inference")]),
+    ("AKS", {"subnetId": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/n"},
+     {"VirtualNetwork", "Subnet"},
+     [("cluster", "defaultNodePool.vnetSubnetId",
+       "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/n"),
+      ("nodepool-gpu", "vnetSubnetId",
+       "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/n")]),
+    ("Nebius", {"subnetId": "vpcsubnet-e00byo"}, {"Network", "Subnet"},
+     [("cluster", "controlPlane.subnetId", "vpcsubnet-e00byo"),
+      ("nodepool-gpu", "template.networkInterfaces", [{"subnetId": "vpcsubnet-e00byo"}])]),
+]
+# Each cloud's least settings: nothing brought (GKE names its project, so its IAM members need not wait
+# for the account's email).
+MINIMAL = {"EKS": {"region": "us-east-1"}, "GKE": {"region": "us-central1", "project": "acme-ml"}, "AKS": {"location": "eastus"},
+           "Nebius": {}}
+
+
+def compose_with(cloud, settings, *pools, observed=None):
+    kind = CLOUD_CLUSTER_KINDS[cloud]
+    spec = {**MINIMAL[cloud], **settings, "nodePools": list(pools) or [system(cloud), gpu_pool(cloud)]}
+    return CLOUD_MODULES[cloud].resources(kind.model_validate(
+        {"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"}, "spec": spec}),
+        observed)
+
+
+def foundation_kinds(resources):
+    return {r["kind"] for key, r in resources.items() if key != "cluster" and not key.startswith("nodepool-")}
+
+
+def field_at(resource, path):
+    value = resource["spec"]["forProvider"]
+    for part in path.split("."):
+        value = value[part]
+    return value
+
+
+@pytest.mark.parametrize("cloud", list(MINIMAL))
+def test_from_the_least_settings_every_foundation_kind_is_composed(cloud):
+    assert foundation_kinds(compose_with(cloud, {})) == FOUNDATION_KINDS[cloud]
+
+
+@pytest.mark.parametrize("cloud, settings, left_out, fields", BRING_YOUR_OWN,
+                         ids=[f"{c}-{'+'.join(s)}" for c, s, _, _ in BRING_YOUR_OWN])
+def test_what_a_user_brings_replaces_that_kind(provider_crds, cloud, settings, left_out, fields):
+    resources = compose_with(cloud, settings)
+    assert foundation_kinds(resources) == FOUNDATION_KINDS[cloud] - left_out
+    for key, path, value in fields:
+        assert field_at(resources[key], path) == value, (key, path)
+    # Nothing still references a resource of a kind no longer composed.
+    names = {r["metadata"]["name"] for r in resources.values()}
+    refs = [v["name"] for r in resources.values() for v in references(r["spec"]["forProvider"])]
+    assert set(refs) <= names
+    for key, resource in resources.items():
+        assert provider_crds.violations(resource) == [], key
+
+
+def references(value):
+    """Every {name: ...} under a field ending in Ref or Refs."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key.endswith("Ref") and isinstance(item, dict):
+                yield item
+            elif key.endswith("Refs") and isinstance(item, list):
+                yield from item
+            else:
+                yield from references(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from references(item)
+
+
+def test_an_eks_cluster_from_its_region_alone_gets_subnets_and_roles_by_reference():
+    resources = compose_with("EKS", {})
+    vpc = resources["cluster"]["spec"]["forProvider"]["vpcConfig"]
+    assert (vpc["endpointPrivateAccess"], vpc["endpointPublicAccess"]) == (True, True)
+    # Public and private subnets in the GPU pool's zone and the next default one (the control plane needs two).
+    subnets = [resources[key] for key in resources if resources[key]["kind"] == "Subnet"]
+    assert sorted((s["spec"]["forProvider"]["availabilityZone"], s["spec"]["forProvider"]["mapPublicIpOnLaunch"])
+                  for s in subnets) == [("us-east-1a", False), ("us-east-1a", True),
+                                        ("us-east-1b", False), ("us-east-1b", True)]
+    assert sorted(r["name"] for r in vpc["subnetIdRefs"]) == sorted(s["metadata"]["name"] for s in subnets)
+    gpu = resources["nodepool-gpu"]["spec"]["forProvider"]
+    # The GPU pool's nodes go to the private subnet of its own zone.
+    private_a = next(s for s in subnets if s["spec"]["forProvider"]["availabilityZone"] == "us-east-1a"
+                     and not s["spec"]["forProvider"]["mapPublicIpOnLaunch"])
+    assert gpu["subnetIdRefs"] == [{"name": private_a["metadata"]["name"]}]
+    assert gpu["nodeRoleArnRef"]["name"].startswith("c1-iam-role-node-")
+    assert resources["cluster"]["spec"]["forProvider"]["roleArnRef"]["name"].startswith("c1-iam-role-cluster-")
+
+
+# ---- capacity blocks and fabrics on a pool reach the foundation
+
+CLUSTER_SG = {"status": {"atProvider": {"vpcConfig": {"clusterSecurityGroupId": "sg-0c"}}}}
+EFA_SG = {"status": {"atProvider": {"id": "sg-0e"}}}
+
+
+def p5_pool(**extra):
+    return {"name": "p5", "role": "GPU", "nodeCount": 2, "machine": {"instanceType": "p5.48xlarge", "diskSizeGb": 500},
+            **extra}
+
+
+def test_an_eks_capacity_block_pool_runs_through_a_launch_template(provider_crds):
+    resources = compose_with("EKS", {}, system("EKS"),
+                             p5_pool(capacityBlock={"capacityReservationId": "cr-0123456789abcdef0"}))
+    template = resources["launch-template-p5"]["spec"]["forProvider"]
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
+    assert (template["instanceType"], template["blockDeviceMappings"][0]["ebs"]) == ("p5.48xlarge", {"volumeSize": 500})
+    group = resources["nodepool-p5"]["spec"]["forProvider"]
+    assert group["launchTemplate"] == {"name": resources["launch-template-p5"]["metadata"]["name"],
+                                       "version": "$Latest"}
+    assert group["capacityType"] == "CAPACITY_BLOCK"
+    # EKS refuses a node group naming an instance type or disk beside a launch template that has them.
+    assert "instanceTypes" not in group and "diskSize" not in group
+    assert "instanceTypes" in resources["nodepool-system"]["spec"]["forProvider"]
+    for key, resource in resources.items():
+        assert provider_crds.violations(resource) == [], key
+
+
+def test_an_eks_efa_pool_waits_for_the_security_groups_then_gets_its_interfaces(provider_crds):
+    pool = p5_pool(fabric={"type": "EFA"})
+    before = compose_with("EKS", {}, system("EKS"), pool)
+    assert "nodepool-p5" not in before and "launch-template-p5" not in before
+    assert {"efa-security-group", "efa-security-group-ingress", "efa-security-group-egress"} <= set(before)
+    after = compose_with("EKS", {}, system("EKS"), pool,
+                         observed={"cluster": CLUSTER_SG, "efa-security-group": EFA_SG})
+    interfaces = after["launch-template-p5"]["spec"]["forProvider"]["networkInterfaces"]
+    assert (len(interfaces), interfaces[0]["interfaceType"], interfaces[0]["securityGroups"]) == \
+        (32, "efa", ["sg-0c", "sg-0e"])
+    assert "capacityType" not in after["nodepool-p5"]["spec"]["forProvider"]
+    for key, resource in after.items():
+        assert provider_crds.violations(resource) == [], key
+
+
+def test_a_nebius_infiniband_pool_joins_the_gpu_cluster_of_its_fabric(provider_crds):
+    pool = {"name": "h100", "role": "GPU", "nodeCount": 2,
+            "machine": {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb"},
+            "fabric": {"type": "InfiniBand", "infiniband": {"fabric": "fabric-3"}}}
+    resources = compose_with("Nebius", {}, system("Nebius"), pool)
+    gpu_clusters = [r for r in resources.values() if r["kind"] == "GpuCluster"]
+    assert [r["spec"]["forProvider"]["infinibandFabric"] for r in gpu_clusters] == ["fabric-3"]
+    template = resources["nodepool-h100"]["spec"]["forProvider"]["template"]
+    assert template["gpuCluster"] == {"idRef": {"name": gpu_clusters[0]["metadata"]["name"]}}
+    assert "gpuCluster" not in resources["nodepool-system"]["spec"]["forProvider"]["template"]
+    for key, resource in resources.items():
+        assert provider_crds.violations(resource) == [], key
+
+
+def test_fabric_none_composes_nothing_for_a_fabric():
+    resources = compose_with("EKS", {}, system("EKS"), p5_pool(fabric={"type": "None"}))
+    assert "launch-template-p5" not in resources and "efa-security-group" not in resources
+    assert resources["nodepool-p5"]["spec"]["forProvider"]["instanceTypes"] == ["p5.48xlarge"]

@@ -171,6 +171,65 @@ def test_eks_capacity_block_pool_gets_a_launch_template():
     assert "launchTemplate" not in out.pool_fields["system"]
 
 
+EFA_POOL = FoundationPool("efa", zones=("us-east-1b",), machine_type="p5.48xlarge", disk_size_gb=500, fabric="EFA")
+
+
+def test_eks_efa_pool_waits_for_the_security_group_ids():
+    out = eks(SYSTEM, EFA_POOL)
+    assert out.held_pools == {"efa": "the cluster's security group ids, which the provider reports once the "
+                                     "cluster and the EFA security group exist"}
+    assert "efa" not in out.pool_fields and "launch-template-efa" not in out.resources
+    # The EFA security group lets its members reach each other on every protocol, both ways.
+    assert out.resources["efa-security-group"] == mr(EC2, "SecurityGroup", "efa-security-group", {
+        "region": "us-east-1", "vpcIdRef": ref("vpc"), "name": "c1-efa-security-group",
+        "description": "EFA: all traffic between the cluster's EFA interfaces"})
+    assert out.resources["efa-security-group-ingress"] == mr(EC2, "SecurityGroupIngressRule",
+                                                             "efa-security-group-ingress", {
+        "region": "us-east-1", "securityGroupIdRef": ref("efa-security-group"), "ipProtocol": "-1",
+        "referencedSecurityGroupIdRef": ref("efa-security-group")})
+    assert out.resources["efa-security-group-egress"]["kind"] == "SecurityGroupEgressRule"
+    # Only the cluster's id known: still waiting for the EFA group's.
+    assert "efa" in eks(SYSTEM, EFA_POOL, cluster_security_group_id="sg-c").held_pools
+
+
+def test_eks_efa_pool_gets_one_interface_per_network_card():
+    out = eks(SYSTEM, EFA_POOL, cluster_security_group_id="sg-c", efa_security_group_id="sg-e")
+    assert out.held_pools == {}
+    template = out.resources["launch-template-efa"]["spec"]["forProvider"]
+    interfaces = template["networkInterfaces"]
+    assert len(interfaces) == 32  # a p5.48xlarge has 32 network cards
+    assert interfaces[0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "efa",
+                             "deleteOnTermination": "true", "securityGroups": ["sg-c", "sg-e"]}
+    assert interfaces[31] == {"networkCardIndex": 31, "deviceIndex": 1, "interfaceType": "efa-only",
+                              "deleteOnTermination": "true", "securityGroups": ["sg-c", "sg-e"]}
+    assert "instanceMarketOptions" not in template  # EFA without a Capacity Block
+    assert out.pool_fields["efa"]["launchTemplate"] == {"name": "c1-launch-template-efa", "version": "$Latest"}
+    assert "capacityType" not in out.pool_fields["efa"]
+
+
+@pytest.mark.parametrize("instance_type, cards", [("p5en.48xlarge", 16), ("p4d.24xlarge", 4), ("g6.12xlarge", 1)])
+def test_eks_efa_interfaces_per_instance_family(instance_type, cards):
+    pool = FoundationPool("efa", machine_type=instance_type, fabric="EFA")
+    out = eks(SYSTEM, pool, cluster_security_group_id="sg-c", efa_security_group_id="sg-e")
+    assert len(out.resources["launch-template-efa"]["spec"]["forProvider"]["networkInterfaces"]) == cards
+
+
+def test_eks_efa_on_the_users_subnets_uses_the_cluster_security_group_alone():
+    out = eks(SYSTEM, EFA_POOL, subnet_ids=["subnet-1", "subnet-2"], cluster_security_group_id="sg-c")
+    assert not any(key.startswith("efa-security-group") for key in out.resources)
+    interfaces = out.resources["launch-template-efa"]["spec"]["forProvider"]["networkInterfaces"]
+    assert {tuple(i["securityGroups"]) for i in interfaces} == {("sg-c",)}
+
+
+def test_eks_capacity_block_with_efa_shares_one_launch_template():
+    pool = FoundationPool("cb", machine_type="p5.48xlarge", capacity_reservation_id="cr-0abc", fabric="EFA")
+    out = eks(SYSTEM, pool, cluster_security_group_id="sg-c", efa_security_group_id="sg-e")
+    template = out.resources["launch-template-cb"]["spec"]["forProvider"]
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert len(template["networkInterfaces"]) == 32
+    assert out.pool_fields["cb"]["capacityType"] == "CAPACITY_BLOCK"
+
+
 # ---- GKE
 
 COMPUTE = "compute.gcp.m.upbound.io/v1beta1"
@@ -323,6 +382,9 @@ def foundations():
                                     capacity_reservation_id="cr-0abc")
     return {
         "eks": eks(SYSTEM, GPU, capacity_block),
+        "eks-efa": eks(SYSTEM, EFA_POOL, FoundationPool("cb-efa", machine_type="p5.48xlarge",
+                                                        capacity_reservation_id="cr-0abc", fabric="EFA"),
+                       cluster_security_group_id="sg-c", efa_security_group_id="sg-e"),
         "eks-byo": eks(SYSTEM, role_arn="arn:aws:iam::1:role/c", node_role_arn="arn:aws:iam::1:role/n",
                        subnet_ids=["subnet-1"]),
         "gke": gke(project="acme-ml"), "gke-byo": gke(network="n", subnetwork="s", service_account="a@b"),

@@ -115,6 +115,23 @@ def test_gke_grants_the_node_account_its_roles_once_it_reports_its_email():
         "project": "acme-ml", "role": "roles/container.defaultNodeServiceAccount", "member": f"serviceAccount:{email}"}
 
 
+def test_an_efa_pool_held_for_its_security_group_keeps_the_cluster_from_ready():
+    efa = {"name": "efa", "role": "GPU", "nodeCount": 1, "machine": {"instanceType": "p5.48xlarge"},
+           "fabric": {"type": "EFA"}}
+    pools = [CLOUD_MODULES["EKS"].system_pool(), efa]
+    observed = {k: ready() for k in ["cluster", "nodepool-system"] + EKS_FOUNDATION}
+    response = compose("EKS", observed, nodePools=pools)
+    assert "nodepool-efa" not in response.desired
+    assert response.condition("Ready") == Condition(
+        "Ready", "False", "Creating", "EKS cluster c1 is being provisioned; not ready yet: pool efa (waits for the "
+        "cluster's security group ids, which the provider reports once the cluster and the EFA security group exist)")
+    # The user's subnets: no EFA security group; the cluster's, once reported, is all it waits for.
+    observed["cluster"] = ready(vpcConfig={"clusterSecurityGroupId": "sg-0c"})
+    response = compose("EKS", observed, nodePools=pools)
+    assert response.desired["nodepool-efa"].resource["spec"]["forProvider"]["launchTemplate"]["version"] == "$Latest"
+    assert "launch-template-efa" in response.desired
+
+
 @pytest.mark.parametrize("cloud,at_provider,endpoint", [
     ("EKS", {"endpoint": "https://eks.example"}, "https://eks.example"),
     ("AKS", {"fqdn": "c1-abc.hcp.eastus.azmk8s.io"}, "c1-abc.hcp.eastus.azmk8s.io"),
