@@ -62,10 +62,11 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     assert condition(cluster, "Ready")["status"] == "True"
     composed = composed_under(runtime, "InferenceCluster", "eks-l4")
     kinds = sorted({key.split("/")[0] for key in composed})
-    # The recipe's EKS cluster brings its own roles and subnets: its foundation is the addons and
-    # the ClusterAuth that writes the kubeconfig the stack's ProviderConfigs read.
-    assert kinds == ["Addon", "Cluster", "ClusterAuth", "ClusterProviderConfig", "EKSCluster", "NodeGroup", "Object",
-                     "Release", "ServingStack"]
+    # The recipe's EKS cluster names only its region: its foundation is the network, the roles, the
+    # addons and the ClusterAuth that writes the kubeconfig the stack's ProviderConfigs read.
+    assert kinds == ["Addon", "Cluster", "ClusterAuth", "ClusterProviderConfig", "EIP", "EKSCluster",
+                     "InternetGateway", "NATGateway", "NodeGroup", "Object", "Release", "Role", "RolePolicyAttachment",
+                     "Route", "RouteTable", "RouteTableAssociation", "ServingStack", "Subnet", "VPC"]
     # Nothing changed: nothing to reconcile. Reconciling everything again changes nothing: the fixpoint holds.
     before = runtime.list()
     assert Reconciler(runtime.store).run().reconciles == 0
