@@ -161,8 +161,7 @@ def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, s
         connection_secret=inputs.connection_secret)
 
     # ---- pools
-    efa_pools = [pool for pool in inputs.pools if pool.fabric == "EFA"]
-    if efa_pools and not inputs.subnet_ids:
+    if any(pool.fabric == "EFA" for pool in inputs.pools) and not inputs.subnet_ids:
         compose_efa_security_group(build, out, region)
     for pool in inputs.pools:
         fields = {**node_role, **pool_subnets[pool.name]}

@@ -124,10 +124,13 @@ class Composer:
         """Desire a composed resource; it is ready when its observed self is."""
         self.response.desired[key] = Desired(resource, ready=is_ready(self.request.observed.get(key)))
 
-    def keep_observed(self) -> None:
+    def keep_observed(self, only_undesired: bool = False) -> None:
         """Desire every observed composed resource exactly as it was composed: nothing new, nothing
-        deleted. A function that cannot compose does this, so that garbage collection keeps what runs."""
+        deleted. A function that cannot compose does this, so that garbage collection keeps what runs;
+        with `only_undesired`, what it does compose stays as composed and only the rest is kept."""
         for key, observed in sorted(self.request.observed.items()):
+            if only_undesired and key in self.response.desired:
+                continue
             metadata = observed.get("metadata") or {}
             kept = {k: json_copy(observed[k]) for k in KEPT_FIELDS if k in observed}
             kept["metadata"] = {k: json_copy(metadata[k]) for k in KEPT_METADATA if k in metadata}

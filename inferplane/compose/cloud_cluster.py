@@ -59,7 +59,12 @@ class CloudClusterComposer(Composer):
         module = CLOUD_MODULES[provider]
         for key, resource in module.resources(cluster, self.request.observed).items():
             self.desire(key, resource)
-        return module.held_pools(cluster, self.request.observed)
+        held = module.held_pools(cluster, self.request.observed)
+        if held:
+            # A held pool may be running already (its fabric just changed): while anything waits,
+            # nothing composed before is deleted.
+            self.keep_observed(only_undesired=True)
+        return held
 
     def compose_status(self, provider: str, held: dict[str, str]) -> None:
         endpoint = CLOUD_MODULES[provider].endpoint(self.request.observed.get(CLUSTER_KEY))

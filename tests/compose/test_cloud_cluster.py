@@ -125,6 +125,12 @@ def test_an_efa_pool_held_for_its_security_group_keeps_the_cluster_from_ready():
     assert response.condition("Ready") == Condition(
         "Ready", "False", "Creating", "EKS cluster c1 is being provisioned; not ready yet: pool efa (waits for the "
         "cluster's security group ids, which the provider reports once the cluster and the EFA security group exist)")
+    # A pool already running when it turns to EFA keeps running while it waits.
+    running = {"apiVersion": "eks.aws.m.upbound.io/v1beta1", "kind": "NodeGroup",
+               "metadata": {"name": "c1-efa-0", "namespace": "inferplane-system"},
+               "spec": {"forProvider": {"instanceTypes": ["p5.48xlarge"]}}, **ready()}
+    kept = compose("EKS", {**observed, "nodepool-efa": running}, nodePools=pools).desired["nodepool-efa"]
+    assert kept.resource == {k: v for k, v in running.items() if k != "status"} and kept.ready
     # The user's subnets: no EFA security group; the cluster's, once reported, is all it waits for.
     observed["cluster"] = ready(vpcConfig={"clusterSecurityGroupId": "sg-0c"})
     response = compose("EKS", observed, nodePools=pools)
