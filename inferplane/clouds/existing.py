@@ -17,5 +17,8 @@ class Existing:
     def resources(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, Resource]:
         return {}
 
+    def held_pools(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, str]:
+        return {}
+
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         return None

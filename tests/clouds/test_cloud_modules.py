@@ -595,6 +595,7 @@ def test_outputs_share_nothing_with_the_module_or_each_other(cloud):
 def test_existing_composes_nothing():
     existing = CLOUD_MODULES["Existing"]
     assert existing.resources(object()) == {}
+    assert existing.held_pools(object()) == {}
     assert existing.system_pool() is None
     assert existing.endpoint({"status": {"atProvider": {"endpoint": "x"}}}) is None
 
