@@ -18,7 +18,9 @@ A replica never moves: a move is a delete and a create.
 Filters, in order, each one concept: ClusterSelected, ClusterReady, TaintToleration, then Fit
 (every engine on a single pool whose class matches all its members, with free nodes for it). The
 first filter that refuses a cluster gives its reason; `Schedule.rejections` holds them when
-replicas are missing, for `inferplane explain`.
+replicas are missing, for `inferplane explain`. The one-line message names, per cluster, a pool
+that matched but lacked free nodes before any other pool's mismatch: that is what would change
+with capacity.
 
 An engine never spans pools (its members talk over the pool's fabric). A member that claims
 devices occupies `pods x copies` nodes of the pool; one that claims nothing rides along at no node
@@ -67,8 +69,10 @@ class Placement:
 class Schedule:
     placements: tuple[Placement, ...]
     wanted: int
-    # Cluster -> why it cannot take another replica; filled only when replicas are missing.
+    # Cluster -> why it cannot take another replica (in pool order); filled only when replicas are missing.
     rejections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Cluster -> the one reason the one-line message gives: a matching pool's lack of free nodes first.
+    headlines: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def missing(self) -> int:
@@ -82,7 +86,7 @@ class Schedule:
             line += f" on {', '.join(clusters)}"
         if not self.missing:
             return line
-        why = "; ".join(f"{name}: {reasons[0]}" for name, reasons in self.rejections.items())
+        why = "; ".join(f"{name}: {self.headlines.get(name, reasons[0])}" for name, reasons in self.rejections.items())
         return f"{line}; {self.missing} fit nowhere ({why})" if why else f"{line}; no clusters"
 
 
@@ -162,8 +166,8 @@ class _FleetScheduler:
         ledger = self.ledger({(p.cluster, p.index) for p in retained})
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
-        rejections = self.explain(ledger) if len(placements) < self.request.replicas else {}
-        return Schedule(placements, self.request.replicas, rejections)
+        rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
+        return Schedule(placements, self.request.replicas, rejections, headlines)
 
     # -- retain
 
@@ -261,10 +265,11 @@ class _FleetScheduler:
                 heapq.heappush(heap, (count + 1, name))
         return placed
 
-    def fit(self, cluster: Cluster, free: Mapping[str, int],
-            reasons: list[str] | None = None) -> tuple[tuple[EnginePlacement, ...], dict[str, int]] | None:
+    def fit(self, cluster: Cluster, free: Mapping[str, int], reasons: list[str] | None = None,
+            short: list[str] | None = None) -> tuple[tuple[EnginePlacement, ...], dict[str, int]] | None:
         """Every engine on one pool of the cluster, against a trial copy of its free nodes:
-        (placements, free nodes after), or None. With `reasons`, says why each pool refused."""
+        (placements, free nodes after), or None. With `reasons`, says why each pool refused; `short`
+        gets the reasons of pools that matched but lacked free nodes."""
         trial = dict(free)
         out = []
         for e, engine in enumerate(self.request.engines):
@@ -277,6 +282,8 @@ class _FleetScheduler:
                     nodes = next(p.nodes for p in cluster.pools if p.name == pool)
                     reasons.append(f"pool {pool}: {max(trial[pool], 0)} of {nodes} nodes free, "
                                    f"engine {engine.name} needs {cost}")
+                    if short is not None:
+                        short.append(reasons[-1])
             else:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
@@ -323,18 +330,22 @@ class _FleetScheduler:
 
     # -- explain
 
-    def explain(self, ledger: dict[str, dict[str, int]]) -> dict[str, tuple[str, ...]]:
-        """For every cluster of the snapshot, why it takes no further replica."""
-        out = {}
+    def explain(self, ledger: dict[str, dict[str, int]]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+        """For every cluster of the snapshot, why it takes no further replica; and the one reason to
+        give in a line: a matching pool short of free nodes before another pool's mismatch."""
+        out, headlines = {}, {}
         for cluster in sorted(self.snapshot.clusters, key=lambda c: c.name):
             refusal = next((r for f in NEW_REPLICA_FILTERS if (r := f.refuse(self.request, cluster))), None)
             if refusal:
                 out[cluster.name] = (refusal,)
                 continue
             reasons: list[str] = []
-            if self.fit(cluster, ledger[cluster.name], reasons) is None:
+            short: list[str] = []
+            if self.fit(cluster, ledger[cluster.name], reasons, short) is None:
                 out[cluster.name] = tuple(dict.fromkeys(reasons))
-        return out
+                if short:
+                    headlines[cluster.name] = short[0]
+        return out, headlines
 
 
 @dataclass(frozen=True)

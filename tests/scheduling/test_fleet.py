@@ -475,6 +475,9 @@ def test_prefill_decode_needs_both_pools_free_on_the_same_cluster():
                                                "nvidia.com\"].memory.compareTo(quantity(\"80Gi\")) == 0' is false for "
                                                "class h200's device gpu (capacity memory = 141Gi)",
                                                "pool h100: 0 of 1 nodes free, engine prefill needs 1")}
+    # The one line names the pool that matched but is full, not the other pool's mismatch.
+    assert result.message() == ("1 of 2 replicas placed on cluster-b; 1 fit nowhere "
+                                "(cluster-b: pool h100: 0 of 1 nodes free, engine prefill needs 1)")
 
 
 # ---- what `explain` prints
