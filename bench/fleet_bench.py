@@ -2,8 +2,9 @@
 a change to one cluster, each timed with the number of reconciles and simulations it took.
 
 Run: python bench/fleet_bench.py [SIZES...]
-Each size runs in its own process (so peak RSS is that size's own): a synthetic fleet of mixed
-clouds with four pools per cluster, one file per object, is applied to a fresh SQLite state and
+Each size runs twice, each in its own process (so peak RSS is that size's own): a synthetic fleet of mixed
+clouds with four pools per cluster (and, the second time, one ModelDeployment of two replicas per ten
+clusters), one file per object, is applied to a fresh SQLite state and
 reconciled to a fixpoint; the same folder is applied again unchanged; then one cluster's nodeCount is
 changed and the folder applied again. Each apply is a fresh Runtime, as each `inferplane apply` is a
 fresh process. The baseline of the two re-applies is the full apply of the same fleet. Wall-clock
@@ -34,45 +35,51 @@ def timed_apply(state: Path, manifests: Path) -> dict:
     objects = len(runtime.list())
     runtime.close()
     assert result.admission.ok and result.report.converged
+    deployments = sum(n for name, n in result.report.reconciled.items() if name.startswith("ModelDeployment/"))
     return {"seconds": elapsed, "cpu": cpu, "reconciles": result.report.reconciles, "simulations": result.report.simulations,
-            "objects": objects}
+            "objects": objects, "deployment_reconciles": deployments}
 
 
-def measure(clusters: int) -> dict:
+def measure(clusters: int, models: bool) -> dict:
     import yaml
 
     from inferplane.engine.synthetic_fleet import write_fleet
 
     with tempfile.TemporaryDirectory() as tmp:
-        manifests = write_fleet(Path(tmp) / "fleet", clusters)
+        manifests = write_fleet(Path(tmp) / "fleet", clusters, models)
         state = Path(tmp) / "state"
         full = timed_apply(state, manifests)
         full["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         noop = timed_apply(state, manifests)
-        changed_file = sorted(manifests.glob(f"*-{clusters // 2:04d}.yaml"))[0]
+        changed_file = next(p for p in sorted(manifests.glob(f"*-{clusters // 2:04d}.yaml")) if "-model-" not in p.name)
         cluster = yaml.safe_load(changed_file.read_text())
         cluster["spec"]["nodePools"][0]["nodeCount"] += 1
         changed_file.write_text(yaml.safe_dump(cluster))
         change = timed_apply(state, manifests)
-    return {"clusters": clusters, "full": full, "noop": noop, "change": change}
+    return {"clusters": clusters, "models": clusters // 10 if models else 0, "full": full, "noop": noop,
+            "change": change}
 
 
 def main(sizes: list[int]) -> None:
     rows = []
-    for size in sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True, text=True,
-                             check=True)
-        rows.append(json.loads(out.stdout))
-    print(f"{'clusters':>8} {'objects':>8} | {'full s':>7} {'cpu s':>6} {'recs':>5} {'sims':>5} {'MiB':>5} | "
-          f"{'no-op s':>7} {'cpu s':>6} {'recs':>4} {'vs full':>7} {'cpu':>6} | "
-          f"{'change s':>8} {'cpu s':>6} {'recs':>4} {'sims':>4}")
+    for models in (False, True):
+        for size in sizes:
+            out = subprocess.run([sys.executable, __file__, "--one", str(size)] + (["--models"] if models else []),
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout))
+    print(f"{'clusters':>8} {'models':>6} {'objects':>8} | {'full s':>7} {'cpu s':>6} {'recs':>5} {'sims':>5} "
+          f"{'MiB':>5} | {'no-op s':>7} {'cpu s':>6} {'recs':>4} {'vs full':>7} {'cpu':>6} | "
+          f"{'change s':>8} {'cpu s':>6} {'recs':>4} {'md':>3} {'sims':>4}")
     for row in rows:
         full, noop, change = row["full"], row["noop"], row["change"]
-        print(f"{row['clusters']:>8} {full['objects']:>8} | {full['seconds']:>7.2f} {full['cpu']:>6.2f} {full['reconciles']:>5} "
-              f"{full['simulations']:>5} {full['peak_mib']:>5.0f} | {noop['seconds']:>7.2f} {noop['cpu']:>6.2f} "
-              f"{noop['reconciles']:>4} {noop['seconds'] / full['seconds']:>7.1%} {noop['cpu'] / full['cpu']:>6.1%} | "
-              f"{change['seconds']:>8.2f} {change['cpu']:>6.2f} {change['reconciles']:>4} {change['simulations']:>4}")
-    by_size = {row["clusters"]: row for row in rows}
+        print(f"{row['clusters']:>8} {row['models']:>6} {full['objects']:>8} | {full['seconds']:>7.2f} "
+              f"{full['cpu']:>6.2f} {full['reconciles']:>5} {full['simulations']:>5} {full['peak_mib']:>5.0f} | "
+              f"{noop['seconds']:>7.2f} {noop['cpu']:>6.2f} {noop['reconciles']:>4} "
+              f"{noop['seconds'] / full['seconds']:>7.1%} {noop['cpu'] / full['cpu']:>6.1%} | "
+              f"{change['seconds']:>8.2f} {change['cpu']:>6.2f} {change['reconciles']:>4} "
+              f"{change['deployment_reconciles']:>3} {change['simulations']:>4}")
+    print("(md: ModelDeployment reconciles within the one-cluster change)")
+    by_size = {row["clusters"]: row for row in rows if not row["models"]}
     if 500 in by_size:
         row = by_size[500]
         share = row["noop"]["seconds"] / row["full"]["seconds"]
@@ -89,7 +96,7 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--one":
-        print(json.dumps(measure(int(sys.argv[2]))))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--one":
+        print(json.dumps(measure(int(sys.argv[2]), sys.argv[3:] == ["--models"])))
     else:
         main([int(a) for a in sys.argv[1:]] or [50, 200, 500, 1000])

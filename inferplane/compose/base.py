@@ -21,12 +21,15 @@ Resource = dict[str, Any]
 class Requirement:
     """A resource the function needs before it can compose: Crossplane's required resources. Without
     a name, every object of the kind in every namespace (Crossplane's selector matching all labels):
-    the runtime answers with a list, and any change to the kind calls the function again."""
+    the runtime answers with a list, and any change to the kind calls the function again, unless
+    `watch` narrows that to the (namespace, name) of the objects whose changes matter to it (an empty
+    namespace for cluster-scoped kinds)."""
 
     api_version: str
     kind: str
     name: str | None = None
     namespace: str | None = None
+    watch: frozenset[tuple[str, str]] | None = None
 
 
 @dataclass

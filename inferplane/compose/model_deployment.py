@@ -15,6 +15,7 @@ placed, and the Scheduled condition says in one line which clusters refused and 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any, Iterable
 
 from pydantic import ValidationError
@@ -150,6 +151,8 @@ class ModelDeploymentComposer(Composer):
         for placement in placed.placements:
             self.compose_replica(placement)
         self.compose_status(placed)
+        if not placed.missing:
+            self.watch_only_its_own(placed, snapshot)
         return self.response
 
     # ---- steps
@@ -240,6 +243,20 @@ class ModelDeploymentComposer(Composer):
             "metadata": {"name": replica_name(self.deployment.metadata.name, placement.cluster, placement.index),
                          "namespace": self.namespace, "labels": labels},
             "spec": replica_spec})
+
+    def watch_only_its_own(self, placed: Schedule, snapshot: Snapshot) -> None:
+        """With every replica placed, the schedule depends only on the clusters that host them and on
+        its own replicas (kept replicas never count free nodes, and nothing is left to fill): other
+        clusters' and deployments' changes need not call it again, which keeps a one-cluster change
+        from reconciling every deployment in the fleet. Short of replicas, it watches everything."""
+        requirements = self.response.requirements
+        hosts = frozenset(("", p.cluster) for p in placed.placements)
+        ours = deployment_id(self.namespace, self.deployment.metadata.name)
+        replicas = frozenset((self.namespace, r.name) for r in snapshot.replicas if r.deployment == ours) | {
+            (self.namespace, replica_name(self.deployment.metadata.name, p.cluster, p.index))
+            for p in placed.placements}
+        requirements[CLUSTERS_REQUIREMENT] = replace(requirements[CLUSTERS_REQUIREMENT], watch=hosts)
+        requirements[REPLICAS_REQUIREMENT] = replace(requirements[REPLICAS_REQUIREMENT], watch=replicas)
 
     def compose_status(self, placed: Schedule) -> None:
         observed = self.request.observed

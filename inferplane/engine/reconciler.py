@@ -22,7 +22,7 @@ from typing import Any, Callable
 from inferplane.api.json_data import json_copy
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import composed_name
-from inferplane.compose.base import CONFLICT, Request, Response, is_ready
+from inferplane.compose.base import CONFLICT, Request, Requirement, Response, is_ready
 from inferplane.engine.fleet import fingerprint, simulate, simulation_inputs
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
@@ -62,26 +62,35 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
 def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Request], Response],
                            composite: Resource, observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
     """Call a function, answering the resources it requires from `objects` until it asks for nothing
-    new (bounded): its last response, and the keys it required (Key.every for a whole kind)."""
+    new (bounded): its last response, and the keys whose changes call it again (Key.every for a whole
+    kind, unless the requirement's `watch` narrows it), as its last word on each requirement says."""
     required: dict[str, Any] = {}
-    keys: set[Key] = set()
+    asked: dict[str, Requirement] = {}
     response = function(Request(composite, observed, required))
     for _ in range(MAX_REQUIREMENT_ROUNDS):
+        asked.update(response.requirements)
         wanted = {n: r for n, r in response.requirements.items() if n not in required}
         if not wanted:
             break
         for name, requirement in wanted.items():
             group = requirement.api_version.rsplit("/", 1)[0]
             if requirement.name is None:
-                keys.add(Key.every(group, requirement.kind))
                 required[name] = [o for k, o in sorted(objects.items())
                                   if k.kind == requirement.kind and k.group == group]
                 continue
-            key = Key(group, requirement.kind, requirement.namespace or "", requirement.name)
-            keys.add(key)
-            required[name] = objects.get(key)
+            required[name] = objects.get(Key(group, requirement.kind, requirement.namespace or "", requirement.name))
         response = function(Request(composite, observed, dict(required)))
-    return response, keys
+    asked.update(response.requirements)
+    return response, {key for requirement in asked.values() for key in watched(requirement)}
+
+
+def watched(requirement: Requirement) -> set[Key]:
+    group = requirement.api_version.rsplit("/", 1)[0]
+    if requirement.name is not None:
+        return {Key(group, requirement.kind, requirement.namespace or "", requirement.name)}
+    if requirement.watch is None:
+        return {Key.every(group, requirement.kind)}
+    return {Key(group, requirement.kind, namespace, name) for namespace, name in requirement.watch}
 
 
 MODEL_REPLICA = "ModelReplica"

@@ -1,4 +1,5 @@
-"""A synthetic fleet of any size, for benchmarks and crash tests: mixed clouds, four pools each."""
+"""A synthetic fleet of any size, for benchmarks and crash tests: mixed clouds, four pools each, and
+optionally one ModelDeployment per ten clusters."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import yaml
 from inferplane.api.cloud import SOURCES
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_deployment import ModelDeployment
 
 # Machines that make a GPU class and a CPU class valid on each provisioned cloud.
 MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
@@ -78,9 +80,28 @@ def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
     return manifests
 
 
-def write_fleet(folder: Path, clusters: int) -> Path:
-    """One file per object, so that an apply acknowledges them one by one."""
+# Clusters per synthetic ModelDeployment.
+CLUSTERS_PER_DEPLOYMENT = 10
+
+
+def deployment_manifests(clusters: int) -> list[dict[str, Any]]:
+    """One ModelDeployment per ten clusters, two replicas each on any NVIDIA GPU with 16 GiB."""
+    engine = {"name": "vllm", "members": [{
+        "role": "Standalone",
+        "nodeSelector": {"devices": [{"name": "gpu", "count": 1, "selectors": [
+            {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("16Gi")) >= 0'}]}]},
+        "template": {"spec": {"containers": [{"name": "engine", "image": "vllm/vllm-openai:v0.10.2"}]}}}]}
+    return [{"apiVersion": ModelDeployment.api_version_string(), "kind": ModelDeployment.KIND,
+             "metadata": {"name": f"model-{i:04d}", "namespace": "default"},
+             "spec": {"replicas": 2, "template": {"spec": {"engines": [engine]}}}}
+            for i in range(clusters // CLUSTERS_PER_DEPLOYMENT)]
+
+
+def write_fleet(folder: Path, clusters: int, models: bool = False) -> Path:
+    """One file per object, so that an apply acknowledges them one by one; with `models`, one
+    ModelDeployment per ten clusters."""
     folder.mkdir(parents=True, exist_ok=True)
-    for index, manifest in enumerate(fleet_manifests(clusters)):
+    manifests = fleet_manifests(clusters) + (deployment_manifests(clusters) if models else [])
+    for index, manifest in enumerate(manifests):
         (folder / f"{index:05d}-{manifest['metadata']['name']}.yaml").write_text(yaml.safe_dump(manifest))
     return folder

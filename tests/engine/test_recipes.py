@@ -58,3 +58,27 @@ def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
     (deployment,) = runtime.list("ModelDeployment")
     assert deployment["status"]["replicas"]["total"] == len(placed)
     assert deployment["status"]["clusters"] == [placed[0][1]]
+
+
+@pytest.mark.parametrize("recipe, cluster, engines", [
+    ("qwen2.5-0.5b-amd", "amd-lab", [("qwen2-5-0-5b-amd-amd-lab-0", "amd-lab-mi325x-0", "Running", ["gpu.amd.com"])]),
+    ("qwen2.5-0.5b-cpu", "civo-cpu", [("qwen2-5-0-5b-cpu-civo-cpu-0", "civo-cpu-cpu-0", "Running", ["dra.cpu"]),
+                                      ("qwen2-5-0-5b-cpu-civo-cpu-1", "civo-cpu-cpu-1", "Running", ["dra.cpu"])]),
+    ("qwen2.5-0.5b-nvidia-eks", "eks-l4", [
+        ("qwen2-5-0-5b-l4-eks-l4-0", "eks-l4-l4-0", "Running", ["gpu.nvidia.com"]),
+        ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4-l4-1", "Running", ["gpu.nvidia.com"])]),
+])
+def test_model_recipe_engine_pods_run_with_devices_from_their_pools_driver(recipe, cluster, engines):
+    runtime = Runtime(None)
+    runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
+    objects = runtime.store.cluster_objects(cluster)[cluster]
+    claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
+    pods = [o for o in objects if o["kind"] == "Pod" and "inferplane.dev/replica" in o["metadata"]["labels"]]
+    assert sorted((p["metadata"]["labels"]["inferplane.dev/replica"], p["spec"]["nodeName"], p["status"]["phase"],
+                   [result["driver"] for status in p["status"]["resourceClaimStatuses"]
+                    for result in claims[status["resourceClaimName"]]["status"]["allocation"]["devices"]["results"]])
+                  for p in pods) == engines
+    (deployment,) = runtime.list("ModelDeployment")
+    assert deployment["status"]["replicas"] == {"total": len(engines), "ready": len(engines)}
+    # The placement audit covers the engine pods (on their replica's pool), and finds nothing.
+    assert simulate_fleet(runtime.store)[cluster] == []

@@ -104,3 +104,22 @@ def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
     deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
     assert deleted and report.converged
     assert set(runtime.store.cluster_objects()) == {"gke-0001"}
+
+
+def test_a_cluster_change_reconciles_only_the_deployments_with_replicas_there(tmp_path):
+    """A deployment with every replica placed watches the clusters hosting them, not the whole fleet."""
+    fleet = write_fleet(tmp_path / "fleet", 20, models=True)  # model-0000 and model-0001, two replicas each
+    runtime = Runtime(None)
+    assert runtime.apply([fleet]).report.converged
+    assert sorted((r["metadata"]["name"], r["spec"]["clusterName"]) for r in runtime.list("ModelReplica")) == [
+        ("model-0000-existing-0006-0", "existing-0006"), ("model-0000-existing-0013-0", "existing-0013"),
+        ("model-0001-existing-0006-0", "existing-0006"), ("model-0001-existing-0013-0", "existing-0013")]
+
+    edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
+    assert runtime.apply([fleet]).report.reconciled == {"InferenceCluster/gke-0001": 1, "GKECluster/gke-0001": 2}
+
+    edit(fleet, "existing-0006", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
+    assert runtime.apply([fleet]).report.reconciled == {
+        "InferenceCluster/existing-0006": 1, "ModelDeployment/default/model-0000": 1,
+        "ModelDeployment/default/model-0001": 1, "ModelReplica/default/model-0000-existing-0006-0": 1,
+        "ModelReplica/default/model-0001-existing-0006-0": 1}
