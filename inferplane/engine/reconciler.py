@@ -75,8 +75,8 @@ def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Req
         for name, requirement in wanted.items():
             group = requirement.api_version.rsplit("/", 1)[0]
             if requirement.name is None:
-                required[name] = [o for k, o in sorted(objects.items())
-                                  if k.kind == requirement.kind and k.group == group]
+                kind = sorted(k for k in objects if k.kind == requirement.kind and k.group == group)
+                required[name] = [objects[k] for k in kind]
                 continue
             required[name] = objects.get(Key(group, requirement.kind, requirement.namespace or "", requirement.name))
         response = function(Request(composite, observed, dict(required)))
