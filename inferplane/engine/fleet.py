@@ -13,17 +13,18 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, cloud_stack
+from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, cloud_stack, supported_drivers
 from inferplane.api.json_data import json_copy
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
+from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES
-from inferplane.compose.inference_cluster import node_pool
+from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
+from inferplane.engine.audits import audit
 from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
-from inferplane.engine.simulation_audit import audit
 from inferplane.engine.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
@@ -64,20 +65,43 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         module = CLOUD_MODULES[source]
         entries = [{**e, "nodeCount": module.nodes_created(int(e.get("nodeCount", 1)), e.get("zones") or [])}
                    for e in cloud_cluster["spec"]["nodePools"]]
+    provided = cloud_stack(source).external
+    held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     pools = []
     for entry in entries:
         entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
-        pools.append({"entry": entry, "devices": devices})
+        pool: dict[str, Any] = {"entry": entry, "devices": devices}
+        if held:
+            pool.update(held_pool(entry, devices, served_drivers(stack) | provided))
+        pools.append(pool)
     # The uid too: an Object deleted and created again (it reports Creating) is simulated again.
     engines = [{"namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"],
                 "uid": o["metadata"].get("uid"), "manifest": o["spec"]["forProvider"]["manifest"]}
                for replica in pinned(name) for o in children(replica["metadata"]["uid"])
                if o["kind"] == "Object" and (o["spec"].get("providerConfigRef") or {}).get("name") == name]
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
-            "provided": sorted(cloud_stack(source).external),
-            "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+            "provided": sorted(provided), "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+
+
+def served_drivers(stack: Resource) -> set[str]:
+    """The drivers a stack serves as it stands: its stamped ones, or while unstamped the cloud's list."""
+    stamped = stack["spec"].get("draDrivers")
+    return set(supported_drivers(stack["spec"]["source"]) if stamped is None else stamped)
+
+
+def held_pool(entry: dict[str, Any], devices: list[dict[str, Any]], served: set[str]) -> dict[str, Any]:
+    """A pool of a cluster the gate holds, judged on what runs: the drivers the held stack serves that
+    its class claims or its nodes were provisioned for (their driver's pool taint), and apart, the
+    drivers its class now wants that the stack does not serve."""
+    claimed = {d["driver"] for d in devices if d.get("claim", "DRA") == "DRA"}
+    taints = {t["key"] for t in entry.get("taints") or []}
+    marked = {d.name for d in DRIVERS.values() if d.pool_taint is not None and d.pool_taint.key in taints}
+    runs = {d for d in served if d in claimed or d in marked}
+    # Only the devices of drivers that run are published; a held-back driver's are not.
+    return {"devices": [d for d in devices if d.get("driver") in runs or d.get("claim") == "Synthetic"],
+            "runs": sorted(runs), "heldBack": sorted(claimed - served)}
 
 
 def fingerprint(inputs: dict[str, Any] | None) -> str:
@@ -94,7 +118,7 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None
         store.replace_cluster_objects(name, [], fingerprint(None))
         return [], {}
     inputs = json_copy(inputs)  # its own copy: the inputs are read from a cache
-    pools = [Pool.from_wire(p["entry"], p["devices"]) for p in inputs["pools"]]
+    pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
     simulation = ClusterSimulation(name, pools, inputs["installed"], inputs["provided"],
                                    [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
     simulated = simulation.simulate()

@@ -16,7 +16,7 @@ cluster would then hold:
   allocated devices from that node's slices, and its ResourceClaims carry the allocation. Each
   workload's readiness is reported with the pods that did not run, their nodes and why.
 
-`audit` reads those objects back and reports misplacements (see simulation_audit.py).
+The audits in `audits.py` read those objects back and report what a real cluster would suffer from.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ POOL_DRIVERS_ANNOTATION = f"{API_GROUP}/pool-drivers"
 WORKLOAD_ANNOTATION = f"{API_GROUP}/workload"
 PLACEMENT_ANNOTATION = f"{API_GROUP}/placement"
 DRIVERS_ANNOTATION = f"{API_GROUP}/drivers"
+# On a cluster the gate holds: the drivers a node's class wants that the cluster does not run.
+HELD_DRIVERS_ANNOTATION = f"{API_GROUP}/held-drivers"
 APP_LABEL = "app.kubernetes.io/name"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
@@ -95,7 +97,9 @@ class Pool:
     """One node pool as the simulation sees it.
 
     `devices` are the pool's class devices (InferenceClass spec.devices); the System pool has none.
-    `allocatable` overrides the derived node size.
+    `allocatable` overrides the derived node size. On a cluster the gate holds, `runs` are the drivers
+    the pool runs as it was provisioned (what its devices claim otherwise) and `held_back` the drivers
+    its class now wants that the held stack does not serve.
     """
 
     name: str
@@ -105,20 +109,25 @@ class Pool:
     taints: tuple[Mapping[str, str], ...] = ()
     devices: tuple[DeviceSpec, ...] = ()
     allocatable: Mapping[str, str] | None = None
+    runs: tuple[str, ...] | None = None
+    held_back: tuple[str, ...] = ()
 
     @classmethod
-    def from_wire(cls, entry: Mapping[str, Any], devices: Iterable[DeviceSpec | Mapping[str, Any]] = ()) -> "Pool":
+    def from_wire(cls, entry: Mapping[str, Any], devices: Iterable[DeviceSpec | Mapping[str, Any]] = (),
+                  runs: Iterable[str] | None = None, held_back: Iterable[str] = ()) -> "Pool":
         """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, labels, taints})
         and its class's devices (DeviceSpec models or spec.devices dicts)."""
         return cls(
             name=entry["name"], role=PoolRole(entry["role"]), node_count=int(entry.get("nodeCount", 1)),
             labels=dict(entry.get("labels") or {}), taints=tuple(dict(t) for t in entry.get("taints") or []),
-            devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices))
+            devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices),
+            runs=None if runs is None else tuple(sorted(runs)), held_back=tuple(sorted(held_back)))
 
     @property
     def drivers(self) -> tuple[str, ...]:
-        """The drivers whose stacks this pool claims: DRA devices only, sorted."""
-        return tuple(claimed_drivers(self.devices))
+        """The drivers whose stacks run for this pool: what its DRA devices claim, sorted (on a held
+        cluster, what it was provisioned for)."""
+        return tuple(claimed_drivers(self.devices)) if self.runs is None else self.runs
 
 
 @dataclass(frozen=True)
@@ -433,6 +442,8 @@ def kwok_node(name: str, pool: Pool) -> Resource:
     annotations = {KWOK_ANNOTATION: "fake", POOL_ROLE_ANNOTATION: pool.role}
     if pool.drivers:
         annotations[POOL_DRIVERS_ANNOTATION] = ",".join(pool.drivers)
+    if pool.held_back:
+        annotations[HELD_DRIVERS_ANNOTATION] = ",".join(pool.held_back)
     node: Resource = {
         "apiVersion": "v1",
         "kind": "Node",

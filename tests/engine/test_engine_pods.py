@@ -11,7 +11,7 @@ import yaml
 from inferplane.engine.fleet import simulate_fleet
 from inferplane.engine.runtime import Runtime
 from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool
-from inferplane.engine.simulation_audit import audit
+from inferplane.engine.audits import audit
 from inferplane.engine.simulation_schema import schema_errors
 from inferplane.engine.store import Key
 

@@ -90,9 +90,9 @@ def test_a_composed_resource_no_longer_desired_is_deleted_with_an_event(tmp_path
 
 def test_a_placement_audit_finding_is_a_warning_event_on_the_cluster(monkeypatch):
     import inferplane.engine.fleet as fleet
-    from inferplane.engine.simulation_audit import Finding
+    from inferplane.engine.audits import Finding
 
-    monkeypatch.setattr(fleet, "audit", lambda objects: [Finding("PendingPod", "ns/x", None, "pod x is Pending: no node fits")])
+    monkeypatch.setattr(fleet, "audit", lambda objects: [Finding("placement", "PendingPod", "ns/x", None, "pod x is Pending: no node fits")])
     runtime = Runtime(None)
     runtime.apply([EKS_RECIPE])
     assert ("Warning", "PlacementAuditPendingPod", "pod x is Pending: no node fits") in [

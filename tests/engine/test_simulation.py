@@ -18,7 +18,7 @@ from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
 from inferplane.engine.simulation import Pool, simulate_cluster
-from inferplane.engine.simulation_audit import audit
+from inferplane.engine.audits import audit
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
 
@@ -167,11 +167,11 @@ def test_a_driver_that_tolerates_everything_is_caught():
     assert sorted(f.node for f in findings) == ["c1-h100-0", "c1-h100-1", "c1-system-0", "c1-system-1"]
     gpu = next(f for f in findings if f.node == "c1-h100-0")
     assert gpu.pod.startswith("kube-system/dra-driver-cpu-")
-    assert "serves dra.cpu" in gpu.message and "GPU pool h100, which claims gpu.nvidia.com" in gpu.message
-    assert "taint nvidia.com/gpu=true:NoSchedule is tolerated by {operator: Exists, effect: NoSchedule} " \
+    assert "serves dra.cpu" in gpu.message and "GPU pool h100, which runs gpu.nvidia.com" in gpu.message
+    assert "TaintToleration: taint nvidia.com/gpu=true:NoSchedule is tolerated by {operator: Exists, effect: NoSchedule} " \
            "(it tolerates every taint with effect NoSchedule)" in gpu.message
     system = next(f for f in findings if f.node == "c1-system-0")
-    assert "claims no driver" in system.message and "has no taints" in system.message
+    assert "runs no driver" in system.message and "has no taints" in system.message
 
 
 def test_a_controller_outside_the_system_pool_is_caught():
@@ -204,7 +204,7 @@ def test_a_pool_its_driver_never_reaches_is_caught():
     assert kinds(objects, "ResourceSlice") == []
     (finding,) = audit(objects)
     assert (finding.reason, finding.pod, finding.node) == ("DriverMissing", None, "c1-cpu-0")
-    assert "claims dra.cpu but DaemonSet/dra-driver-cpu runs no pod there" in finding.message
+    assert "runs dra.cpu but DaemonSet/dra-driver-cpu runs no pod there (NodeSelector: " in finding.message
     assert "didn't match Pod's node affinity/selector" in finding.message
 
 

@@ -1,0 +1,381 @@
+"""Audits of a simulated cluster: what it shows that a real one would suffer from.
+
+Each audit is a small named function over the objects `simulate_cluster` returns (or the same
+objects read back from a store), and each finding names the pod (its workload), the node and the
+scheduling predicate that let the pod in or kept it out:
+
+- `placement`: every device stack's workloads reach every node of their own pools and no other:
+  `DriverOnForeignPool` (a node agent on a pool that claims none of its drivers, e.g. a DaemonSet
+  tolerating every NoSchedule taint), `DriverMissing` (a pool whose driver's DaemonSet skips it, so
+  its devices are never published), and a stack's pod that never runs (`PodPending`,
+  `PodCrashLooping`);
+- `toleration`: controllers land only on the System pool (`ControllerOutsideSystemPool`); every engine
+  pod runs on the pool its replica pins it to (`EnginePending`, `EngineOffPool`) and tolerates no taint
+  of another pool that its own pool does not carry (`EngineOverTolerant`);
+- `claims`: every engine's ResourceClaim is allocated from its own driver's ResourceSlices on its
+  node (`ClaimFromForeignSlices`);
+- `held`: on a cluster the gate holds, nodes are judged by the drivers they run, not by what their
+  class now wants, and no held-back driver's agent runs (`HeldDriverRunning`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from inferplane.accelerators.workloads import Placement
+from inferplane.api.cloud_cluster import PoolRole
+from inferplane.api.common import taint_text
+from inferplane.api.drivers import DRIVERS, POOL_LABEL
+from inferplane.engine.simulation import (
+    DAEMONSET_PREDICATES,
+    DRIVERS_ANNOTATION,
+    ENGINE_PLACEMENT,
+    HELD_DRIVERS_ANNOTATION,
+    PLACEMENT_ANNOTATION,
+    POOL_DRIVERS_ANNOTATION,
+    POOL_ROLE_ANNOTATION,
+    WORKLOAD_ANNOTATION,
+    with_daemonset_tolerations,
+)
+from inferplane.scheduling.predicates import FILTERING_EFFECTS, NodeInfo, tolerates
+
+Resource = dict[str, Any]
+
+# A request's DeviceClass names the driver whose devices it may take.
+DRIVER_OF_DEVICE_CLASS = {d.device_class: d.name for d in DRIVERS.values()}
+
+
+@dataclass(frozen=True)
+class Finding:
+    audit: str  # the audit that found it: placement, toleration, claims, held
+    reason: str  # CamelCase, like a condition's reason
+    pod: str | None  # namespace/name
+    node: str | None
+    message: str
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"audit": self.audit, "reason": self.reason, "pod": self.pod, "node": self.node,
+                "message": self.message}
+
+
+@dataclass
+class SimulatedCluster:
+    """One simulated cluster's objects, indexed the way the audits read them."""
+
+    nodes: dict[str, Resource] = field(default_factory=dict)
+    pods: list[Resource] = field(default_factory=list)
+    daemonsets: list[Resource] = field(default_factory=list)
+    slices: list[Resource] = field(default_factory=list)
+    claims: dict[tuple[str, str], Resource] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, objects: Iterable[Resource]) -> "SimulatedCluster":
+        out = cls()
+        for obj in objects:
+            kind, metadata = obj.get("kind"), obj["metadata"]
+            if kind == "Node":
+                out.nodes[metadata["name"]] = obj
+            elif kind == "Pod":
+                out.pods.append(obj)
+            elif kind == "DaemonSet":
+                out.daemonsets.append(obj)
+            elif kind == "ResourceSlice":
+                out.slices.append(obj)
+            elif kind == "ResourceClaim":
+                out.claims[(metadata.get("namespace", ""), metadata["name"])] = obj
+        return out
+
+    def pods_placed(self, placement: str) -> list[Resource]:
+        return [p for p in self.pods if _annotation(p, PLACEMENT_ANNOTATION) == placement]
+
+
+# ---- placement
+
+
+def placement(cluster: SimulatedCluster) -> list[Finding]:
+    """Every device stack's node agents on every node of their own pools and on no other node, and
+    every pod of the stack running."""
+    findings = []
+    for pod in cluster.pods:
+        if _annotation(pod, PLACEMENT_ANNOTATION) == ENGINE_PLACEMENT:
+            continue  # engine pods are the toleration audit's
+        findings += _not_running(pod, "placement")
+        node = cluster.nodes.get(pod["spec"].get("nodeName") or "")
+        if node is None or _annotation(pod, PLACEMENT_ANNOTATION) != Placement.DRIVERS:
+            continue
+        drivers = _drivers(pod, DRIVERS_ANNOTATION)
+        role, pool, pool_drivers = _pool(node)
+        if not drivers & pool_drivers:
+            claims = ", ".join(sorted(pool_drivers)) or "no driver"
+            findings.append(Finding(
+                "placement", "DriverOnForeignPool", _name(pod), node["metadata"]["name"],
+                f"{_owner(pod)} pod {_name(pod)} serves {', '.join(sorted(drivers))} but landed on "
+                f"{_where(node)}, which runs {claims}: {_admitted(pod['spec'], node)}; "
+                "limit its nodeSelector and tolerations to its own pools"))
+    for daemonset in cluster.daemonsets:
+        findings += _missing_agents(daemonset, cluster)
+    return findings
+
+
+def _not_running(pod: Resource, audit: str) -> list[Finding]:
+    """A pod left Pending (with the scheduler's message) or crash-looping, or nothing."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if not spec.get("nodeName"):
+        message = next((c.get("message", "") for c in status.get("conditions") or []
+                        if c.get("type") == "PodScheduled"), "")
+        reason = "EnginePending" if audit == "toleration" else "PodPending"
+        return [Finding(audit, reason, _name(pod), None, f"{_owner(pod)} pod {_name(pod)} is Pending: {message}")]
+    crashing = [c["state"]["waiting"].get("message", "") for c in status.get("containerStatuses") or []
+                if (c.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"]
+    if crashing:
+        return [Finding(audit, "PodCrashLooping", _name(pod), spec["nodeName"],
+                        f"{_owner(pod)} pod {_name(pod)} is in CrashLoopBackOff: {'; '.join(crashing)}")]
+    return []
+
+
+def _missing_agents(daemonset: Resource, cluster: SimulatedCluster) -> list[Finding]:
+    metadata = daemonset["metadata"]
+    if _annotation(daemonset, PLACEMENT_ANNOTATION) != Placement.DRIVERS:
+        return []
+    drivers = _drivers(daemonset, DRIVERS_ANNOTATION)
+    owner = f"DaemonSet/{metadata['name']}"
+    own = [p for p in cluster.pods if _annotation(p, WORKLOAD_ANNOTATION) == owner
+           and p["metadata"].get("namespace") == metadata.get("namespace")]
+    covered = {p["spec"].get("nodeName") for p in own}
+    template = daemonset["spec"]["template"]["spec"]
+    candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
+    out = []
+    for node_name, node in sorted(cluster.nodes.items()):
+        wanted = drivers & _pool(node)[2]
+        # A Pending pod for the node is reported as such; only a node the DaemonSet skips is missing.
+        if not wanted or node_name in covered or any(_pinned_to(p, node_name) for p in own):
+            continue
+        out.append(Finding(
+            "placement", "DriverMissing", None, node_name,
+            f"{_where(node)} runs {', '.join(sorted(wanted))} but {owner} runs no pod there "
+            f"({_kept_out(candidate, node)}): its devices are never published; let the DaemonSet's "
+            "nodeSelector, affinity and tolerations admit the pool"))
+    return out
+
+
+def _pinned_to(pod: Resource, node: str) -> bool:
+    """A DaemonSet's Pending pod is pinned to its node by a metadata.name matchFields term."""
+    if pod["spec"].get("nodeName"):
+        return False
+    terms = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    return any(node in f.get("values", []) for t in terms for f in t.get("matchFields") or [])
+
+
+# ---- toleration
+
+
+def toleration(cluster: SimulatedCluster) -> list[Finding]:
+    """Controllers only on the System pool; each engine pod on its own pool, tolerating no taint of
+    another pool that its own does not carry."""
+    findings = []
+    for pod in cluster.pods_placed(Placement.SYSTEM):
+        node = cluster.nodes.get(pod["spec"].get("nodeName") or "")
+        if node is not None and _pool(node)[0] != PoolRole.SYSTEM:
+            findings.append(Finding(
+                "toleration", "ControllerOutsideSystemPool", _name(pod), node["metadata"]["name"],
+                f"{_owner(pod)} pod {_name(pod)} is a controller but landed on {_where(node)}: "
+                f"{_admitted(pod['spec'], node)}; controllers belong on the System pool: drop the tolerations "
+                "that admit them to device pools"))
+    for pod in cluster.pods_placed(ENGINE_PLACEMENT):
+        findings += _engine_findings(pod, cluster)
+    return findings
+
+
+def _engine_findings(pod: Resource, cluster: SimulatedCluster) -> list[Finding]:
+    spec = pod["spec"]
+    own_pool = (spec.get("nodeSelector") or {}).get(POOL_LABEL)
+    not_running = _not_running(pod, "toleration")
+    if not_running:
+        return not_running
+    node = cluster.nodes.get(spec["nodeName"])
+    if node is None:
+        return []
+    if own_pool is None or _pool(node)[1] != own_pool:
+        belongs = f"pool {own_pool}" if own_pool else f"a pool, yet has no {POOL_LABEL} nodeSelector,"
+        return [Finding("toleration", "EngineOffPool", _name(pod), node["metadata"]["name"],
+                        f"engine pod {_name(pod)} belongs on {belongs} but landed on {_where(node)}: "
+                        f"{_admitted(spec, node)}; pin it to its pool")]
+    own_taints = {_taint_id(t) for n in cluster.nodes.values() if _pool(n)[1] == own_pool
+                  for t in _filtering_taints(n)}
+    out = []
+    for name, other in sorted(cluster.nodes.items()):
+        if _pool(other)[1] == own_pool:
+            continue
+        for taint in _filtering_taints(other):
+            if _taint_id(taint) in own_taints:
+                continue
+            let_in = next((t for t in spec.get("tolerations") or [] if tolerates(t, taint)), None)
+            if let_in is not None:
+                out.append(Finding(
+                    "toleration", "EngineOverTolerant", _name(pod), name,
+                    f"engine pod {_name(pod)} of pool {own_pool} tolerates taint {_shown(taint)} of {_where(other)} "
+                    f"(TaintToleration: {_show(let_in)}{_blanket(let_in)}), which its own pool does not carry: "
+                    "tolerate exactly its pool's taints"))
+                break  # one finding per foreign node is enough to name it
+    return out
+
+
+# ---- claims
+
+
+def claims(cluster: SimulatedCluster) -> list[Finding]:
+    """Every engine pod's ResourceClaims allocated on its node, each device from a ResourceSlice of the
+    driver its request's DeviceClass names."""
+    published = {(s["spec"]["nodeName"], s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): s
+                 for s in cluster.slices for d in s["spec"].get("devices") or []}
+    out = []
+    for pod in cluster.pods_placed(ENGINE_PLACEMENT):
+        node = pod["spec"].get("nodeName")
+        namespace = pod["metadata"].get("namespace", "")
+        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+            claim = cluster.claims.get((namespace, status.get("resourceClaimName", "")))
+            if claim is None:
+                continue
+            requests = {r["name"]: (r.get("exactly") or {}).get("deviceClassName", "")
+                        for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []}
+            for result in ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []:
+                device_class = requests.get(result.get("request", ""), "")
+                wanted = DRIVER_OF_DEVICE_CLASS.get(device_class)
+                where = (node, result.get("driver"), result.get("pool"), result.get("device"))
+                if result.get("driver") == wanted and where in published:
+                    continue
+                source = (f"driver {result.get('driver')}'s slice on node {node}" if where in published else
+                          f"no slice node {node} publishes")
+                out.append(Finding(
+                    "claims", "ClaimFromForeignSlices", _name(pod), node,
+                    f"engine pod {_name(pod)}'s claim {claim['metadata']['name']} request {result.get('request')} "
+                    f"(DeviceClass {device_class}, driver {wanted}) was allocated device {result.get('device')} of "
+                    f"pool {result.get('pool')} from {source}: DRA allocation may only take devices of the "
+                    "request's own driver from the node's ResourceSlices"))
+    return out
+
+
+# ---- held
+
+
+def held(cluster: SimulatedCluster) -> list[Finding]:
+    """A cluster the gate holds runs what it ran: no agent of a driver held back from its pools runs."""
+    held_back = set().union(*(_drivers(n, HELD_DRIVERS_ANNOTATION) for n in cluster.nodes.values()))
+    running = set().union(*(_pool(n)[2] for n in cluster.nodes.values()))
+    out = []
+    for pod in cluster.pods_placed(Placement.DRIVERS):
+        leaked = _drivers(pod, DRIVERS_ANNOTATION) & held_back - running
+        node = pod["spec"].get("nodeName")
+        if leaked and node:
+            out.append(Finding(
+                "held", "HeldDriverRunning", _name(pod), node,
+                f"{_owner(pod)} pod {_name(pod)} serves {', '.join(sorted(leaked))}, which the gate holds back from "
+                f"this cluster, yet runs on {_where(cluster.nodes[node])}: a held stack is kept as it was, with no "
+                "new drivers"))
+    return out
+
+
+def held_pools(objects: Iterable[Resource]) -> dict[str, tuple[set[str], set[str]]]:
+    """{pool: (drivers it runs, drivers its class wants that the gate holds back)} of a held cluster's
+    pools (empty when nothing is held)."""
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for node in (o for o in objects if o.get("kind") == "Node"):
+        back = _drivers(node, HELD_DRIVERS_ANNOTATION)
+        if back:
+            _, pool, runs = _pool(node)
+            out[pool] = (runs, back)
+    return out
+
+
+AUDITS: dict[str, Callable[[SimulatedCluster], list[Finding]]] = {
+    "placement": placement, "toleration": toleration, "claims": claims, "held": held}
+
+
+def run_audits(objects: Iterable[Resource]) -> dict[str, list[Finding]]:
+    """Each audit's findings over one simulated cluster, by audit name, sorted by reason, pod and node."""
+    cluster = SimulatedCluster.of(objects)
+    return {name: sorted(check(cluster), key=lambda f: (f.reason, f.pod or "", f.node or ""))
+            for name, check in AUDITS.items()}
+
+
+def audit(objects: Iterable[Resource]) -> list[Finding]:
+    """Every audit's findings over one simulated cluster, sorted by reason, pod and node."""
+    found = [f for findings in run_audits(objects).values() for f in findings]
+    return sorted(found, key=lambda f: (f.reason, f.pod or "", f.node or ""))
+
+
+# ---- reading the objects
+
+
+def _annotation(obj: Resource, key: str) -> str:
+    return (obj["metadata"].get("annotations") or {}).get(key, "")
+
+
+def _drivers(obj: Resource, key: str) -> set[str]:
+    return set(filter(None, _annotation(obj, key).split(",")))
+
+
+def _name(pod: Resource) -> str:
+    return f"{pod['metadata'].get('namespace', '')}/{pod['metadata']['name']}"
+
+
+def _owner(pod: Resource) -> str:
+    return _annotation(pod, WORKLOAD_ANNOTATION) or "pod"
+
+
+def _pool(node: Resource) -> tuple[str, str, set[str]]:
+    """(role, pool name, the drivers it runs) of a simulated node."""
+    pool = (node["metadata"].get("labels") or {}).get(POOL_LABEL, "<unlabelled>")
+    return _annotation(node, POOL_ROLE_ANNOTATION) or "unknown", pool, _drivers(node, POOL_DRIVERS_ANNOTATION)
+
+
+def _where(node: Resource) -> str:
+    role, pool, _ = _pool(node)
+    return f"node {node['metadata']['name']} of {role} pool {pool}"
+
+
+def _filtering_taints(node: Resource) -> list[Mapping[str, Any]]:
+    return [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("effect") in FILTERING_EFFECTS]
+
+
+def _taint_id(taint: Mapping[str, Any]) -> tuple[str, str, str]:
+    return taint["key"], taint.get("value") or "", taint["effect"]
+
+
+def _shown(taint: Mapping[str, Any]) -> str:
+    return taint_text(taint["key"], taint.get("value"), taint["effect"])
+
+
+def _admitted(spec: Mapping[str, Any], node: Resource) -> str:
+    """Why the pod could land there: which of its tolerations tolerates each of the node's taints."""
+    taints = _filtering_taints(node)
+    if not taints:
+        return ("the node has no taints (TaintToleration admits any pod) and the pod's NodeSelector and "
+                "NodeAffinity do not exclude it")
+    parts = []
+    for taint in taints:
+        let_in = next((t for t in spec.get("tolerations") or [] if tolerates(t, taint)), None)
+        if let_in is not None:
+            parts.append(f"TaintToleration: taint {_shown(taint)} is tolerated by {_show(let_in)}{_blanket(let_in)}")
+    return "; ".join(parts)
+
+
+def _kept_out(pod: Mapping[str, Any], node: Resource) -> str:
+    """Each DaemonSet-controller predicate that rejects the node, with its reasons."""
+    info = NodeInfo(node)
+    parts = [f"{type(p).__name__}: {'; '.join(reasons)}" for p in DAEMONSET_PREDICATES
+             if (reasons := p.filter(pod, info))]
+    return "; ".join(parts) or "no predicate rejects it"
+
+
+def _blanket(toleration_: Mapping[str, Any]) -> str:
+    if toleration_.get("key"):
+        return ""
+    return " (it tolerates every taint" + (f" with effect {toleration_['effect']})" if toleration_.get("effect") else ")")
+
+
+def _show(toleration_: Mapping[str, Any]) -> str:
+    fields = ", ".join(f"{k}: {toleration_[k]}" for k in ("key", "operator", "value", "effect") if toleration_.get(k))
+    return "{" + fields + "}"
