@@ -181,7 +181,10 @@ def _gke_driver_installer(_: ServingStackSpec) -> dict[str, Any]:
             "metadata": {"labels": {"name": GKE_DRIVER_INSTALLER_NAME, **labels}},
             "spec": {
                 "priorityClassName": "system-node-critical", "affinity": GKE_DRIVER_INSTALLER_AFFINITY,
-                "tolerations": [{"operator": "Exists"}], "hostNetwork": True, "hostPID": True,
+                # The manifest tolerates every taint ({operator: Exists}) and relies on its affinity
+                # alone; the GPU taint's key (GKE's `nvidia.com/gpu=present` and our pools') is all it needs.
+                "tolerations": [{"key": NVIDIA_GPU.pool_taint.key, "operator": "Exists"}],  # type: ignore[union-attr]
+                "hostNetwork": True, "hostPID": True,
                 "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
                 "initContainers": [
                     # GKE preloads this image on GPU nodes' COS; it is never pulled.
@@ -383,6 +386,16 @@ def cloud_stack(cloud: str) -> CloudStack:
         return CLOUDS[cloud]
     except KeyError:
         raise KeyError(f"no serving stack for cloud {cloud!r}; known: {', '.join(CLOUDS)}") from None
+
+
+def component_drivers(key: str) -> frozenset[str]:
+    """The drivers a component is tagged with, by its key (a component has one tag on every cloud):
+    what the simulated cluster says its workloads serve, and so what the audits judge them by."""
+    for stack in CLOUDS.values():
+        for component in stack.components:
+            if component.key == key:
+                return component.dra_drivers
+    raise KeyError(f"no component {key!r} in the catalog")
 
 
 def supported_drivers(cloud: str) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from inferplane.accelerators.catalog import (
     NVIDIA_CRITICAL_PODS_QUOTA,
     NVIDIA_DRA_DRIVER,
     PROMETHEUS,
+    component_drivers,
 )
 from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
 from inferplane.api.json_data import json_copy
@@ -347,7 +348,7 @@ def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     if gpus or domains:
         plugin = values["kubeletPlugin"]
         out.append(Workload("DaemonSet", f"{NVIDIA_CHART}-kubelet-plugin", ns, key, Placement.DRIVERS,
-                            drivers=frozenset({NVIDIA_GPU.name}), node_selector=plugin.get("nodeSelector") or {},
+                            drivers=component_drivers(key), node_selector=plugin.get("nodeSelector") or {},
                             affinity=plugin.get("affinity") or {}, tolerations=_tolerations(plugin.get("tolerations")),
                             container="gpus" if gpus else "compute-domains",
                             publishes_slices_for=NVIDIA_GPU.name if gpus else None))
@@ -373,7 +374,7 @@ DCGM_DEFAULTS: Values = {
 def _dcgm_exporter(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     values = helm_merge(DCGM_DEFAULTS, rendered)
     return (Workload("DaemonSet", DCGM_EXPORTER.key, DCGM_EXPORTER.namespace or "", DCGM_EXPORTER.key,
-                     Placement.DRIVERS, drivers=frozenset({NVIDIA_GPU.name}),
+                     Placement.DRIVERS, drivers=component_drivers(DCGM_EXPORTER.key),
                      node_selector=values.get("nodeSelector") or {}, affinity=values.get("affinity") or {},
                      tolerations=_tolerations(values.get("tolerations")),
                      requests=dig(values, "resources.requests", {}), container="exporter"),)
@@ -383,7 +384,8 @@ def _gke_driver_installer(rendered: Rendered, _: Installed) -> tuple[Workload, .
     """The DaemonSet the object is: placed by its own affinity and tolerations."""
     spec = dig(rendered, "spec.template.spec", {})
     return (Workload("DaemonSet", rendered["metadata"]["name"], rendered["metadata"]["namespace"],
-                     GKE_NVIDIA_DRIVER_INSTALLER.key, Placement.DRIVERS, drivers=frozenset({NVIDIA_GPU.name}),
+                     GKE_NVIDIA_DRIVER_INSTALLER.key, Placement.DRIVERS,
+                     drivers=component_drivers(GKE_NVIDIA_DRIVER_INSTALLER.key),
                      node_selector=spec.get("nodeSelector") or {}, affinity=spec.get("affinity") or {},
                      tolerations=_tolerations(spec.get("tolerations")), container="pause"),)
 
@@ -448,7 +450,7 @@ def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
     metadata, spec = device_config.get("metadata") or {}, device_config.get("spec") or {}
     name, ns = metadata.get("name", ""), metadata.get("namespace", "")
     selector = spec.get("selector") or dict(AMD_GPU.node_labels)
-    amd = frozenset({AMD_GPU.name})
+    amd = component_drivers(AMD_GPU_OPERATOR.key)
     out = []
 
     def operand(suffix: str, tolerations: Any, container: str, node_selector: Any = None,
@@ -485,7 +487,8 @@ CPU_DRIVER_DEFAULTS: Values = {
 def _cpu_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     values = helm_merge(CPU_DRIVER_DEFAULTS, rendered)
     return (Workload("DaemonSet", CPU_DRA_DRIVER.key, CPU_DRA_DRIVER.namespace or "", CPU_DRA_DRIVER.key,
-                     Placement.DRIVERS, drivers=frozenset({CPU.name}), node_selector=values.get("nodeSelector") or {},
+                     Placement.DRIVERS, drivers=component_drivers(CPU_DRA_DRIVER.key),
+                     node_selector=values.get("nodeSelector") or {},
                      tolerations=_tolerations(values.get("tolerations")),
                      requests=dig(values, "resources.requests", {}), container="dracpu",
                      publishes_slices_for=CPU.name),)

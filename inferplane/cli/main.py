@@ -515,6 +515,37 @@ def render(folder: Path, output: str) -> None:
 
 
 @cli.command()
+@click.argument("folder", required=False, type=click.Path(path_type=Path))
+def audit(folder: Path | None) -> None:
+    """Audit where every workload lands (placement, toleration, claims, held) for a folder of manifests,
+    reconciled in memory, or for every leg under tests/legs when no folder is given."""
+    from inferplane.engine.legs import audit_folder, leg_folders
+
+    try:
+        folders = [folder] if folder is not None else leg_folders()
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    rows: list[tuple[str, str, str, str]] = []
+    failed = broken = False
+    for each in folders:
+        audited = audit_folder(each, progress=_progress_bar())
+        _print_errors(audited.applied.admission.errors)
+        _refuse_nothing_found(audited.applied, (each,))
+        broken |= bool(audited.applied.admission.errors) or not _report_convergence(audited.applied.report)
+        for cluster, why in audited.unprovisioned:
+            rows.append((cluster, "-", "Skipped", why))
+        for result in audited.results:
+            if result.passed:
+                rows.append((result.cluster, result.audit, "Pass", result.checked))
+            for finding in result.findings:
+                failed = True
+                rows.append((result.cluster, result.audit, "Fail", f"{finding.reason}: {finding.message}"))
+    # By cluster; each cluster's audits in their own order (the sort is stable).
+    click.echo(table(("LEG", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
+    sys.exit(1 if failed or broken else 0)
+
+
+@cli.command()
 def stacks() -> None:
     """Per cloud: the drivers inferplane supports and the components that serve each."""
     from inferplane.accelerators.report import stacks_rows

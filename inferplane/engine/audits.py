@@ -172,8 +172,9 @@ def _pinned_to(pod: Resource, node: str) -> bool:
 
 
 def toleration(cluster: SimulatedCluster) -> list[Finding]:
-    """Controllers only on the System pool; each engine pod on its own pool, tolerating no taint of
-    another pool that its own does not carry."""
+    """Controllers only on the System pool; each device stack's node agent and each engine pod
+    tolerating no taint of a pool it does not belong on (that its own pools do not carry too), and each
+    engine pod running on its own pool."""
     findings = []
     for pod in cluster.pods_placed(Placement.SYSTEM):
         node = cluster.nodes.get(pod["spec"].get("nodeName") or "")
@@ -183,6 +184,20 @@ def toleration(cluster: SimulatedCluster) -> list[Finding]:
                 f"{_owner(pod)} pod {_name(pod)} is a controller but landed on {_where(node)}: "
                 f"{_admitted(pod['spec'], node)}; controllers belong on the System pool: drop the tolerations "
                 "that admit them to device pools"))
+    for daemonset in cluster.daemonsets:
+        if _annotation(daemonset, PLACEMENT_ANNOTATION) != Placement.DRIVERS:
+            continue
+        drivers = _drivers(daemonset, DRIVERS_ANNOTATION)
+        owner = f"DaemonSet/{daemonset['metadata']['name']}"
+        for name, taint, let_in in _foreign_taints_tolerated(
+                daemonset["spec"]["template"]["spec"], lambda node: bool(drivers & _pool(node)[2]), cluster):
+            findings.append(Finding(
+                "toleration", "DriverOverTolerant", f"{daemonset['metadata'].get('namespace', '')}/"
+                f"{daemonset['metadata']['name']}", name,
+                f"{owner} serves {', '.join(sorted(drivers))} but tolerates taint {_shown(taint)} of "
+                f"{_where(cluster.nodes[name])}, which runs {', '.join(sorted(_pool(cluster.nodes[name])[2])) or 'no driver'} "
+                f"(TaintToleration: {_show(let_in)}{_blanket(let_in)}): only its nodeSelector keeps it off that pool; "
+                "tolerate exactly its own pools' taints"))
     for pod in cluster.pods_placed(ENGINE_PLACEMENT):
         findings += _engine_findings(pod, cluster)
     return findings
@@ -202,23 +217,27 @@ def _engine_findings(pod: Resource, cluster: SimulatedCluster) -> list[Finding]:
         return [Finding("toleration", "EngineOffPool", _name(pod), node["metadata"]["name"],
                         f"engine pod {_name(pod)} belongs on {belongs} but landed on {_where(node)}: "
                         f"{_admitted(spec, node)}; pin it to its pool")]
-    own_taints = {_taint_id(t) for n in cluster.nodes.values() if _pool(n)[1] == own_pool
-                  for t in _filtering_taints(n)}
+    return [Finding("toleration", "EngineOverTolerant", _name(pod), name,
+                    f"engine pod {_name(pod)} of pool {own_pool} tolerates taint {_shown(taint)} of "
+                    f"{_where(cluster.nodes[name])} (TaintToleration: {_show(let_in)}{_blanket(let_in)}), which its own "
+                    "pool does not carry: tolerate exactly its pool's taints")
+            for name, taint, let_in in _foreign_taints_tolerated(spec, lambda n: _pool(n)[1] == own_pool, cluster)]
+
+
+def _foreign_taints_tolerated(spec: Mapping[str, Any], own: Callable[[Resource], bool], cluster: SimulatedCluster
+                              ) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+    """(node, taint, the toleration that tolerates it) for the first such taint of each node the pod
+    does not belong on, among the taints its own nodes do not carry."""
+    own_taints = {_taint_id(t) for n in cluster.nodes.values() if own(n) for t in _filtering_taints(n)}
     out = []
-    for name, other in sorted(cluster.nodes.items()):
-        if _pool(other)[1] == own_pool:
+    for name, node in sorted(cluster.nodes.items()):
+        if own(node):
             continue
-        for taint in _filtering_taints(other):
-            if _taint_id(taint) in own_taints:
-                continue
+        for taint in _filtering_taints(node):
             let_in = next((t for t in spec.get("tolerations") or [] if tolerates(t, taint)), None)
-            if let_in is not None:
-                out.append(Finding(
-                    "toleration", "EngineOverTolerant", _name(pod), name,
-                    f"engine pod {_name(pod)} of pool {own_pool} tolerates taint {_shown(taint)} of {_where(other)} "
-                    f"(TaintToleration: {_show(let_in)}{_blanket(let_in)}), which its own pool does not carry: "
-                    "tolerate exactly its pool's taints"))
-                break  # one finding per foreign node is enough to name it
+            if _taint_id(taint) not in own_taints and let_in is not None:
+                out.append((name, taint, let_in))
+                break
     return out
 
 
@@ -277,32 +296,62 @@ def held(cluster: SimulatedCluster) -> list[Finding]:
     return out
 
 
-def held_pools(objects: Iterable[Resource]) -> dict[str, tuple[set[str], set[str]]]:
-    """{pool: (drivers it runs, drivers its class wants that the gate holds back)} of a held cluster's
-    pools (empty when nothing is held)."""
-    out: dict[str, tuple[set[str], set[str]]] = {}
-    for node in (o for o in objects if o.get("kind") == "Node"):
-        back = _drivers(node, HELD_DRIVERS_ANNOTATION)
-        if back:
-            _, pool, runs = _pool(node)
-            out[pool] = (runs, back)
-    return out
-
-
 AUDITS: dict[str, Callable[[SimulatedCluster], list[Finding]]] = {
     "placement": placement, "toleration": toleration, "claims": claims, "held": held}
 
 
-def run_audits(objects: Iterable[Resource]) -> dict[str, list[Finding]]:
-    """Each audit's findings over one simulated cluster, by audit name, sorted by reason, pod and node."""
+@dataclass(frozen=True)
+class AuditResult:
+    """One audit over one cluster: its findings (none when it passes) and, when it passes, what it checked."""
+
+    cluster: str
+    audit: str
+    findings: tuple[Finding, ...]
+    checked: str
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+
+def audit_cluster(name: str, objects: Iterable[Resource]) -> list[AuditResult]:
+    """Every audit over one simulated cluster, in the order of `AUDITS`."""
     cluster = SimulatedCluster.of(objects)
+    return [AuditResult(name, audit_name, tuple(findings), _checked(audit_name, cluster))
+            for audit_name, findings in run_audits_on(cluster).items()]
+
+
+def run_audits_on(cluster: SimulatedCluster) -> dict[str, list[Finding]]:
     return {name: sorted(check(cluster), key=lambda f: (f.reason, f.pod or "", f.node or ""))
             for name, check in AUDITS.items()}
 
 
+def _checked(audit_name: str, cluster: SimulatedCluster) -> str:
+    """What a passing audit looked at, in a few words."""
+    if audit_name == "placement":
+        agents = cluster.pods_placed(Placement.DRIVERS)
+        pools = sorted({_pool(n)[1] for n in cluster.nodes.values() if _pool(n)[2]})
+        return f"{len(agents)} device-stack pods, each on its own pools ({', '.join(pools) or 'none'}), none missing"
+    if audit_name == "toleration":
+        return (f"{len(cluster.pods_placed(Placement.SYSTEM))} controllers on the System pool, "
+                f"{len(cluster.pods_placed(ENGINE_PLACEMENT))} engine pods on their own pools")
+    if audit_name == "claims":
+        return f"{len(cluster.claims)} claims allocated from their own drivers' slices"
+    held_back = {}
+    for node in cluster.nodes.values():
+        if _drivers(node, HELD_DRIVERS_ANNOTATION):
+            _, pool, runs = _pool(node)
+            held_back[pool] = (runs, _drivers(node, HELD_DRIVERS_ANNOTATION))
+    if not held_back:
+        return "not held by the gate"
+    return "held by the gate, judged on what runs: " + "; ".join(
+        f"pool {pool} runs {', '.join(sorted(runs)) or 'no driver'} (wants {', '.join(sorted(back))})"
+        for pool, (runs, back) in sorted(held_back.items()))
+
+
 def audit(objects: Iterable[Resource]) -> list[Finding]:
     """Every audit's findings over one simulated cluster, sorted by reason, pod and node."""
-    found = [f for findings in run_audits(objects).values() for f in findings]
+    found = [f for findings in run_audits_on(SimulatedCluster.of(objects)).values() for f in findings]
     return sorted(found, key=lambda f: (f.reason, f.pod or "", f.node or ""))
 
 

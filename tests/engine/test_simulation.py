@@ -18,7 +18,7 @@ from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
 from inferplane.engine.simulation import Pool, simulate_cluster
-from inferplane.engine.audits import audit
+from inferplane.engine.audits import audit, audit_cluster
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
 
@@ -393,3 +393,15 @@ spec:
     (slice_,) = [o for o in objects if o["kind"] == "ResourceSlice"]
     assert node["status"]["allocatable"]["cpu"] == "16"
     assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 16}
+
+
+def test_a_held_back_driver_that_runs_anyway_fails_the_held_audit():
+    amd = composed_pool("mi300x", [device(AMD_GPU.name)], 1)
+    # The pool runs nothing yet (its class changed to AMD while the gate held the cluster), but the
+    # AMD stack was installed all the same.
+    held_pool = dataclasses.replace(amd, runs=(), held_back=(AMD_GPU.name,))
+    objects = simulate_cluster("c1", [SYSTEM, held_pool], stack("Existing", [AMD_GPU.name]))
+    found = {r.audit: r.findings for r in audit_cluster("c1", objects)}
+    assert {(f.reason, f.node) for f in found["held"]} == {("HeldDriverRunning", "c1-mi300x-0")}
+    assert "serves gpu.amd.com, which the gate holds back from this cluster, yet runs on node c1-mi300x-0" \
+        in found["held"][0].message

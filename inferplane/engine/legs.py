@@ -1,0 +1,64 @@
+"""The audit legs: one fleet per cloud under tests/legs/, each reconciled in memory and audited.
+
+A leg is a folder of manifests (classes, an InferenceCluster with an NVIDIA and a CPU pool, plus an
+AMD pool on Existing, and a ModelDeployment per pool). `audit_folder` reconciles any such folder to
+its fixpoint in its own in-memory state, so that one leg's deployments can never place onto another
+leg's cluster, and runs every audit over each simulated cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from inferplane.engine.audits import AuditResult, audit_cluster
+from inferplane.engine.runtime import ApplyResult, Runtime
+
+# The legs live in the source checkout, beside the tests that run them.
+LEGS = Path(__file__).resolve().parents[2] / "tests" / "legs"
+
+
+@dataclass(frozen=True)
+class FolderAudit:
+    folder: Path
+    applied: ApplyResult
+    results: tuple[AuditResult, ...]
+    # Clusters with nothing simulated (the gate refused them before anything ran): name -> why.
+    unprovisioned: tuple[tuple[str, str], ...]
+
+
+def leg_folders(root: Path = LEGS) -> list[Path]:
+    """Every leg, by name; a clear error when this installation has no legs."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"no audit legs at {root} (they live in the source checkout's tests/legs): "
+                                "pass a folder of manifests to audit instead")
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def audit_folder(folder: Path, progress: Callable[[int, int], None] | None = None) -> FolderAudit:
+    """Reconcile one folder in memory and audit every cluster it simulates."""
+    runtime = Runtime(None, progress=progress)
+    try:
+        applied = runtime.apply([folder])
+        simulated = runtime.store.cluster_objects()
+        clusters = runtime.store.list("InferenceCluster")
+    finally:
+        runtime.close()
+    results: list[AuditResult] = []
+    unprovisioned = []
+    for cluster in sorted(clusters, key=lambda c: c["metadata"]["name"]):
+        name = cluster["metadata"]["name"]
+        if simulated.get(name):
+            results += audit_cluster(name, simulated[name])
+        else:
+            unprovisioned.append((name, _why_nothing_runs(cluster)))
+    return FolderAudit(folder, applied, tuple(results), tuple(unprovisioned))
+
+
+def _why_nothing_runs(cluster: dict[str, Any]) -> str:
+    ready = next((c for c in (cluster.get("status") or {}).get("conditions") or [] if c.get("type") == "ClusterReady"),
+                 None)
+    if ready is None:
+        return "nothing provisioned yet"
+    return f"nothing runs: ClusterReady {ready.get('status')} ({ready.get('reason')}): {ready.get('message', '')}"

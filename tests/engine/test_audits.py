@@ -1,0 +1,168 @@
+"""The audits over the seven legs (one fleet per cloud), and mutations that prove each audit can fail."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from inferplane.accelerators import catalog
+from inferplane.api.drivers import AMD_GPU, NVIDIA_GPU
+from inferplane.engine.audits import audit_cluster
+from inferplane.engine.legs import LEGS, audit_folder, leg_folders
+from inferplane.engine.runtime import Runtime
+from inferplane.engine.store import Key
+
+REPO = Path(__file__).resolve().parents[2]
+EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+WIDE_OPEN = {"operator": "Exists", "effect": "NoSchedule"}
+
+
+def results(folder):
+    audited = audit_folder(folder)
+    assert audited.applied.admission.errors == [] and audited.applied.report.converged
+    return {(r.cluster, r.audit): r for r in audited.results}
+
+
+def failures(folder, audit):
+    found = results(folder)
+    assert found, f"nothing in {folder} was simulated: the gate refused it, so no audit ran"
+    return [f for (_, name), r in found.items() if name == audit for f in r.findings]
+
+
+def mutate_component(monkeypatch, key, **changes):
+    """The catalog with one component changed on every cloud that lists it, as a broken catalog would be."""
+    clouds = {cloud: dataclasses.replace(stack, components=tuple(
+        dataclasses.replace(c, **changes) if c.key == key else c for c in stack.components))
+        for cloud, stack in catalog.CLOUDS.items()}
+    monkeypatch.setattr(catalog, "CLOUDS", clouds)
+
+
+def component(key):
+    return next(c for stack in catalog.CLOUDS.values() for c in stack.components if c.key == key)
+
+
+# ---- the legs
+
+
+def test_one_leg_per_cloud_each_with_an_nvidia_and_a_cpu_pool_and_amd_on_existing():
+    pools = {}
+    for leg in leg_folders():
+        cluster = yaml.safe_load((leg / "cluster.yaml").read_text())
+        pools[leg.name] = (cluster["spec"]["cluster"]["source"], [p["name"] for p in cluster["spec"]["nodePools"]])
+    assert pools == {
+        "aks": ("AKS", ["nvidia", "cpu"]), "civo": ("Civo", ["nvidia", "cpu"]), "eks": ("EKS", ["nvidia", "cpu"]),
+        "existing": ("Existing", ["nvidia", "amd", "cpu"]), "gke": ("GKE", ["nvidia", "cpu"]),
+        "nebius": ("Nebius", ["nvidia", "cpu"]), "vultr": ("Vultr", ["nvidia", "cpu"]),
+    }
+
+
+@pytest.mark.parametrize("leg", ["aks", "civo", "eks", "existing", "gke", "nebius", "vultr"])
+def test_every_leg_passes_every_audit(leg):
+    found = results(LEGS / leg)
+    assert sorted(found) == [(f"leg-{leg}", a) for a in ("claims", "held", "placement", "toleration")]
+    assert {a: r.findings for (_, a), r in found.items()} == {
+        "placement": (), "toleration": (), "claims": (), "held": ()}
+    placement = found[(f"leg-{leg}", "placement")].checked
+    # Two NVIDIA nodes with the kubelet plugin and dcgm-exporter each (plus GKE's driver installer),
+    # the CPU node with the CPU driver, and on Existing two AMD nodes with the DRA driver and exporter.
+    assert placement == {
+        "existing": "9 device-stack pods, each on its own pools (amd, cpu, nvidia), none missing",
+        "gke": "7 device-stack pods, each on its own pools (cpu, nvidia), none missing",
+    }.get(leg, "5 device-stack pods, each on its own pools (cpu, nvidia), none missing")
+    assert found[(f"leg-{leg}", "held")].checked == "not held by the gate"
+
+
+# ---- mutations: each makes a named audit fail
+
+
+def test_widening_the_cpu_drivers_tolerations_to_every_noschedule_taint_fails_the_toleration_audit(monkeypatch):
+    cpu_driver = component("dra-driver-cpu")
+    mutate_component(monkeypatch, "dra-driver-cpu",
+                     values=lambda spec: {**cpu_driver.values(spec), "tolerations": [WIDE_OPEN]})
+    found = failures(LEGS / "existing", "toleration")
+    assert [(f.reason, f.pod, f.node) for f in found] == [
+        ("DriverOverTolerant", "kube-system/dra-driver-cpu", "leg-existing-amd-0"),
+        ("DriverOverTolerant", "kube-system/dra-driver-cpu", "leg-existing-amd-1"),
+        ("DriverOverTolerant", "kube-system/dra-driver-cpu", "leg-existing-nvidia-0"),
+        ("DriverOverTolerant", "kube-system/dra-driver-cpu", "leg-existing-nvidia-1"),
+    ]
+    assert found[2].message == (
+        "DaemonSet/dra-driver-cpu serves dra.cpu but tolerates taint nvidia.com/gpu=true:NoSchedule of node "
+        "leg-existing-nvidia-0 of GPU pool nvidia, which runs gpu.nvidia.com (TaintToleration: {operator: Exists, "
+        "effect: NoSchedule} (it tolerates every taint with effect NoSchedule)): only its nodeSelector keeps it off "
+        "that pool; tolerate exactly its own pools' taints")
+
+
+def test_the_cpu_chart_default_lands_on_every_node_and_fails_the_placement_audit(monkeypatch):
+    """The chart's own default (every NoSchedule taint, no nodeSelector) puts the agent on GPU nodes."""
+    cpu_driver = component("dra-driver-cpu")
+    mutate_component(monkeypatch, "dra-driver-cpu", values=lambda spec: {
+        **cpu_driver.values(spec), "tolerations": [WIDE_OPEN], "nodeSelector": None})
+    found = sorted(failures(LEGS / "eks", "placement"), key=lambda f: f.node)
+    assert [(f.reason, f.node) for f in found] == [
+        ("DriverOnForeignPool", "leg-eks-nvidia-0"), ("DriverOnForeignPool", "leg-eks-nvidia-1"),
+        ("DriverOnForeignPool", "leg-eks-system-0"), ("DriverOnForeignPool", "leg-eks-system-1")]
+    assert re.fullmatch(
+        r"DaemonSet/dra-driver-cpu pod kube-system/dra-driver-cpu-\w+ serves dra.cpu but landed on node "
+        r"leg-eks-nvidia-0 of GPU pool nvidia, which runs gpu.nvidia.com: TaintToleration: taint "
+        r"nvidia.com/gpu=true:NoSchedule is tolerated by \{operator: Exists, effect: NoSchedule\} \(it tolerates "
+        r"every taint with effect NoSchedule\); limit its nodeSelector and tolerations to its own pools",
+        found[0].message)
+
+
+def test_a_component_tagged_with_the_wrong_driver_fails_the_placement_audit(monkeypatch):
+    # NVIDIA's DRA driver tagged as serving AMD GPUs: its kubelet plugin still goes where its affinity
+    # takes it (the NVIDIA pool), which runs another driver, and never reaches the AMD pool it claims.
+    mutate_component(monkeypatch, "dra-driver-nvidia-gpu", dra_drivers=frozenset({AMD_GPU.name}))
+    found = sorted(failures(LEGS / "existing", "placement"), key=lambda f: (f.node, f.reason))
+    assert [(f.reason, f.node) for f in found] == [
+        ("DriverMissing", "leg-existing-amd-0"), ("DriverMissing", "leg-existing-amd-1"),
+        ("DriverOnForeignPool", "leg-existing-nvidia-0"), ("DriverOnForeignPool", "leg-existing-nvidia-1")]
+    assert found[0].message == (
+        "node leg-existing-amd-0 of GPU pool amd runs gpu.amd.com but DaemonSet/dra-driver-nvidia-gpu-kubelet-plugin "
+        "runs no pod there (TaintToleration: node(s) had untolerated taint {amd.com/gpu: true}; NodeAffinity: node(s) "
+        "didn't match Pod's node affinity/selector): its devices are never published; let the DaemonSet's nodeSelector, affinity and tolerations admit the pool")
+    assert re.fullmatch(
+        r"DaemonSet/dra-driver-nvidia-gpu-kubelet-plugin pod nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-"
+        r"plugin-\w+ serves gpu.amd.com but landed on node leg-existing-nvidia-0 of GPU pool nvidia, which runs "
+        r"gpu.nvidia.com: TaintToleration: taint nvidia.com/gpu=true:NoSchedule is tolerated by \{key: nvidia.com/gpu, "
+        r"operator: Exists, effect: NoSchedule\}; limit its nodeSelector and tolerations to its own pools",
+        found[2].message)
+
+
+def test_the_amd_operands_tagged_nvidia_fail_the_placement_audit_on_existing(monkeypatch):
+    mutate_component(monkeypatch, "amd-gpu-operator", dra_drivers=frozenset({NVIDIA_GPU.name}))
+    found = failures(LEGS / "existing", "placement")
+    assert {(f.reason, f.node) for f in found} >= {
+        ("DriverOnForeignPool", "leg-existing-amd-0"), ("DriverOnForeignPool", "leg-existing-amd-1")}
+
+
+# ---- held: judged on what runs
+
+
+def held_eks_cluster(tmp_path):
+    """The EKS recipe's cluster, running, whose class then asks for AMD GPUs (not served on EKS)."""
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
+    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class)
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
+    assert runtime.apply([tmp_path / "class.yaml"]).report.converged
+    return runtime
+
+
+def test_a_held_cluster_is_judged_on_what_runs_not_on_what_its_class_wants(tmp_path):
+    runtime = held_eks_cluster(tmp_path)
+    events = runtime.store.events(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    # Before: four "DriverOnForeignPool" warnings telling the user to narrow the NVIDIA driver's
+    # tolerations, on the very pool it was installed for.
+    assert [e["reason"] for e in events if e["reason"].startswith("PlacementAudit")] == []
+    audited = {r.audit: r for r in audit_cluster("eks-l4", runtime.store.cluster_objects("eks-l4")["eks-l4"])}
+    assert all(r.passed for r in audited.values())
+    assert audited["held"].checked == ("held by the gate, judged on what runs: pool l4 runs gpu.nvidia.com "
+                                       "(wants gpu.amd.com)")
+    nodes = [o for o in runtime.store.cluster_objects("eks-l4")["eks-l4"] if o["kind"] == "Node"
+             and o["metadata"]["labels"]["inferplane.dev/pool"] == "l4"]
+    assert {n["metadata"]["annotations"]["inferplane.dev/held-drivers"] for n in nodes} == {AMD_GPU.name}
