@@ -331,12 +331,18 @@ def _checked(audit_name: str, cluster: SimulatedCluster) -> str:
     if audit_name == "placement":
         agents = cluster.pods_placed(Placement.DRIVERS)
         pools = sorted({_pool(n)[1] for n in cluster.nodes.values() if _pool(n)[2]})
-        return f"{len(agents)} device-stack pods, each on its own pools ({', '.join(pools) or 'none'}), none missing"
+        return f"{_count(agents, 'device-stack pod')}, each on its own pools ({', '.join(pools) or 'none'}), none missing"
     if audit_name == "toleration":
-        return (f"{len(cluster.pods_placed(Placement.SYSTEM))} controllers on the System pool, "
-                f"{len(cluster.pods_placed(ENGINE_PLACEMENT))} engine pods on their own pools")
+        engines = cluster.pods_placed(ENGINE_PLACEMENT)
+        pools = sorted({(p["spec"].get("nodeSelector") or {}).get(POOL_LABEL, "") for p in engines})
+        return (f"{_count(cluster.pods_placed(Placement.SYSTEM), 'controller')} on the System pool, "
+                + (f"{_count(engines, 'engine pod')} on their own pools ({', '.join(pools)})" if engines else "no engine pods"))
     if audit_name == "claims":
-        return f"{len(cluster.claims)} claims allocated from their own drivers' slices"
+        drivers = sorted({r.get("driver", "") for c in cluster.claims.values()
+                          for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []})
+        if not cluster.claims:
+            return "no claims"
+        return f"{_count(cluster.claims, 'claim')} allocated from their own drivers' slices ({', '.join(drivers)})"
     held_back = {}
     for node in cluster.nodes.values():
         if _drivers(node, HELD_DRIVERS_ANNOTATION):
@@ -356,6 +362,10 @@ def audit(objects: Iterable[Resource]) -> list[Finding]:
 
 
 # ---- reading the objects
+
+
+def _count(items: Any, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
 
 
 def _annotation(obj: Resource, key: str) -> str:
