@@ -105,7 +105,7 @@ def placement(cluster: SimulatedCluster) -> list[Finding]:
         if node is None or _annotation(pod, PLACEMENT_ANNOTATION) != Placement.DRIVERS:
             continue
         drivers = _drivers(pod, DRIVERS_ANNOTATION)
-        role, pool, pool_drivers = _pool(node)
+        pool_drivers = _pool(node)[2]
         if not drivers & pool_drivers:
             claims = ", ".join(sorted(pool_drivers)) or "no driver"
             findings.append(Finding(
