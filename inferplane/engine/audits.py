@@ -100,7 +100,7 @@ def placement(cluster: SimulatedCluster) -> list[Finding]:
     for pod in cluster.pods:
         if _annotation(pod, PLACEMENT_ANNOTATION) == ENGINE_PLACEMENT:
             continue  # engine pods are the toleration audit's
-        findings += _not_running(pod, "placement")
+        findings += _not_running(pod, "placement", cluster)
         node = cluster.nodes.get(pod["spec"].get("nodeName") or "")
         if node is None or _annotation(pod, PLACEMENT_ANNOTATION) != Placement.DRIVERS:
             continue
@@ -118,14 +118,16 @@ def placement(cluster: SimulatedCluster) -> list[Finding]:
     return findings
 
 
-def _not_running(pod: Resource, audit: str) -> list[Finding]:
-    """A pod left Pending (with the scheduler's message) or crash-looping, or nothing."""
+def _not_running(pod: Resource, audit: str, cluster: SimulatedCluster) -> list[Finding]:
+    """A pod left Pending (with the scheduler's message and which predicate kept it off which nodes) or
+    crash-looping, or nothing."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     if not spec.get("nodeName"):
         message = next((c.get("message", "") for c in status.get("conditions") or []
                         if c.get("type") == "PodScheduled"), "")
         reason = "EnginePending" if audit == "toleration" else "PodPending"
-        return [Finding(audit, reason, _name(pod), None, f"{_owner(pod)} pod {_name(pod)} is Pending: {message}")]
+        return [Finding(audit, reason, _name(pod), None, f"{_owner(pod)} pod {_name(pod)} is Pending: {message} "
+                        f"({_kept_off(spec, cluster)})")]
     crashing = [c["state"]["waiting"].get("message", "") for c in status.get("containerStatuses") or []
                 if (c.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"]
     if crashing:
@@ -206,7 +208,7 @@ def toleration(cluster: SimulatedCluster) -> list[Finding]:
 def _engine_findings(pod: Resource, cluster: SimulatedCluster) -> list[Finding]:
     spec = pod["spec"]
     own_pool = (spec.get("nodeSelector") or {}).get(POOL_LABEL)
-    not_running = _not_running(pod, "toleration")
+    not_running = _not_running(pod, "toleration", cluster)
     if not_running:
         return not_running
     node = cluster.nodes.get(spec["nodeName"])
@@ -427,6 +429,18 @@ def _kept_out(pod: Mapping[str, Any], node: Resource) -> str:
     parts = [f"{type(p).__name__}: {'; '.join(reasons)}" for p in DAEMONSET_PREDICATES
              if (reasons := p.filter(pod, info))]
     return "; ".join(parts) or "no predicate rejects it"
+
+
+def _kept_off(spec: Mapping[str, Any], cluster: SimulatedCluster) -> str:
+    """Which placement predicate kept a Pending pod off which nodes (the first that rejects each, in the
+    scheduler's order); nodes all of them admit were refused for resources or devices."""
+    kept: dict[str, list[str]] = {}
+    for name, node in sorted(cluster.nodes.items()):
+        info = NodeInfo(node)
+        predicate = next((type(p).__name__ for p in DAEMONSET_PREDICATES if p.filter(spec, info)),
+                         "resources or DRA allocation")
+        kept.setdefault(predicate, []).append(name)
+    return "; ".join(f"{predicate} kept it off {', '.join(nodes)}" for predicate, nodes in kept.items())
 
 
 def _blanket(toleration_: Mapping[str, Any]) -> str:

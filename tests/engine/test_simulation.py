@@ -195,6 +195,8 @@ def test_without_a_system_pool_controllers_stay_pending_with_the_schedulers_reas
     findings = audit(objects)
     assert {f.reason for f in findings} == {"PodPending"}
     assert len(findings) == len(pending)
+    assert findings[0].message.endswith(
+        "untolerated taint {nvidia.com/gpu: true}. (TaintToleration kept it off c1-cpu-0, c1-cpu-1, c1-h100-0, c1-h100-1)")
 
 
 def test_a_pool_its_driver_never_reaches_is_caught():
