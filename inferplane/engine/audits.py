@@ -287,7 +287,7 @@ def held(cluster: SimulatedCluster) -> list[Finding]:
     running = set().union(*(_pool(n)[2] for n in cluster.nodes.values()))
     out = []
     for pod in cluster.pods_placed(Placement.DRIVERS):
-        leaked = _drivers(pod, DRIVERS_ANNOTATION) & held_back - running
+        leaked = _drivers(pod, DRIVERS_ANNOTATION) & (held_back - running)
         node = pod["spec"].get("nodeName")
         if leaked and node:
             out.append(Finding(
