@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 from inferplane.accelerators.workloads import Placement
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import taint_text
-from inferplane.api.drivers import DRIVERS, POOL_LABEL
+from inferplane.api.drivers import POOL_LABEL
 from inferplane.engine.simulation import (
     DAEMONSET_PREDICATES,
     DRIVERS_ANNOTATION,
@@ -38,12 +38,10 @@ from inferplane.engine.simulation import (
     WORKLOAD_ANNOTATION,
     with_daemonset_tolerations,
 )
+from inferplane.scheduling.dra import DRIVER_OF_CLASS
 from inferplane.scheduling.predicates import FILTERING_EFFECTS, NodeInfo, tolerates
 
 Resource = dict[str, Any]
-
-# A request's DeviceClass names the driver whose devices it may take.
-DRIVER_OF_DEVICE_CLASS = {d.device_class: d.name for d in DRIVERS.values()}
 
 
 @dataclass(frozen=True)
@@ -263,7 +261,7 @@ def claims(cluster: SimulatedCluster) -> list[Finding]:
                         for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []}
             for result in ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []:
                 device_class = requests.get(result.get("request", ""), "")
-                wanted = DRIVER_OF_DEVICE_CLASS.get(device_class)
+                wanted = DRIVER_OF_CLASS.get(device_class)
                 where = (node, result.get("driver"), result.get("pool"), result.get("device"))
                 if result.get("driver") == wanted and where in published:
                     continue

@@ -1,5 +1,6 @@
 """The audits over the seven legs (one fleet per cloud), and mutations that prove each audit can fail."""
 
+import copy
 import dataclasses
 import re
 from pathlib import Path
@@ -9,7 +10,9 @@ import yaml
 
 from inferplane.accelerators import catalog
 from inferplane.api.drivers import AMD_GPU, NVIDIA_GPU
+from inferplane.engine import fleet
 from inferplane.engine.audits import audit_cluster
+from inferplane.engine.simulation import ClusterSimulation, EngineObject
 from inferplane.engine.legs import LEGS, audit_folder, leg_folders
 from inferplane.engine.runtime import Runtime
 from inferplane.engine.store import Key
@@ -37,6 +40,21 @@ def mutate_component(monkeypatch, key, **changes):
         dataclasses.replace(c, **changes) if c.key == key else c for c in stack.components))
         for cloud, stack in catalog.CLOUDS.items()}
     monkeypatch.setattr(catalog, "CLOUDS", clouds)
+
+
+def mutate_engines(monkeypatch, change):
+    """Every simulated cluster asked to run its engine workloads with `change(pod spec)` applied."""
+    class Mutated(ClusterSimulation):
+        def __init__(self, name, pools, components, provided=(), engines=()):
+            mutated = []
+            for engine in engines:
+                manifest = copy.deepcopy(dict(engine.manifest))
+                if manifest.get("kind") == "Deployment":
+                    change(manifest["spec"]["template"]["spec"])
+                mutated.append(EngineObject(engine.namespace, engine.name, manifest))
+            super().__init__(name, pools, components, provided, mutated)
+
+    monkeypatch.setattr(fleet, "ClusterSimulation", Mutated)
 
 
 def component(key):
@@ -71,6 +89,13 @@ def test_every_leg_passes_every_audit(leg):
         "existing": "9 device-stack pods, each on its own pools (amd, cpu, nvidia), none missing",
         "gke": "7 device-stack pods, each on its own pools (cpu, nvidia), none missing",
     }.get(leg, "5 device-stack pods, each on its own pools (cpu, nvidia), none missing")
+    gpus = "amd, cpu, nvidia" if leg == "existing" else "cpu, nvidia"
+    drivers = "dra.cpu, gpu.amd.com, gpu.nvidia.com" if leg == "existing" else "dra.cpu, gpu.nvidia.com"
+    engines = 3 if leg == "existing" else 2
+    # One ModelDeployment per pool: each engine pod runs on its own pool with its driver's device.
+    assert found[(f"leg-{leg}", "toleration")].checked.endswith(f", {engines} engine pods on their own pools ({gpus})")
+    assert found[(f"leg-{leg}", "claims")].checked == (
+        f"{engines} claims allocated from their own drivers' slices ({drivers})")
     assert found[(f"leg-{leg}", "held")].checked == "not held by the gate"
 
 
@@ -166,3 +191,60 @@ def test_a_held_cluster_is_judged_on_what_runs_not_on_what_its_class_wants(tmp_p
     nodes = [o for o in runtime.store.cluster_objects("eks-l4")["eks-l4"] if o["kind"] == "Node"
              and o["metadata"]["labels"]["inferplane.dev/pool"] == "l4"]
     assert {n["metadata"]["annotations"]["inferplane.dev/held-drivers"] for n in nodes} == {AMD_GPU.name}
+
+
+def test_dropping_an_engines_pool_toleration_fails_the_toleration_audit(monkeypatch):
+    mutate_engines(monkeypatch, lambda spec: spec.update(
+        tolerations=[t for t in spec.get("tolerations") or [] if t.get("key") != NVIDIA_GPU.pool_taint.key]))
+    found = failures(LEGS / "gke", "toleration")
+    assert [(f.reason, f.node) for f in found] == [("EnginePending", None)]
+    assert re.fullmatch(r"Deployment/\S+ pod default/\S+ is Pending: 0/5 nodes are available: 1 node\(s\) had "
+                        r"untolerated taint \{inferplane.dev/cpu: true\}, 2 node\(s\) didn't match Pod's node "
+                        r"affinity/selector, 2 node\(s\) had untolerated taint \{nvidia.com/gpu: true\}\. \(TaintToleration "
+                        r"kept it off leg-gke-cpu-0, leg-gke-nvidia-0, leg-gke-nvidia-1; NodeSelector kept it off "
+                        r"leg-gke-system-0, leg-gke-system-1\)", found[0].message), \
+        found[0].message
+
+
+def test_a_blanket_toleration_on_an_engine_fails_the_toleration_audit(tmp_path):
+    # The user's own deployment asks its engines to tolerate everything: they may now land anywhere.
+    for name in ("classes.yaml", "cluster.yaml"):
+        (tmp_path / name).write_text((LEGS / "aks" / name).read_text())
+    models = list(yaml.safe_load_all((LEGS / "aks" / "models.yaml").read_text()))
+    for model in models:
+        model["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump_all(models))
+    found = failures(tmp_path, "toleration")
+    assert sorted((f.reason, f.node) for f in found) == [
+        ("EngineOverTolerant", "leg-aks-cpu-0"), ("EngineOverTolerant", "leg-aks-nvidia-0"),
+        ("EngineOverTolerant", "leg-aks-nvidia-1")]
+    gpu_engine = next(f for f in found if f.node == "leg-aks-cpu-0")
+    assert re.fullmatch(r"engine pod default/\S+ of pool nvidia tolerates taint inferplane.dev/cpu=true:NoSchedule of "
+                        r"node leg-aks-cpu-0 of CPU pool cpu \(TaintToleration: \{operator: Exists\} \(it tolerates "
+                        r"every taint\)\), which its own pool does not carry: tolerate exactly its pool's taints",
+                        gpu_engine.message), gpu_engine.message
+
+
+def test_a_claim_allocated_from_another_drivers_slices_fails_the_claims_audit(monkeypatch):
+    """The allocator handing the NVIDIA engine a CPU device: its claim names the CPU driver's slice."""
+    simulate = ClusterSimulation.simulate
+
+    def misallocating(self):
+        objects = simulate(self)
+        cpu_slice = next(o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "dra.cpu")
+        for claim in (o for o in objects if o["kind"] == "ResourceClaim"):
+            for result in claim["status"]["allocation"]["devices"]["results"]:
+                if result["driver"] == NVIDIA_GPU.name:
+                    result.update(driver="dra.cpu", pool=cpu_slice["spec"]["pool"]["name"],
+                                  device=cpu_slice["spec"]["devices"][0]["name"])
+        return objects
+
+    monkeypatch.setattr(ClusterSimulation, "simulate", misallocating)
+    found = failures(LEGS / "nebius", "claims")
+    assert [(f.reason, f.node) for f in found] == [("ClaimFromForeignSlices", found[0].node)]
+    assert found[0].node.startswith("leg-nebius-nvidia-")
+    assert re.fullmatch(
+        r"engine pod default/\S+'s claim \S+ request gpu \(DeviceClass gpu.nvidia.com, driver gpu.nvidia.com\) was "
+        r"allocated device cpudevnuma000 of pool leg-nebius-cpu-0 from no slice node leg-nebius-nvidia-\d publishes: "
+        r"DRA allocation may only take devices of the request's own driver from the node's ResourceSlices",
+        found[0].message), found[0].message

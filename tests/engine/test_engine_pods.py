@@ -78,9 +78,14 @@ def test_no_device_satisfying_a_selector_keeps_the_replica_not_ready_naming_pod_
             "no gpu.amd.com device satisfies its selectors (selector 'device.attributes[\"gpu.amd.com\"].productName "
             "== \"AMD Instinct MI300X\"' is false for device gpu-0-128)") in ready["message"]
     assert "node amd-lab-system-0: node(s) had untolerated taint" not in ready["message"]
-    # The placement audit reports the Pending engine pod on the cluster.
+    # The toleration audit reports the Pending engine pod on the cluster: every node's predicates admit
+    # it except the System node's, so DRA allocation is what kept it off its pool.
     findings = simulate_fleet(runtime.store)["amd-lab"]
-    assert [(f["reason"], f["pod"]) for f in findings] == [("PodPending", f"default/{pod['metadata']['name']}")]
+    assert [(f["audit"], f["reason"], f["pod"]) for f in findings] == [
+        ("toleration", "EnginePending", f"default/{pod['metadata']['name']}")]
+    assert findings[0]["message"].endswith(
+        "(resources or DRA allocation kept it off amd-lab-mi325x-0; NodeSelector kept it off amd-lab-system-0, "
+        "amd-lab-system-1)")
 
 
 def test_more_devices_than_the_node_has_are_not_enough_devices(tmp_path):
