@@ -15,7 +15,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
     frozenset({"engine"}),
     frozenset({"compose", "admission"}),
-    frozenset({"clouds", "accelerators", "scheduling"}),
+    frozenset({"clouds", "accelerators", "scheduling", "routing"}),
     # GPU metrics: the catalog says which component exports them and ships their rules.
     frozenset({"metrics"}),
     frozenset({"cel", "api", "crossplane"}),

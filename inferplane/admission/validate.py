@@ -28,6 +28,7 @@ from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNE
     KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
 from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
+from inferplane.routing.addresses import pool_range, url_target
 
 # Metadata the API server sets itself and ignores in a request (rest.BeforeCreate / BeforeUpdate).
 SERVER_SET_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
@@ -272,6 +273,8 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
     """Checks the API server leaves to a webhook: quantities the engine can compute with."""
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
+    if kind.KIND in ("InferenceGateway", "ModelEndpoint"):
+        yield from _address_problems(body)
 
 
 def _selector_problems(body: dict[str, Any], reported: set[str]) -> Iterable[tuple[str, str]]:
@@ -310,6 +313,20 @@ def _device_selectors(value: Any, path: str) -> Iterable[tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _device_selectors(item, f"{path}[{index}]")
+
+
+def _address_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    """A gateway's address pool and an endpoint's URL must be what MetalLB and the gateway can use."""
+    spec = body["spec"]
+    pool = ((spec.get("traefik") or {}).get("metallb") or {}).get("addressPool")
+    checks = (("spec.traefik.metallb.addressPool", pool, pool_range), ("spec.url", spec.get("url"), url_target))
+    for path, value, parse in checks:
+        if value is None:
+            continue
+        try:
+            parse(value)
+        except ValueError as exc:
+            yield path, str(exc)
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

@@ -29,3 +29,23 @@ def composed_name(owner: str, *parts: str, scope: str = "") -> str:
     digest = hashlib.sha256("\0".join((scope, owner, *parts)).encode()).hexdigest()[:NAME_HASH_LENGTH]
     prefix = "-".join((owner, *parts))[:NAME_MAX - NAME_HASH_LENGTH - 1].rstrip("-.")
     return f"{prefix}-{digest}"
+
+
+HELM_API_VERSION = "helm.m.crossplane.io/v1beta1"
+
+
+def helm_release(name: str, provider_config: str, chart: tuple[str, str, str], namespace: str,
+                 values: dict | None = None, labels: dict[str, str] | None = None) -> dict:
+    """A provider-helm Release in inferplane's namespace: `chart` is (name, repository, version) and
+    `namespace` where the chart installs on its cluster."""
+    chart_name, repository, version = chart
+    for_provider: dict = {"chart": {"name": chart_name, "repository": repository, "version": version},
+                          "namespace": namespace}
+    if values is not None:
+        for_provider["values"] = values
+    metadata: dict = {"name": name, "namespace": MANAGED_NAMESPACE}
+    if labels:
+        metadata["labels"] = labels
+    return {"apiVersion": HELM_API_VERSION, "kind": "Release", "metadata": metadata,
+            "spec": {"providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
+                     "forProvider": for_provider}}

@@ -23,13 +23,15 @@ class Requirement:
     a name, every object of the kind in every namespace (Crossplane's selector matching all labels):
     the runtime answers with a list, and any change to the kind calls the function again, unless
     `watch` narrows that to the (namespace, name) of the objects whose changes matter to it (an empty
-    namespace for cluster-scoped kinds)."""
+    namespace for cluster-scoped kinds). With `match_labels`, every object of the kind in `namespace`
+    carrying those labels: a list again, and any change to the kind in that namespace calls it again."""
 
     api_version: str
     kind: str
     name: str | None = None
     namespace: str | None = None
     watch: frozenset[tuple[str, str]] | None = None
+    match_labels: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Request:
     # Composed resources as observed, keyed by the stable names the function gave them.
     observed: dict[str, Resource] = field(default_factory=dict)
     # Required resources by requirement name; a requirement that could not be found maps to None, one
-    # without a name to the list of every object of its kind.
+    # without a name to the list of every object of its kind, one by labels to the list of what matches.
     required: dict[str, Any] = field(default_factory=dict)
 
 

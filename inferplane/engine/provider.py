@@ -9,14 +9,22 @@ observes on the target cluster as `status.atProvider.manifest`, as provider-kube
 simulated target clusters hold one such object: kubeadm's `kube-system/kubeadm-config` ConfigMap,
 whose ClusterConfiguration names the version the cluster runs (`kubernetes_version`, chosen by
 whoever builds the provider; tests pick old ones). Anything else observed is not found.
+
+The control plane's gateway controllers are simulated too: Traefik accepts the GatewayClass naming its
+controller and programs a Gateway of that class, whose address is MetalLB's (the lowest address of
+its pool, as MetalLB's allocator hands out the lowest free one) or, without a pool, the simulated
+cloud load balancer's.
 """
 
 from __future__ import annotations
 
 import hashlib
+from typing import Callable
 
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.engine.store import Resource
+from inferplane.routing import gateway as gw
+from inferplane.routing.addresses import first_pool_address
 
 # The version simulated target clusters run unless a test picks another.
 SIMULATED_KUBERNETES_VERSION = "v1.36.1"
@@ -46,8 +54,11 @@ class SimulatedProvider:
     def __init__(self, kubernetes_version: str = SIMULATED_KUBERNETES_VERSION):
         self.kubernetes_version = kubernetes_version
 
-    def observe(self, obj: Resource) -> dict:
-        """The status the provider reports for an applied managed resource."""
+    def observe(self, obj: Resource, of_kind: Callable[[str], list[Resource]] = lambda kind: []) -> dict:
+        """The status the provider reports for an applied resource; `of_kind` lists the control plane's
+        objects of a kind (a Gateway's address comes from MetalLB's pool)."""
+        if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in ("GatewayClass", "Gateway"):
+            return self.observe_gateway_api(obj, of_kind)
         status = dict(obj.get("status") or {})
         status.setdefault("atProvider", {})
         spec = obj.get("spec") or {}
@@ -99,3 +110,22 @@ class SimulatedProvider:
                 {k: (wanted.get("metadata") or {}).get(k) for k in ("name", "namespace")} == config["metadata"]:
             return config
         return None
+
+    def observe_gateway_api(self, obj: Resource, of_kind: Callable[[str], list[Resource]]) -> dict:
+        """Traefik's answer to a GatewayClass or Gateway: accepted when its class is Traefik's."""
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "GatewayClass":
+            ours = spec.get("controllerName") == gw.TRAEFIK_CONTROLLER
+            return {"conditions": [_condition("Accepted", ours, "Accepted" if ours else "NotOurs")]}
+        classes = {c["metadata"]["name"]: c for c in of_kind("GatewayClass")}
+        klass = classes.get(spec.get("gatewayClassName", ""))
+        if klass is None or (klass.get("spec") or {}).get("controllerName") != gw.TRAEFIK_CONTROLLER:
+            return {"conditions": [_condition("Accepted", False, "Pending")]}  # no controller claims it
+        pools = [p for p in of_kind("IPAddressPool") if (p.get("spec") or {}).get("addresses")]
+        address = first_pool_address(pools[0]["spec"]["addresses"][0]) if pools else gw.SIMULATED_CLOUD_ADDRESS
+        return {"addresses": [{"type": "IPAddress", "value": address}],
+                "conditions": [_condition("Accepted", True, "Accepted"), _condition("Programmed", True, "Programmed")]}
+
+
+def _condition(type_: str, true: bool, reason: str) -> dict:
+    return {"type": type_, "status": "True" if true else "False", "reason": reason, "message": ""}

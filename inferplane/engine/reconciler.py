@@ -49,12 +49,17 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
     from inferplane.compose.cloud_cluster import compose_cloud_cluster
     from inferplane.compose.inference_cluster import compose_inference_cluster
+    from inferplane.compose.inference_gateway import compose_inference_gateway
     from inferplane.compose.model_deployment import compose_model_deployment
+    from inferplane.compose.model_endpoint import compose_model_endpoint
     from inferplane.compose.model_replica import compose_model_replica
+    from inferplane.compose.model_service import compose_model_service
     from inferplane.compose.serving_stack import compose_serving_stack
 
     functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack,
-                 "ModelDeployment": compose_model_deployment, "ModelReplica": compose_model_replica}
+                 "ModelDeployment": compose_model_deployment, "ModelReplica": compose_model_replica,
+                 "InferenceGateway": compose_inference_gateway, "ModelEndpoint": compose_model_endpoint,
+                 "ModelService": compose_model_service}
     functions.update({kind.KIND: compose_cloud_cluster for kind in CLOUD_CLUSTER_KINDS.values()})
     return functions
 
@@ -74,6 +79,10 @@ def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Req
             break
         for name, requirement in wanted.items():
             group = requirement.api_version.rsplit("/", 1)[0]
+            if requirement.match_labels is not None:
+                required[name] = matching(objects, group, requirement.kind, requirement.namespace or "",
+                                          dict(requirement.match_labels))
+                continue
             if requirement.name is None:
                 kind = sorted(k for k in objects if k.kind == requirement.kind and k.group == group)
                 required[name] = [objects[k] for k in kind]
@@ -88,9 +97,19 @@ def watched(requirement: Requirement) -> set[Key]:
     group = requirement.api_version.rsplit("/", 1)[0]
     if requirement.name is not None:
         return {Key(group, requirement.kind, requirement.namespace or "", requirement.name)}
+    if requirement.match_labels is not None:
+        return {Key.in_namespace(group, requirement.kind, requirement.namespace or "")}
     if requirement.watch is None:
         return {Key.every(group, requirement.kind)}
     return {Key(group, requirement.kind, namespace, name) for namespace, name in requirement.watch}
+
+
+def matching(objects: dict[Key, Resource], group: str, kind: str, namespace: str,
+             labels: dict[str, str]) -> list[Resource]:
+    """Every object of a kind in a namespace carrying `labels`, by name."""
+    return [obj for key, obj in sorted(objects.items())
+            if (key.group, key.kind, key.namespace) == (group, kind, namespace)
+            and labels.items() <= (obj["metadata"].get("labels") or {}).items()]
 
 
 MODEL_REPLICA = "ModelReplica"
@@ -273,7 +292,8 @@ class Reconciler:
         owner = self._controller(obj)
         if owner and not itself:
             targets.append(owner)
-        watchers = self.required_by.get(key, set()) | self.required_by.get(Key.every(key.group, key.kind), set())
+        watchers = (self.required_by.get(key, set()) | self.required_by.get(Key.every(key.group, key.kind), set())
+                    | self.required_by.get(Key.in_namespace(key.group, key.kind, key.namespace), set()))
         targets += sorted(watchers)
         if targets:
             self.store.enqueue(RECONCILE, targets)
@@ -395,6 +415,9 @@ class Reconciler:
         objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
         return call_with_requirements(self.objects, function, composite, observed)
 
+    def _of_kind(self, kind: str) -> list[Resource]:
+        return [obj for key, obj in sorted(self.objects.items()) if key.kind == kind]
+
     def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
         """Apply one desired composed resource; returns its key. A resource that another composite
         controls is left alone, and why is added to `conflicts`."""
@@ -421,7 +444,7 @@ class Reconciler:
             return child_key
         stored, changed = self._put(obj)
         if changed and obj["kind"] not in self.functions:
-            self._put_status(child_key, self.provider.observe(stored))
+            self._put_status(child_key, self.provider.observe(stored, self._of_kind))
         return child_key
 
     def _garbage_collect(self, key: Key) -> None:

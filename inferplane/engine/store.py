@@ -157,6 +157,11 @@ class Key:
         (Kubernetes names never contain `*`)."""
         return cls(group, kind, EVERY, EVERY)
 
+    @classmethod
+    def in_namespace(cls, group: str, kind: str, namespace: str) -> "Key":
+        """Stands for every object of a kind in one namespace, where a composite requires them by labels."""
+        return cls(group, kind, namespace, EVERY)
+
     def encode(self) -> str:
         """One string for a column: Kubernetes names and groups never contain `|`."""
         return "|".join((self.group, self.kind, self.namespace, self.name))
@@ -509,10 +514,11 @@ class Store:
         return out
 
     def watchers(self, key: Key) -> list[Key]:
-        """The composites that required `key` in their last reconcile."""
+        """The composites that required `key` in their last reconcile: by name, among its namespace's, or
+        among every object of its kind."""
         rows = self._db.execute("SELECT DISTINCT watcher FROM requirements WHERE api_group=? AND kind=? AND "
-                                "((namespace=? AND name=?) OR (namespace=? AND name=?)) ORDER BY watcher",
-                                (*_where(key), EVERY, EVERY))
+                                "((namespace=? AND name IN (?, ?)) OR (namespace=? AND name=?)) ORDER BY watcher",
+                                (*_where(key), EVERY, EVERY, EVERY))
         return [Key.decode(row[0]) for row in rows]
 
     # ---- leases
