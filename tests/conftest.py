@@ -31,3 +31,11 @@ def provider_crds():
             return [f"{v.path}: {v.message}" for v in self.schemas.validate(obj)]
 
     return ProviderCRDs()
+
+
+@pytest.fixture(scope="session")
+def gateway_api_crds():
+    """Gateway API v1.5.1's standard-channel CRDs (and the Inference Extension's)."""
+    from inferplane.admission.openapi import CRDSchemas
+
+    return CRDSchemas.from_dir(SHARED_SCHEMAS / "gateway-api")

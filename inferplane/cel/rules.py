@@ -39,7 +39,8 @@ def rule_at(rule: str, path: Path) -> Program:
         if tok.kind == "ident" and tok.text == "self" and not after_dot:
             out += [rule[last:tok.start], _path_expression(path)]
             last = tok.end
-        elif tok.kind == "ident" and tok.text == "matches" and after_dot:
+        elif tok.kind == "ident" and tok.text == "matches" and after_dot and i + 1 < len(toks) \
+                and toks[i + 1].text == "(":  # a call; `route.matches` without one is a field
             out += [rule[last:tok.start], CACHED_MATCHES]
             last = tok.end
     out.append(rule[last:])

@@ -470,6 +470,27 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
     click.echo(f"wrote {html_file}: open it in a browser (it needs no network)")
 
 
+@cli.command()
+@click.argument("service", metavar="NAMESPACE/SERVICE")
+@click.option("--path", default="/v1/completions", show_default=True,
+              help="The path after the service's address, as a client sends it.")
+@click.option("--method", default="POST", show_default=True, help="The request's HTTP method.")
+@STATE_OPTION
+def route(service: str, path: str, method: str, state: Path | None) -> None:
+    """Where a request to a ModelService goes: the matched route rule, each backend's share and URL."""
+    from inferplane.cli.views import route_report
+
+    namespace, _, name = service.rpartition("/")
+    if not namespace or not name or not path.startswith("/"):
+        raise click.UsageError("name the service as NAMESPACE/SERVICE (e.g. ml-team/qwen-cpu) and give --path "
+                               "starting with / (e.g. /v1/completions)")
+    with opened(state, create=False) as runtime:
+        objects = runtime.list()
+    report, routed = route_report(objects, namespace, name, path, method.upper())
+    click.echo(report, err=not routed)
+    sys.exit(0 if routed else 1)
+
+
 @cli.command("api-resources")
 def api_resources() -> None:
     """Every kind the CLI knows: name, short names, API version, whether namespaced, kind."""

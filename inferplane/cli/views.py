@@ -310,10 +310,34 @@ def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
 
 
 def fleet_table(objects: list[Resource]) -> str:
+    """The fleet, then (when there are any) the ModelServices with their addresses."""
     rows = [(r.cluster, r.cloud, r.ready, r.reason, ",".join(r.drivers) or "none", " ".join(r.pools),
              ",".join(r.device_stacks) or "none", ",".join(r.wanted_drivers)) for r in fleet_rows(objects)]
-    return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
-                 rows)
+    fleet = table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
+                  rows)
+    services = services_table(objects)
+    return f"{fleet}\n\n{services}" if services else fleet
+
+
+def services_table(objects: list[Resource]) -> str:
+    """One row per ModelService: its address, how many endpoints it routes to, and its readiness ("" when
+    there is no service)."""
+    rows = []
+    for service in sorted((o for o in objects if o["kind"] == "ModelService"),
+                          key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
+        status = service.get("status") or {}
+        route = next((o for o in objects if o["kind"] == "HTTPRoute" and _controlled_by(o, service)), None)
+        backends = sum(len(r.get("backendRefs") or []) for r in ((route or {}).get("spec") or {}).get("rules") or [])
+        ready = condition(service, "Ready")
+        rows.append((f"{service['metadata'].get('namespace', '')}/{service['metadata']['name']}",
+                     status.get("address") or "<none>", backends, ready.get("status", "Unknown"),
+                     ready.get("reason", "")))
+    return table(("SERVICE", "ADDRESS", "ENDPOINTS", "READY", "REASON"), rows) if rows else ""
+
+
+def _controlled_by(obj: Resource, owner: Resource) -> bool:
+    return any(ref.get("uid") == owner["metadata"].get("uid") and ref.get("controller")
+               for ref in obj["metadata"].get("ownerReferences") or [])
 
 
 def models_table(objects: list[Resource]) -> str:
@@ -389,3 +413,34 @@ def unified_diffs(before: list[Resource], after: list[Resource]) -> str:
             name = qualified_name((new.get(key) or old[key]))
             out += difflib.unified_diff(a, b, f"live/{name}", f"applied/{name}")
     return "".join(out)
+
+
+def route_report(objects: list[Resource], namespace: str, name: str, path: str, method: str) -> tuple[str, bool]:
+    """`inferplane route`: the request, the rule it matched and its backends; and whether it reaches one."""
+    from inferplane.api.inference_gateway import DEFAULT_GATEWAY_NAME
+    from inferplane.routing.travel import travel
+
+    service = next((o for o in objects if o["kind"] == "ModelService" and o["metadata"]["name"] == name
+                    and o["metadata"].get("namespace") == namespace), None)
+    if service is None:
+        return f"Error from server (NotFound): modelservice {namespace}/{name} not found", False
+    gateway = next((o for o in objects if o["kind"] == "InferenceGateway"
+                    and o["metadata"]["name"] == DEFAULT_GATEWAY_NAME), None)
+    address = ((gateway or {}).get("status") or {}).get("address")
+    trip = travel(objects, address, namespace, name, path, method)
+    lines = [f"{method} {trip.url}"]
+    if not address:
+        lines.append(f"InferenceGateway {DEFAULT_GATEWAY_NAME} has no address: nothing reaches the gateway yet")
+    if trip.resolution is None:
+        lines.append("no HTTPRoute rule matches: the gateway answers 404")
+        return "\n".join(lines), False
+    match = trip.resolution.match.get("path") or {}
+    lines.append(f"HTTPRoute {trip.resolution.route} rule {trip.resolution.rule} "
+                 f"({match.get('type', 'PathPrefix')} {match.get('value', '/')})")
+    if not trip.hops:
+        lines.append("the rule has no backend: the gateway answers 500 (see the service's EndpointsResolved)")
+        return "\n".join(lines), False
+    rows = [(hop.endpoint, f"{float(hop.share) * 100:.2f}%", hop.weight, hop.url or "<no endpoint: 500>")
+            for hop in trip.hops]
+    lines += ["", table(("ENDPOINT", "SHARE", "WEIGHT", "FORWARDED TO"), rows)]
+    return "\n".join(lines), bool(address)

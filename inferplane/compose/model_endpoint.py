@@ -21,12 +21,11 @@ from inferplane.api.model_endpoint import ModelEndpoint
 from inferplane.compose.base import Composer, Desired, Event, Request, Response, composite_name, \
     validation_problems
 from inferplane.routing.addresses import Target, url_target
+from inferplane.routing.gateway import SERVICE_NAME_LABEL
 
 SERVICE_KEY = "service"
 ENDPOINT_SLICE_KEY = "endpointslice"
 ROUTING_READY = "RoutingReady"
-# EndpointSlices name their Service with this label (Kubernetes' discovery.k8s.io convention).
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 def backend_service_name(endpoint_name: str) -> str:

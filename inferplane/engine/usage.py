@@ -7,7 +7,9 @@ An object uses:
   Existing InferenceCluster), and therefore the managed resource that writes that Secret (a cloud
   cluster's `writeConnectionSecretToRef`): deleting the writer deletes the Secret;
 - the ProviderConfig its `providerConfigRef` names (a Helm Release, a Kubernetes Object);
-- the cloud cluster its cluster reference names (a node pool: the cloud deletes pools first).
+- the cloud cluster its cluster reference names (a node pool: the cloud deletes pools first);
+- the Gateway an HTTPRoute attaches to (a ModelService's route keeps the InferenceGateway), and the
+  GatewayClass a Gateway names.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Callable, Iterable
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.engine.store import Key, Resource
+from inferplane.routing.gateway import GATEWAY_API_GROUP, GATEWAY_API_VERSION
 
 _INFERENCE_CLASS = ("inferplane.dev", "InferenceClass")
 # A cloud's node pool (apiVersion, kind) -> (the field referencing its cluster, the cluster's kind).
@@ -58,6 +61,14 @@ def references(obj: Resource) -> set[Key]:
         if isinstance(cluster, dict) and isinstance(cluster.get("name"), str):
             group = obj["apiVersion"].rsplit("/", 1)[0]
             used.add(Key(group, cluster_kind, obj["metadata"].get("namespace", ""), cluster["name"]))
+    if obj["apiVersion"] == GATEWAY_API_VERSION:
+        namespace = obj["metadata"].get("namespace", "")
+        for parent in spec.get("parentRefs") or []:
+            if isinstance(parent, dict) and isinstance(parent.get("name"), str) and \
+                    parent.get("kind", "Gateway") == "Gateway":
+                used.add(Key(GATEWAY_API_GROUP, "Gateway", parent.get("namespace") or namespace, parent["name"]))
+        if isinstance(spec.get("gatewayClassName"), str):
+            used.add(Key(GATEWAY_API_GROUP, "GatewayClass", "", spec["gatewayClassName"]))
     used.discard(None)
     return used
 

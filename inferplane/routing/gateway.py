@@ -36,6 +36,8 @@ METALLB_API_VERSION = "metallb.io/v1beta1"
 # The simulated cloud load balancer's address when no MetalLB pool is set: TEST-NET-2 (RFC 5737),
 # documentation space that never routes, so nobody mistakes it for a real address.
 SIMULATED_CLOUD_ADDRESS = "198.51.100.10"
+# EndpointSlices name their Service with this label (Kubernetes' discovery.k8s.io convention).
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 # Clients speak plain HTTP to the gateway's "web" listener.
 GATEWAY_SCHEME = "http"
 

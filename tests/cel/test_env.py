@@ -147,3 +147,12 @@ def test_rule_errors_are_cel_errors():
         evaluate_rule("self.minReplicas <= self.maxReplicas", {"minReplicas": 1})
     with pytest.raises(CelError, match="not a valid quantity"):
         evaluate_rule("quantity(self) > quantity('1')", "12 GB")
+
+
+def test_a_field_named_matches_is_read_not_called():
+    # Gateway API's HTTPRoute rules count `self[0].matches.size()`: a field, where `.matches(...)` is a call.
+    from inferplane.cel.rules import Document
+
+    document = Document({"rules": [{"matches": [1, 2]}], "name": "qwen-cpu"})
+    assert document.check("self.rules[0].matches.size() == 2", ())
+    assert document.check("self.name.matches('^qwen')", ())
