@@ -48,6 +48,7 @@ def resource_types() -> tuple[ResourceType, ...]:
     from inferplane.api.managed import PROVIDER_CONFIG_KIND
     from inferplane.clouds import CLOUD_MODULES
     from inferplane.compose.serving_stack import OBJECT_API_VERSION, PROVIDER_CONFIG_API_VERSIONS, RELEASE_API_VERSION
+    from inferplane.routing.gateway import GATEWAY_API_VERSION, METALLB_API_VERSION
 
     types = [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced", tuple(k.SHORT_NAMES))
              for k in ALL_KINDS]
@@ -56,6 +57,14 @@ def resource_types() -> tuple[ResourceType, ...]:
               ResourceType("Object", OBJECT_API_VERSION, "objects", True)]
     types += [ResourceType(PROVIDER_CONFIG_KIND, v, _plural(PROVIDER_CONFIG_KIND), False)
               for v in PROVIDER_CONFIG_API_VERSIONS.values()]
+    # The control plane's routing objects: an InferenceGateway's, a ModelService's, a ModelEndpoint's.
+    types += [ResourceType("GatewayClass", GATEWAY_API_VERSION, "gatewayclasses", False),
+              ResourceType("Gateway", GATEWAY_API_VERSION, "gateways", True),
+              ResourceType("HTTPRoute", GATEWAY_API_VERSION, "httproutes", True),
+              ResourceType("Service", "v1", "services", True, ("svc",)),
+              ResourceType("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", True),
+              ResourceType("IPAddressPool", METALLB_API_VERSION, "ipaddresspools", True),
+              ResourceType("L2Advertisement", METALLB_API_VERSION, "l2advertisements", True)]
     seen = set()
     for module in CLOUD_MODULES.values():
         for kind in (getattr(module, "cluster_kind", None), getattr(module, "pool_kind", None)):

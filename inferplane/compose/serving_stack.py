@@ -20,12 +20,12 @@ from inferplane.accelerators.catalog import COMPONENT_LABEL, components, stack_d
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, \
-    composed_name
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
+    PROVIDER_CONFIG_KIND, composed_name, helm_release
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
-RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+RELEASE_API_VERSION = HELM_API_VERSION
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJECT_API_VERSION}
 # provider-helm names the Helm release after the external name (EXTERNAL_NAME_ANNOTATION): the
@@ -139,12 +139,10 @@ class ServingStackComposer(Composer):
     def release(self, component: Component) -> Resource:
         chart = component.chart
         assert chart is not None
-        release = self.managed(component, RELEASE_API_VERSION, "Release", {
-            "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
-            "namespace": component.namespace,
-            # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers.
-            "values": json_copy(component.values(self.spec)),
-        })
+        # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers.
+        release = helm_release(composed_name(self.name, component.key), self.spec.cluster_name,
+                               (chart.name, chart.repository, chart.version), component.namespace,
+                               json_copy(component.values(self.spec)), labels={COMPONENT_LABEL: component.key})
         release["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: component.key}
         return release
 
