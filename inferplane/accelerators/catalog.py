@@ -99,7 +99,26 @@ LEADER_WORKER_SET = Component(
     neutral=True,
 )
 
-NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, PROMETHEUS, LEADER_WORKER_SET)
+# The cluster's own gateway, which each replica's HTTPRoute attaches to and each ModelEndpoint points
+# at: one HTTP listener on port 80 accepting routes from every namespace. It lives in Envoy Gateway's
+# namespace, which the chart's release creates.
+CLUSTER_GATEWAY_NAME = "inference-gateway"
+CLUSTER_GATEWAY_NAMESPACE = ENVOY_GATEWAY.namespace
+CLUSTER_GATEWAY = Component(
+    key="gateway",
+    namespace=CLUSTER_GATEWAY_NAMESPACE,
+    manifest=lambda spec: {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": CLUSTER_GATEWAY_NAME, "namespace": CLUSTER_GATEWAY_NAMESPACE},
+        "spec": {"gatewayClassName": spec.gateway.class_name, "listeners": [
+            {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]},
+    },
+    neutral=True,
+    when=lambda spec: spec.gateway.enabled,
+)
+
+NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, CLUSTER_GATEWAY, PROMETHEUS, LEADER_WORKER_SET)
 
 # ---- Node Feature Discovery: labels GPU nodes by PCI vendor, which both GPU stacks select on
 

@@ -27,6 +27,7 @@ from inferplane.accelerators.catalog import (
     AMD_DEVICE_CONFIG,
     AMD_GPU_OPERATOR,
     CERT_MANAGER,
+    CLUSTER_GATEWAY,
     CPU_DRA_DRIVER,
     DCGM_EXPORTER,
     ENVOY_GATEWAY,
@@ -500,6 +501,8 @@ DESCRIPTIONS: dict[str, Describe] = {
     CERT_MANAGER.key: _cert_manager,
     ENVOY_GATEWAY.key: _envoy_gateway,
     GATEWAY_CLASS.key: no_workloads("a GatewayClass is configuration; Envoy Gateway's controller reads it"),
+    # Envoy Gateway runs a proxy Deployment per Gateway; the simulation does not place it (not simulated).
+    CLUSTER_GATEWAY.key: no_workloads("a Gateway is configuration; Envoy Gateway's controller runs its proxy"),
     PROMETHEUS.key: _prometheus,
     LEADER_WORKER_SET.key: _lws,
     NODE_FEATURE_DISCOVERY.key: _nfd,

@@ -11,6 +11,7 @@ from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric
     required_block_rules
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
+from inferplane.api.serving_stack import GatewayStatus
 
 
 class _ClusterSettings(ApiModel):
@@ -87,6 +88,7 @@ class InferenceClusterStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     schedulable_pools: list[SchedulablePool] = Field(default_factory=list)
     dra_drivers: list[str] = Field(default_factory=list)
+    gateway: GatewayStatus | None = None
 
 
 class InferenceCluster(Resource):

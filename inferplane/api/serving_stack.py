@@ -46,9 +46,15 @@ class ServingStackSpec(ApiModel):
     gateway: Gateway = Field(default_factory=Gateway)
 
 
+class GatewayStatus(ApiModel):
+    address: str | None = Field(None, description="The address of the cluster's gateway, which its replicas' "
+                                                  "routes attach to; absent until its load balancer has one.")
+
+
 class ServingStackStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     components: list[str] = Field(default_factory=list, description="Keys of the installed components.")
+    gateway: GatewayStatus | None = None
 
 
 class ServingStack(Resource):

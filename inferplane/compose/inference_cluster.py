@@ -283,8 +283,10 @@ class InferenceClusterComposer(Composer):
                             for d in klass.spec.devices],
                 "drivers": klass.spec.claimed_drivers(),
             })
-        self.response.status = {"schedulablePools": pools, "draDrivers": drivers}
         observed = self.request.observed
+        gateway = ((observed.get(STACK_KEY) or {}).get("status") or {}).get("gateway") or {}
+        self.response.status = {"schedulablePools": pools, "draDrivers": drivers,
+                                "gateway": {"address": gateway.get("address")}}
         if self.source == "Existing":
             self.condition(CLUSTER_READY, "True", "Existing",
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from inferplane.accelerators.catalog import COMPONENT_LABEL, components, stack_drivers, supported_drivers
+from inferplane.accelerators.catalog import CLUSTER_GATEWAY, COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy
@@ -40,6 +40,14 @@ STACK_READY = "StackReady"
 def resource_key(component: Component) -> str:
     """The stable key of a component's composed resource: `release-<key>` or `object-<key>`."""
     return f"{component.kind}-{component.key}"
+
+
+def observed_gateway_address(gateway_object: Resource | None) -> str | None:
+    """The address a cluster's Gateway reports, read through the Object that applied it."""
+    manifest = (((gateway_object or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    addresses = (manifest.get("status") or {}).get("addresses") or []
+    value = addresses[0].get("value") if addresses and isinstance(addresses[0], dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def secret_ref(ref: Any) -> dict[str, str]:
@@ -125,6 +133,8 @@ class ServingStackComposer(Composer):
 
     def compose_status(self) -> None:
         self.response.status["components"] = [c.key for c in self.installed]
+        self.response.status["gateway"] = {"address": observed_gateway_address(
+            self.request.observed.get(resource_key(CLUSTER_GATEWAY)))}
 
     def compose_readiness(self) -> None:
         pending = [key for key, desired in self.response.desired.items() if not desired.ready]

@@ -13,7 +13,8 @@ whoever builds the provider; tests pick old ones). Anything else observed is not
 The control plane's gateway controllers are simulated too: Traefik accepts the GatewayClass naming its
 controller and programs a Gateway of that class, whose address is MetalLB's (the lowest address of
 its pool, as MetalLB's allocator hands out the lowest free one) or, without a pool, the simulated
-cloud load balancer's.
+cloud load balancer's. A target cluster's Gateway (applied through a provider-kubernetes Object) gets
+its cluster's own simulated load balancer address, reported in the Object's `atProvider.manifest`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Callable
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.engine.store import Resource
 from inferplane.routing import gateway as gw
-from inferplane.routing.addresses import first_pool_address
+from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
 
 # The version simulated target clusters run unless a test picks another.
 SIMULATED_KUBERNETES_VERSION = "v1.36.1"
@@ -73,6 +74,12 @@ class SimulatedProvider:
                                 "not found on the cluster"}]
                 return status
             status["atProvider"] = {**status["atProvider"], "manifest": found}
+        elif obj.get("kind") == "Object" and _is_gateway(manifest := (spec.get("forProvider") or {}).get("manifest")):
+            # The cluster's load balancer gives its Gateway an address; the Object reports it.
+            cluster = (spec.get("providerConfigRef") or {}).get("name", "")
+            address = {"type": "IPAddress", "value": simulated_load_balancer_address(cluster)}
+            status["atProvider"] = {**status["atProvider"],
+                                    "manifest": {**manifest, "status": {"addresses": [address]}}}
         if (spec.get("readiness") or {}).get("policy") == "DeriveFromCelQuery":
             # An Object whose readiness is its workload's: ready once the target cluster runs it (the
             # cluster's simulation reports it); until then, what was last reported stands.
@@ -125,6 +132,11 @@ class SimulatedProvider:
         address = first_pool_address(pools[0]["spec"]["addresses"][0]) if pools else gw.SIMULATED_CLOUD_ADDRESS
         return {"addresses": [{"type": "IPAddress", "value": address}],
                 "conditions": [_condition("Accepted", True, "Accepted"), _condition("Programmed", True, "Programmed")]}
+
+
+def _is_gateway(manifest: object) -> bool:
+    return isinstance(manifest, dict) and manifest.get("apiVersion") == gw.GATEWAY_API_VERSION and \
+        manifest.get("kind") == "Gateway"
 
 
 def _condition(type_: str, true: bool, reason: str) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import urllib.parse
 from dataclasses import dataclass
@@ -34,6 +35,18 @@ def first_pool_address(text: str) -> str:
     """The address MetalLB gives the first LoadBalancer Service of a pool: its lowest one (MetalLB's
     allocator hands out the lowest free address of a range)."""
     return str(pool_range(text)[0])
+
+
+# Simulated clusters' load balancers take their addresses from 198.18.0.0/15 (RFC 2544's benchmarking
+# range: 131,072 addresses that never route), one per cluster, chosen by its name.
+SIMULATED_CLUSTER_ADDRESSES = ipaddress.ip_network("198.18.0.0/15")
+
+
+def simulated_load_balancer_address(cluster: str) -> str:
+    """A cluster's simulated load balancer address: the same for the same name, on every run."""
+    usable = SIMULATED_CLUSTER_ADDRESSES.num_addresses - 2  # neither the network nor the broadcast address
+    index = int.from_bytes(hashlib.sha256(cluster.encode()).digest()[:8], "big") % usable + 1
+    return str(SIMULATED_CLUSTER_ADDRESSES[index])
 
 
 @dataclass(frozen=True)

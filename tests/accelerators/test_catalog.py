@@ -120,7 +120,7 @@ def test_amd_only_on_existing_and_dranet_external_on_eks():
     assert DRANET.name in supported_drivers("EKS") and serving("EKS", DRANET.name) == ()
 
 
-NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "kube-prometheus-stack", "lws"]
+NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "gateway", "kube-prometheus-stack", "lws"]
 
 
 @pytest.mark.parametrize("cloud,claimed,installed", [

@@ -16,7 +16,7 @@ NV, AMD, CPU_, NET = NVIDIA_GPU.name, AMD_GPU.name, CPU.name, DRANET.name
 UNKNOWN = "tpu.example.com"
 ABSENT = object()
 
-NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway-class",
+NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway-class", "object-gateway",
                 "release-kube-prometheus-stack", "release-lws"}
 NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota", "release-dcgm-exporter"}
 CPU_KEYS = {"release-dra-driver-cpu"}
@@ -193,6 +193,7 @@ def test_nfd_reaches_both_gpu_pools():
 NAMES = {"release-cert-manager": "stack-1-cert-manager-4020aa6798b0",
          "release-envoy-gateway": "stack-1-envoy-gateway-fa8d01d4a80d",
          "object-gateway-class": "stack-1-gateway-class-3b390c9f40b5",
+         "object-gateway": "stack-1-gateway-85c56f7ee097",
          "release-kube-prometheus-stack": "stack-1-kube-prometheus-stack-837a083fafcc",
          "release-lws": "stack-1-lws-3442cea104fe",
          "release-dra-driver-nvidia-gpu": "stack-1-dra-driver-nvidia-gpu-6e9d784e98de",
@@ -216,8 +217,21 @@ def test_releases_and_objects_target_the_stacks_cluster():
 def test_gateway_class_is_named_by_the_spec_and_the_gateway_can_be_switched_off():
     named = compose("Civo", [], gateway={"className": "edge"})
     assert manifest(named, "object-gateway-class")["metadata"]["name"] == "edge"
+    assert manifest(named, "object-gateway") == {
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+        "metadata": {"name": "inference-gateway", "namespace": "envoy-gateway-system"},
+        "spec": {"gatewayClassName": "edge", "listeners": [
+            {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}
     off = compose("Civo", [], gateway={"enabled": False})
-    assert set(off.desired) == NEUTRAL_KEYS - {"release-envoy-gateway", "object-gateway-class"}
+    assert set(off.desired) == NEUTRAL_KEYS - {"release-envoy-gateway", "object-gateway-class", "object-gateway"}
+
+
+def test_the_cluster_gateways_address_is_the_stacks():
+    object_status = {"status": {"atProvider": {"manifest": {"status": {"addresses": [
+        {"type": "IPAddress", "value": "198.18.140.244"}]}}}}}
+    assert compose("Civo", []).status["gateway"] == {"address": None}
+    assert compose("Civo", [], observed={"object-gateway": object_status}).status["gateway"] == {
+        "address": "198.18.140.244"}
 
 
 def test_values_are_copies_not_the_catalogs_own_data():

@@ -198,3 +198,21 @@ def test_the_gateway_cannot_be_deleted_while_a_service_routes_through_it(tmp_pat
     assert CliRunner().invoke(cli, ["delete", "ig", "default", "--state", str(state)]).exit_code == 0
     left = CliRunner().invoke(cli, ["get", "releases,gateways,httproutes", "-A", "--state", str(state)])
     assert left.stderr.strip() == "No resources found."
+
+
+def test_each_cluster_gateway_gets_its_own_address(gateway_api_crds):
+    runtime = Runtime(None)
+    try:
+        runtime.apply([REPO / "recipes" / "mixed-fleet"])
+        addresses = {o["metadata"]["name"]: (o["status"].get("gateway") or {}).get("address")
+                     for o in runtime.list("InferenceCluster")}
+        gateways = [o["spec"]["forProvider"]["manifest"] for o in runtime.list("Object")
+                    if o["spec"]["forProvider"]["manifest"]["kind"] == "Gateway"]
+    finally:
+        runtime.close()
+    # Deterministic per name, in 198.18.0.0/15; a cluster the gate holds has no stack yet, so no address.
+    assert addresses == {"civo-lon": "198.19.51.185", "eks-amd": None, "eks-us-east": "198.19.100.147",
+                         "gke-us-central": "198.18.140.244", "nebius-eu": "198.19.1.45", "onprem-lab": "198.19.135.126"}
+    assert len(gateways) == 5
+    for gateway in gateways:
+        assert [v.message for v in gateway_api_crds.validate(gateway)] == []
