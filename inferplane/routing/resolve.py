@@ -40,6 +40,7 @@ class Forward:
     weight: int
     share: Fraction
     path: str
+    kind: str = "Service"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def resolve(routes: list[Resource], request: HTTPRequest) -> Resolution | None:
     forwards = [
         Forward(ref.get("namespace", namespace), ref["name"], ref.get("port"), ref.get("weight", 1),
                 Fraction(ref.get("weight", 1), total) if total else Fraction(0),
-                _rewrite(ref.get("filters") or rule.get("filters") or [], match, request.path))
+                _rewrite(ref.get("filters") or rule.get("filters") or [], match, request.path),
+                ref.get("kind", "Service"))
         for ref in refs]
     return Resolution(f"{namespace}/{route['metadata']['name']}", index, match, forwards)

@@ -1,6 +1,7 @@
 """How a client's request to a ModelService travels: to the control plane gateway, through whichever
 HTTPRoute rule Gateway API's precedence picks among every route attached to it, then to each
-endpoint's backend, with its share of the traffic and the URL it receives."""
+endpoint's backend, with its share of the traffic and the URL it receives; and, where that URL is a
+cluster gateway's, through that cluster's routes to the replica's Service."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ Resource = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class ClusterLeg:
+    """The request inside a target cluster: the route its gateway picks and where it sends it."""
+
+    cluster: str
+    route: str | None  # namespace/name of the HTTPRoute; None: no rule matches (404)
+    backends: list[str]  # "Kind namespace/name:port path" of each backend
+
+
+@dataclass(frozen=True)
 class Hop:
     """One backend the request reaches: the endpoint behind it, its share, and what it receives."""
 
@@ -23,6 +33,7 @@ class Hop:
     share: Fraction
     weight: int
     url: str | None  # None: the backend Service has no endpoint to send to
+    cluster: ClusterLeg | None = None  # when the URL is a cluster gateway's
 
 
 @dataclass(frozen=True)
@@ -42,8 +53,9 @@ def attached_routes(objects: list[Resource]) -> list[Resource]:
 
 
 def travel(objects: list[Resource], address: str | None, namespace: str, service: str, path: str,
-           method: str = "POST") -> Travel:
-    """The request `method` to the service's address plus `path`, through the control plane's objects."""
+           method: str = "POST", clusters: dict[str, tuple[str, list[Resource]]] | None = None) -> Travel:
+    """The request `method` to the service's address plus `path`, through the control plane's objects;
+    `clusters` maps a cluster gateway's address to its cluster's name and the routes attached to it."""
     full_path = gw.service_prefix(namespace, service).rstrip("/") + "/" + path.lstrip("/")
     url = f"{gw.GATEWAY_SCHEME}://{address or '<no address>'}{full_path}"
     resolution = resolve(attached_routes(objects), HTTPRequest(method, full_path))
@@ -60,18 +72,34 @@ def travel(objects: list[Resource], address: str | None, namespace: str, service
     for forward in resolution.forwards:
         endpoint = endpoints.get((forward.namespace, forward.name))
         name = f"{forward.namespace}/{endpoint['metadata']['name'] if endpoint else forward.name}"
-        hops.append(Hop(name, forward.share, forward.weight,
-                        _destination(slices.get((forward.namespace, forward.name)), endpoint, forward.port,
-                                     forward.path)))
+        host = _host(slices.get((forward.namespace, forward.name)))
+        destination = _destination(host, endpoint, forward.port, forward.path)
+        leg = None
+        if destination is not None and host in (clusters or {}):
+            cluster, routes = (clusters or {})[host]
+            leg = _inside(cluster, routes, HTTPRequest(method, forward.path))
+        hops.append(Hop(name, forward.share, forward.weight, destination, leg))
     return Travel(url, resolution, hops)
 
 
-def _destination(endpoint_slice: Resource | None, endpoint: Resource | None, port: int | None,
-                 path: str) -> str | None:
-    """The URL the backend receives: the EndpointSlice's address and port, the endpoint's scheme."""
+def _inside(cluster: str, routes: list[Resource], request: HTTPRequest) -> ClusterLeg:
+    found = resolve(routes, request)
+    if found is None:
+        return ClusterLeg(cluster, None, [])
+    backends = [f"{f.kind} {f.namespace}/{f.name}{'' if f.port is None else f':{f.port}'} {f.path}"
+                for f in found.forwards]
+    return ClusterLeg(cluster, found.route, backends)
+
+
+def _host(endpoint_slice: Resource | None) -> str | None:
     addresses = [a for e in (endpoint_slice or {}).get("endpoints") or [] for a in e.get("addresses") or []]
-    if not addresses:
+    return addresses[0] if addresses else None
+
+
+def _destination(host: str | None, endpoint: Resource | None, port: int | None, path: str) -> str | None:
+    """The URL the backend receives: the EndpointSlice's address and port, the endpoint's scheme."""
+    if host is None:
         return None
     scheme = url_target(endpoint["spec"]["url"]).scheme if endpoint else "http"
-    host = f"[{addresses[0]}]" if ":" in addresses[0] else addresses[0]
-    return f"{scheme}://{host}{'' if port in (None, DEFAULT_PORTS[scheme]) else f':{port}'}{path}"
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}{'' if port in (None, DEFAULT_PORTS[scheme]) else f':{port}'}{path}"
