@@ -427,7 +427,7 @@ def route_report(objects: list[Resource], namespace: str, name: str, path: str, 
     gateway = next((o for o in objects if o["kind"] == "InferenceGateway"
                     and o["metadata"]["name"] == DEFAULT_GATEWAY_NAME), None)
     address = ((gateway or {}).get("status") or {}).get("address")
-    trip = travel(objects, address, namespace, name, path, method)
+    trip = travel(objects, address, namespace, name, path, method, cluster_gateways(objects))
     lines = [f"{method} {trip.url}"]
     if not address:
         lines.append(f"InferenceGateway {DEFAULT_GATEWAY_NAME} has no address: nothing reaches the gateway yet")
@@ -443,4 +443,31 @@ def route_report(objects: list[Resource], namespace: str, name: str, path: str, 
     rows = [(hop.endpoint, f"{float(hop.share) * 100:.2f}%", hop.weight, hop.url or "<no endpoint: 500>")
             for hop in trip.hops]
     lines += ["", table(("ENDPOINT", "SHARE", "WEIGHT", "FORWARDED TO"), rows)]
+    legs = [(hop.endpoint, hop.cluster) for hop in trip.hops if hop.cluster is not None]
+    if legs:
+        lines += ["", "inside the clusters:"]
+        for endpoint, leg in legs:
+            reached = (f"HTTPRoute {leg.route} -> {', '.join(leg.backends) or 'no backend (500)'}" if leg.route
+                       else "no HTTPRoute rule matches (404)")
+            lines.append(f"  {endpoint}: cluster {leg.cluster}'s gateway, {reached}")
     return "\n".join(lines), bool(address)
+
+
+def cluster_gateways(objects: list[Resource]) -> dict[str, tuple[str, list[Resource]]]:
+    """Each cluster gateway's address -> its cluster and the HTTPRoutes attached to it (the manifests of
+    the Objects that apply routes on that cluster)."""
+    from inferplane.accelerators.catalog import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
+
+    routes: dict[str, list[Resource]] = {}
+    for obj in objects:
+        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        if obj["kind"] == "Object" and manifest.get("kind") == "HTTPRoute" and any(
+                ref.get("name") == CLUSTER_GATEWAY_NAME and ref.get("namespace") == CLUSTER_GATEWAY_NAMESPACE
+                for ref in (manifest.get("spec") or {}).get("parentRefs") or []):
+            routes.setdefault(obj["spec"]["providerConfigRef"]["name"], []).append(manifest)
+    out = {}
+    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+        gateway_address = ((cluster.get("status") or {}).get("gateway") or {}).get("address")
+        if gateway_address:
+            out[gateway_address] = (cluster["metadata"]["name"], routes.get(cluster["metadata"]["name"], []))
+    return out
