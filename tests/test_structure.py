@@ -15,7 +15,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
     frozenset({"engine"}),
     frozenset({"compose", "admission"}),
-    frozenset({"clouds", "accelerators", "scheduling", "routing"}),
+    frozenset({"clouds", "accelerators", "scheduling"}),
+    # Routing's facts: the catalog composes each cluster's gateway that replicas' routes attach to.
+    frozenset({"routing"}),
     # GPU metrics: the catalog says which component exports them and ships their rules.
     frozenset({"metrics"}),
     frozenset({"cel", "api", "crossplane"}),

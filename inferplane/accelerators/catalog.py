@@ -30,6 +30,7 @@ from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
+from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -50,7 +51,8 @@ CERT_MANAGER = Component(
 ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 ENVOY_GATEWAY = Component(
     key="envoy-gateway",
-    namespace="envoy-gateway-system",
+    # Envoy Gateway's own namespace, which its release creates; the cluster's Gateway lives there too.
+    namespace=CLUSTER_GATEWAY_NAMESPACE,
     chart=Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.9.1"),
     neutral=True,
     when=lambda spec: spec.gateway.enabled,
@@ -100,10 +102,7 @@ LEADER_WORKER_SET = Component(
 )
 
 # The cluster's own gateway, which each replica's HTTPRoute attaches to and each ModelEndpoint points
-# at: one HTTP listener on port 80 accepting routes from every namespace. It lives in Envoy Gateway's
-# namespace, which the chart's release creates.
-CLUSTER_GATEWAY_NAME = "inference-gateway"
-CLUSTER_GATEWAY_NAMESPACE = ENVOY_GATEWAY.namespace
+# at: one HTTP listener on port 80 accepting routes from every namespace.
 CLUSTER_GATEWAY = Component(
     key="gateway",
     namespace=CLUSTER_GATEWAY_NAMESPACE,

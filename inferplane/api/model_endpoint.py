@@ -9,6 +9,10 @@ from pydantic import ConfigDict, Field
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.common import ApiModel, Condition, Resource, list_map, rule
 
+# What a replica's composed ModelEndpoint is labelled with, for ModelServices to select: the deployment
+# (Modelplane's `modelplane.ai/deployment`) and the cluster the replica runs on.
+DEPLOYMENT_LABEL = f"{API_GROUP}/deployment"
+CLUSTER_LABEL = f"{API_GROUP}/cluster"
 # Gateway API's HTTPPathModifier caps a replacement path at this length (replacePrefixMatch maxLength).
 REWRITE_PATH_MAX = 1024
 

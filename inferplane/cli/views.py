@@ -456,7 +456,7 @@ def route_report(objects: list[Resource], namespace: str, name: str, path: str, 
 def cluster_gateways(objects: list[Resource]) -> dict[str, tuple[str, list[Resource]]]:
     """Each cluster gateway's address -> its cluster and the HTTPRoutes attached to it (the manifests of
     the Objects that apply routes on that cluster)."""
-    from inferplane.accelerators.catalog import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
+    from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
 
     routes: dict[str, list[Resource]] = {}
     for obj in objects:

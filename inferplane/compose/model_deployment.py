@@ -24,11 +24,13 @@ from inferplane import API_GROUP
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
+from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL as ENDPOINT_DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
 from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
     validation_problems
 from inferplane.scheduling.fleet import Placement, Schedule, schedule
 from inferplane.scheduling.matching import InvalidSelectors
+from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
     PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
 
@@ -50,6 +52,11 @@ def class_requirement_key(name: str) -> str:
 def replica_key(cluster: str, index: int) -> str:
     """The stable composition key of the replica at `index` on `cluster`."""
     return f"replica-{cluster}-{index}"
+
+
+def endpoint_key(cluster: str, index: int) -> str:
+    """The stable composition key of the ModelEndpoint of the replica at `index` on `cluster`."""
+    return f"endpoint-{cluster}-{index}"
 
 
 def replica_name(deployment: str, cluster: str, index: int) -> str:
@@ -150,6 +157,7 @@ class ModelDeploymentComposer(Composer):
             return self.response
         for placement in placed.placements:
             self.compose_replica(placement)
+            self.compose_endpoint(placement)
         self.compose_status(placed)
         if not placed.missing:
             self.watch_only_its_own(placed, snapshot)
@@ -257,6 +265,26 @@ class ModelDeploymentComposer(Composer):
             for p in placed.placements}
         requirements[CLUSTERS_REQUIREMENT] = replace(requirements[CLUSTERS_REQUIREMENT], watch=hosts)
         requirements[REPLICAS_REQUIREMENT] = replace(requirements[REPLICAS_REQUIREMENT], watch=replicas)
+
+    def compose_endpoint(self, placement: Placement) -> None:
+        """The replica's ModelEndpoint, once it is Ready and its cluster's gateway has an address: its
+        URL is the replica's path there. A replica that is not (yet, or any more) gets none, so no
+        ModelService routes to an engine that does not serve."""
+        cluster = next((c for c in self.request.required[CLUSTERS_REQUIREMENT]
+                        if c["metadata"]["name"] == placement.cluster), None)
+        address = (((cluster or {}).get("status") or {}).get("gateway") or {}).get("address")
+        if not address or not is_ready(self.request.observed.get(replica_key(placement.cluster, placement.index))):
+            return
+        name = replica_name(self.deployment.metadata.name, placement.cluster, placement.index)
+        path = replica_prefix(self.namespace, name)
+        template = self.deployment.spec.template
+        labels = dict(template.metadata.labels or {}) if template.metadata else {}
+        labels.update({ENDPOINT_DEPLOYMENT_LABEL: self.deployment.metadata.name, CLUSTER_LABEL: placement.cluster,
+                       REPLICA_INDEX_LABEL: str(placement.index)})
+        self.desire(endpoint_key(placement.cluster, placement.index), {
+            "apiVersion": ModelEndpoint.api_version_string(), "kind": ModelEndpoint.KIND,
+            "metadata": {"name": name, "namespace": self.namespace, "labels": labels},
+            "spec": {"url": f"http://{address}{path}v1", "rewritePath": path}})
 
     def compose_status(self, placed: Schedule) -> None:
         observed = self.request.observed

@@ -8,7 +8,8 @@ ResourceClaimTemplate, which the member's pods claim and the engine container us
 to their member's pool by its label and tolerate exactly that pool's taints plus the deployment's own
 tolerations: never a blanket toleration, which would let an engine onto another vendor's nodes. The
 engine container is the user's, as written. One Service fronts every serving pod; PrefillDecode
-serving adds the Gateway API Inference Extension InferencePool and its endpoint picker.
+serving adds the Gateway API Inference Extension InferencePool and its endpoint picker. An HTTPRoute on
+the cluster's gateway serves the replica under /<namespace>/<replica>/, where its ModelEndpoint points.
 
 Conditions this function sets:
 - `Composed`: True (`Available`) once the workloads are composed; False with `InvalidSpec` (the
@@ -40,6 +41,8 @@ from inferplane.compose.base import Composer, Request, Requirement, Resource, Re
     validation_problems
 from inferplane.compose.inference_cluster import class_requirement_key, pool_labels_and_taints, pool_role
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
+from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_GROUP, \
+    GATEWAY_API_VERSION, replica_prefix
 
 COMPOSED = "Composed"
 ENGINES_RUNNING = "EnginesRunning"
@@ -100,8 +103,9 @@ class ModelReplicaComposer(Composer):
         for engine in self.spec.engines:
             self.compose_engine(engine)
         self.compose_service()
-        if self.spec.serving is not None and self.spec.serving.mode == "PrefillDecode":
+        if self.prefill_decode:
             self.compose_inference_pool()
+        self.compose_route()
         self.condition(COMPOSED, "True", "Available",
                        f"ModelReplica {self.name}'s workloads are composed for cluster {self.spec.cluster_name}")
         self.compose_readiness()
@@ -189,6 +193,24 @@ class ModelReplicaComposer(Composer):
             "metadata": {"name": self.name, "namespace": REMOTE_NAMESPACE, "labels": self.replica_labels()},
             "spec": {"selector": {SERVING_LABEL: self.name},
                      "ports": [{"name": "http", "port": 80, "targetPort": ENGINE_PORT}]},
+        })
+
+    def compose_route(self) -> None:
+        """The replica's path on its cluster's gateway: /<namespace>/<replica>/, rewritten to / for the
+        engines (which serve /v1/...), sent to the Service, or for PrefillDecode to the InferencePool."""
+        backend: dict[str, Any] = ({"group": INFERENCE_POOL_API_VERSION.split("/")[0], "kind": "InferencePool",
+                                    "name": child_name(self.name, "pool")} if self.prefill_decode
+                                   else {"group": "", "kind": "Service", "name": self.name, "port": 80})
+        self.desire_object("route", {
+            "apiVersion": GATEWAY_API_VERSION, "kind": "HTTPRoute",
+            "metadata": {"name": self.name, "namespace": REMOTE_NAMESPACE, "labels": self.replica_labels()},
+            "spec": {"parentRefs": [{"group": GATEWAY_API_GROUP, "kind": "Gateway", "name": CLUSTER_GATEWAY_NAME,
+                                     "namespace": CLUSTER_GATEWAY_NAMESPACE}],
+                     "rules": [{"matches": [{"path": {"type": "PathPrefix",
+                                                      "value": replica_prefix(self.namespace, self.name)}}],
+                                "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {
+                                    "type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+                                "backendRefs": [backend]}]},
         })
 
     def compose_inference_pool(self) -> None:
@@ -356,6 +378,10 @@ class ModelReplicaComposer(Composer):
 
     def replica_labels(self) -> dict[str, str]:
         return {REPLICA_LABEL: self.name}
+
+    @property
+    def prefill_decode(self) -> bool:
+        return self.spec.serving is not None and self.spec.serving.mode == "PrefillDecode"
 
     @property
     def spec(self):

@@ -42,6 +42,17 @@ SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 GATEWAY_SCHEME = "http"
 
 
+# A target cluster's gateway: the serving stack composes it (Envoy Gateway's class), each replica's
+# HTTPRoute attaches to it, each replica's ModelEndpoint points at its address.
+CLUSTER_GATEWAY_NAME = "inference-gateway"
+CLUSTER_GATEWAY_NAMESPACE = "envoy-gateway-system"
+
+
+def replica_prefix(namespace: str, replica: str) -> str:
+    """The path a replica is served under on its cluster's gateway: the `rewritePath` of its endpoint."""
+    return f"/{namespace}/{replica}/"
+
+
 def service_prefix(namespace: str, name: str) -> str:
     """The path a ModelService is served under on the gateway."""
     return f"/{namespace}/{name}/"
