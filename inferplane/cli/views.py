@@ -310,13 +310,10 @@ def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
 
 
 def fleet_table(objects: list[Resource]) -> str:
-    """The fleet, then (when there are any) the ModelServices with their addresses."""
     rows = [(r.cluster, r.cloud, r.ready, r.reason, ",".join(r.drivers) or "none", " ".join(r.pools),
              ",".join(r.device_stacks) or "none", ",".join(r.wanted_drivers)) for r in fleet_rows(objects)]
-    fleet = table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
-                  rows)
-    services = services_table(objects)
-    return f"{fleet}\n\n{services}" if services else fleet
+    return table(("CLUSTER", "CLOUD", "READY", "REASON", "DRIVERS", "POOLS", "DEVICE-STACKS", "WANTED-DRIVERS"),
+                 rows)
 
 
 def services_table(objects: list[Resource]) -> str:
@@ -360,11 +357,13 @@ def models_table(objects: list[Resource]) -> str:
 
 
 def fleet_view(objects: list[Resource]) -> str:
-    """What `fleet` and `render` print: the fleet table, and the models table when models are deployed."""
+    """What `fleet` and `render` print: the fleet table, the models table when models are deployed, and
+    the services with their addresses when there are any."""
     view = fleet_table(objects)
     if any(o["kind"] == "ModelDeployment" for o in objects):
         view += "\n\n" + models_table(objects)
-    return view
+    services = services_table(objects)
+    return f"{view}\n\n{services}" if services else view
 
 
 # ---- dry runs and diffs: what applying would change, per resource

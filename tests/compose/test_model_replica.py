@@ -77,7 +77,8 @@ def test_standalone_engine_is_a_deployment_with_one_claim_template_per_device_re
     response = compose(replica([{"name": "vllm", "copies": 2, "members": [member(
         requests=[("gpu", "gpu.amd.com", 2, AMD_SELECTORS), ("nic", "dranet", 1, [{"cel": "true"}])])]}]))
     out = manifests(response)
-    assert sorted(out) == ["claim-vllm-standalone-gpu", "claim-vllm-standalone-nic", "service", "workload-vllm"]
+    assert sorted(out) == ["claim-vllm-standalone-gpu", "claim-vllm-standalone-nic", "route", "service",
+                           "workload-vllm"]
     deployment = out["workload-vllm"]
     assert (deployment["kind"], deployment["metadata"]["name"], deployment["spec"]["replicas"]) == \
         ("Deployment", "qwen-0-vllm", 2)
@@ -131,7 +132,7 @@ def test_leader_and_workers_are_a_leader_worker_set_sized_by_worker_nodes():
         member(role="Leader", requests=(), labels={"team": "ml"}),
         member(role="Worker", worker={"nodes": 3})]}]
     out = manifests(compose(replica(engines)))
-    assert sorted(out) == ["claim-big-worker-gpu", "service", "workload-big"]
+    assert sorted(out) == ["claim-big-worker-gpu", "route", "service", "workload-big"]
     lws = out["workload-big"]
     assert (lws["apiVersion"], lws["kind"], lws["metadata"]["name"]) == \
         ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "qwen-0-big")
@@ -167,7 +168,7 @@ def test_prefill_decode_serving_adds_the_inference_pool_and_its_endpoint_picker(
     out = manifests(compose(pd_replica()))
     assert sorted(out) == ["claim-decode-standalone-gpu", "claim-prefill-standalone-gpu", "epp", "epp-config",
                            "epp-role", "epp-role-binding", "epp-service", "epp-service-account", "inference-pool",
-                           "service", "workload-decode", "workload-prefill"]
+                           "route", "service", "workload-decode", "workload-prefill"]
     assert out["inference-pool"]["spec"] == {
         "selector": {"matchLabels": {"inferplane.dev/serving": "qwen-0"}}, "targetPorts": [{"number": 8000}],
         "endpointPickerRef": {"name": "qwen-0-epp", "port": {"number": 9002}, "failureMode": "FailOpen"}}
@@ -201,8 +202,8 @@ def test_long_names_are_shortened_to_dns_labels_and_stay_distinct():
     out = manifests(compose(replica([{"name": long_engine, "members": [member()]},
                                      {"name": long_engine[:-1] + "f", "members": [member()]}],
                                     name="r" * 63)))
-    names = [m["metadata"]["name"] for m in out.values()]
-    assert max(map(len, names)) == 63 and len(set(names)) == len(names) == 5
+    names = [(m["kind"], m["metadata"]["name"]) for m in out.values()]
+    assert max(len(name) for _, name in names) == 63 and len(set(names)) == len(names) == 6
     assert out[f"workload-{long_engine}"]["metadata"]["name"] == "r" * 54 + "-c88f5b5e"
 
 
@@ -240,7 +241,9 @@ def crd_schemas(folder):
 @pytest.fixture(scope="module")
 def workload_crds():
     """The LeaderWorkerSet and Gateway API (Inference Extension) CRDs, by API group."""
-    return {"leaderworkerset.x-k8s.io": crd_schemas("lws"), "inference.networking.k8s.io": crd_schemas("gateway-api")}
+    gateway_api = crd_schemas("gateway-api")
+    return {"leaderworkerset.x-k8s.io": crd_schemas("lws"), "inference.networking.k8s.io": gateway_api,
+            "gateway.networking.k8s.io": gateway_api}
 
 
 CASES = {
@@ -269,11 +272,11 @@ def test_every_rendered_workload_validates(case, crossplane_crds, workload_crds)
             assert [f"{v.path}: {v.message}" for v in crds.validate(manifest)] == [], key
         else:
             assert schema_errors([manifest], "1.36") == [], key
-    expected = {"standalone": {"Deployment", "ResourceClaimTemplate", "Service"},
-                "leader-worker": {"LeaderWorkerSet", "ResourceClaimTemplate", "Service"},
-                "cpu": {"Deployment", "ResourceClaimTemplate", "Service"},
+    expected = {"standalone": {"Deployment", "ResourceClaimTemplate", "Service", "HTTPRoute"},
+                "leader-worker": {"LeaderWorkerSet", "ResourceClaimTemplate", "Service", "HTTPRoute"},
+                "cpu": {"Deployment", "ResourceClaimTemplate", "Service", "HTTPRoute"},
                 "prefill-decode": {"Deployment", "ResourceClaimTemplate", "Service", "InferencePool", "ConfigMap",
-                                   "ServiceAccount", "Role", "RoleBinding"}}[case]
+                                   "ServiceAccount", "Role", "RoleBinding", "HTTPRoute"}}[case]
     assert kinds == expected
 
 
