@@ -30,7 +30,7 @@ from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
-from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
+from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_VERSION
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -61,7 +61,7 @@ GATEWAY_CLASS = Component(
     key="gateway-class",
     namespace=None,  # GatewayClass is cluster-scoped
     manifest=lambda spec: {
-        "apiVersion": "gateway.networking.k8s.io/v1",
+        "apiVersion": GATEWAY_API_VERSION,
         "kind": "GatewayClass",
         "metadata": {"name": spec.gateway.class_name},
         "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
@@ -107,7 +107,7 @@ CLUSTER_GATEWAY = Component(
     key="gateway",
     namespace=CLUSTER_GATEWAY_NAMESPACE,
     manifest=lambda spec: {
-        "apiVersion": "gateway.networking.k8s.io/v1",
+        "apiVersion": GATEWAY_API_VERSION,
         "kind": "Gateway",
         "metadata": {"name": CLUSTER_GATEWAY_NAME, "namespace": CLUSTER_GATEWAY_NAMESPACE},
         "spec": {"gatewayClassName": spec.gateway.class_name, "listeners": [

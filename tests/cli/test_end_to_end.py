@@ -78,7 +78,7 @@ def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
     assert inferplane("fleet", state=tmp_path / "a").stdout == rendered
     inferplane("apply", "-f", MIXED, state=tmp_path / "b")
     assert inferplane("fleet", state=tmp_path / "b").stdout == rendered
-    clusters, models = rendered.split("\n\n")
+    clusters, models, services = rendered.split("\n\n")
     rows = {line.split()[0]: line.split() for line in clusters.splitlines()[1:]}
     # What runs, then apart what is wanted: the refused cluster runs nothing and wants AMD GPUs.
     assert rows["eks-amd"][2:] == ["False", "UnsupportedDevices", "none", "<none>", "none", "gpu.amd.com"]
@@ -89,6 +89,11 @@ def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
         ["NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"],
         ["default", "llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x"],
         ["default", "qwen2-5-7b", "2", "2", "2", "eks-us-east/a10g", "gke-us-central/l4"]]
+    # Then each model's one address on the control plane gateway, over its ready replicas.
+    assert [line.split() for line in services.splitlines()] == [
+        ["SERVICE", "ADDRESS", "ENDPOINTS", "READY", "REASON"],
+        ["default/llama", "http://172.18.255.200/default/llama", "1", "True", "Available"],
+        ["default/qwen", "http://172.18.255.200/default/qwen", "2", "True", "Available"]]
     as_json = json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     assert as_json == json.loads(inferplane("render", MIXED, "-o", "json").stdout)
     kinds = {o["kind"] for o in as_json}

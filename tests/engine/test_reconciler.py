@@ -73,8 +73,9 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     resynced = Reconciler(runtime.store)
     resynced.resync()
     report = resynced.run()
-    assert (report.reconciles, report.simulations) == (6, 0), \
-        "the cluster, its EKSCluster, its stack, the recipe's ModelDeployment and its two ModelReplicas, once each"
+    assert (report.reconciles, report.simulations) == (8, 0), \
+        ("the cluster, its EKSCluster, its stack, the recipe's ModelDeployment, its two ModelReplicas and their "
+         "two ModelEndpoints, once each")
     assert runtime.list() == before
 
 
