@@ -61,10 +61,10 @@ def test_delete_command_exits_non_zero_naming_the_users(tmp_path):
         "those or change them to stop using it first; nothing was deleted")
     assert CliRunner().invoke(cli, ["get", "releases", "-o", "json", "--state", str(state)]).stdout == releases
     # The cluster runs the recipe's model: refused, naming the deployment and its replicas, and how to move them.
-    pods = CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "--state", str(state)]).stdout
+    pods = CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "-o", "json", "--state", str(state)]).stdout
     refused = CliRunner().invoke(cli, ["delete", "icluster", "eks-l4", "--state", str(state)])
     assert (refused.exit_code, refused.stderr.strip()) == (1, f"Error: {RUNS_REPLICAS}")
-    assert CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "--state", str(state)]).stdout == pods
+    assert CliRunner().invoke(cli, ["get", "pods", "-A", "--cluster", "eks-l4", "-o", "json", "--state", str(state)]).stdout == pods
     # Drained by a NoExecute taint, it runs no replica and can go; once it is gone, nothing uses the class.
     drain = drain_manifest(tmp_path)
     assert CliRunner().invoke(cli, ["apply", "-f", str(drain), "--state", str(state)]).exit_code == 0
