@@ -16,6 +16,7 @@ every cluster whose simulation inputs changed is simulated again.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -39,6 +40,9 @@ MAX_RECONCILES_PER_OBJECT = 25
 PROGRESS_REASONS = ("Creating", "Installing")
 # Bounded so that a function which keeps asking for new resources cannot spin forever.
 MAX_REQUIREMENT_ROUNDS = 5
+# The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
+# rather than after every reconcile; a user's write waits at most this long for the write lock.
+BATCH_SECONDS = 0.2
 # Simulations come after every reconcile (a higher priority number), so that a cluster is simulated
 # once its fleet settled, not at every step on the way.
 SIMULATE_PRIORITY = 1
@@ -332,34 +336,50 @@ class Reconciler:
         if self.store.next_item() is None:
             return report  # nothing changed: nothing to read
         self._load()
-        while (item := self.store.next_item()) is not None:
-            if self.lease is not None:
-                self.lease.renew_if_due()
-            work, key, bumps = item
-            self._refresh()
-            if work == SIMULATE:
-                report.simulations += self._simulate(key, bumps)
-                continue
-            if key not in self.objects or key.kind not in self.functions:
-                with self.store.transaction(durable=False):
-                    self.store.done(work, key, bumps)
-                continue
-            count = report.reconciled.get(str(key), 0)
-            if count == MAX_RECONCILES_PER_OBJECT:
-                report.converged = False
-                report.unconverged[str(key)] = count
-                with self.store.transaction(durable=False):
-                    self.store.done(work, key, None)
-                continue
-            report.reconciles += 1
-            report.reconciled[str(key)] = count + 1
+        while True:
             try:
-                self.reconcile(key, bumps)
+                if not self._run_batch(report):
+                    return report
             except Conflict:
-                self._load()  # another process wrote what this reconcile read: read again, reconcile again
-            if self.progress:
-                self.progress(report.reconciles, self.store.queued())
-        return report
+                self._load()  # the cache missed a write (it never should): read everything, redo the batch
+
+    def _run_batch(self, report: RunReport) -> bool:
+        """Work off queue items in one transaction, for up to BATCH_SECONDS; whether any are left.
+
+        The transaction holds the store's write lock, so the cache, brought up to date first, stays the
+        store's own copy until commit: no write in between needs its version read back. A user's write
+        waits for the batch to commit (a fraction of a second); a batch that fails leaves its items queued."""
+        with self.store.transaction(durable=False):
+            self._refresh()
+            self.store.trust_cached_copies()
+            deadline = time.monotonic() + BATCH_SECONDS
+            while (item := self.store.next_item()) is not None:
+                if self.lease is not None:
+                    self.lease.renew_if_due()
+                self._work_on(item, report)
+                if time.monotonic() >= deadline:
+                    return True
+            return False
+
+    def _work_on(self, item: tuple[str, Key, int], report: RunReport) -> None:
+        work, key, bumps = item
+        if work == SIMULATE:
+            report.simulations += self._simulate(key, bumps)
+            return
+        if key not in self.objects or key.kind not in self.functions:
+            self.store.done(work, key, bumps)
+            return
+        count = report.reconciled.get(str(key), 0)
+        if count == MAX_RECONCILES_PER_OBJECT:
+            report.converged = False
+            report.unconverged[str(key)] = count
+            self.store.done(work, key, None)
+            return
+        report.reconciles += 1
+        report.reconciled[str(key)] = count + 1
+        self.reconcile(key, bumps)
+        if self.progress:
+            self.progress(report.reconciles, self.store.queued())
 
     def reconcile(self, key: Key, bumps: int | None = None) -> None:
         """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see Store.done)."""

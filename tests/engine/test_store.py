@@ -87,6 +87,20 @@ def test_a_failed_transaction_leaves_nothing(tmp_path):
             raise RuntimeError("crash mid-apply")
     assert store.get(KEY) is None
     assert store.next_item() is None
+    assert store.latest_version() == 0, "a rolled-back write takes no resourceVersion"
+    assert store.put(CLASS)[0]["metadata"]["resourceVersion"] == "1"
+
+
+def test_resource_versions_keep_counting_across_transactions_and_connections(tmp_path):
+    store, other = Store(tmp_path), Store(tmp_path)
+    with store.transaction():
+        first, _ = store.put(CLASS)
+        store.put_status(KEY, READY, first)
+        assert store.latest_version() == 2, "a transaction sees its own writes' versions"
+    assert other.latest_version() == 2
+    created, _ = other.put({**CLASS, "metadata": {"name": "h100"}})
+    assert created["metadata"]["resourceVersion"] == "3"
+    assert store.put_status(KEY, {"note": "x"}, store.get(KEY))[0]["metadata"]["resourceVersion"] == "4"
 
 
 def test_writes_survive_reopening(tmp_path):

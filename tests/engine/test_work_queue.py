@@ -123,3 +123,47 @@ def test_a_cluster_change_reconciles_only_the_deployments_with_replicas_there(tm
         "InferenceCluster/existing-0006": 1, "ModelDeployment/default/model-0000": 1,
         "ModelDeployment/default/model-0001": 1, "ModelReplica/default/model-0000-existing-0006-0": 1,
         "ModelReplica/default/model-0001-existing-0006-0": 1}
+
+
+def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_written(tmp_path, monkeypatch):
+    """The reconciler trusts its cache within a batch only because it reads what others wrote first,
+    under the write lock: a change another process commits between two batches reaches the cluster
+    and what is composed from it, and is never written over."""
+    from inferplane.engine import reconciler
+
+    fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
+    state = tmp_path / "state"
+    Runtime(state).apply([fleet])
+    edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
+    edit(fleet, "eks-0000", lambda c: c["spec"]["nodePools"][0].update(nodeCount=4))
+    monkeypatch.setattr(reconciler, "BATCH_SECONDS", 0.0)  # one queue item per batch
+    other = Runtime(state)
+    batches = []
+    run_batch = reconciler.Reconciler._run_batch
+
+    def between_batches(self, report):
+        if len(batches) == 1:  # the first batch reconciled gke-0001; now another process writes
+            writer = reconciler.Reconciler(other.store, functions=other.functions)
+            cluster = next(o for o in other.store.list("InferenceCluster") if o["metadata"]["name"] == "eks-0000")
+            pools = [dict(p) for p in cluster["spec"]["nodePools"]]
+            pools[0]["nodeCount"] = 4
+            with other.store.transaction():
+                writer.submit({**cluster, "spec": {**cluster["spec"], "nodePools": pools}})
+        batches.append(report.reconciles)
+        return run_batch(self, report)
+
+    monkeypatch.setattr(reconciler.Reconciler, "_run_batch", between_batches)
+    runtime = Runtime(state)
+    gke = next(fleet.glob("*-gke-0001.yaml"))
+    report = runtime.apply([gke]).report
+    assert report.converged and len(batches) > 2
+    assert report.reconciled == {"InferenceCluster/gke-0001": 1, "GKECluster/gke-0001": 2,
+                                 "InferenceCluster/eks-0000": 1, "EKSCluster/eks-0000": 2}
+    starting_sizes = [o["spec"]["initProvider"]["scalingConfig"]["desiredSize"]
+                      for o in runtime.list("NodeGroup") if o["metadata"]["name"].startswith("eks-0000-gpu-a")]
+    assert starting_sizes == [4]
+    cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
+    assert cluster["spec"]["nodePools"][0]["nodeCount"] == 4 and cluster["metadata"]["generation"] == 2
+    nodes = [o["metadata"]["name"] for o in runtime.store.cluster_objects("eks-0000")["eks-0000"]
+             if o["kind"] == "Node" and "-gpu-a-" in o["metadata"]["name"]]
+    assert len(nodes) == 4
