@@ -187,6 +187,9 @@ class Reconciler:
         self.required: dict[Key, set[Key]] = {}
         self.required_by: dict[Key, set[Key]] = {}
         self.seen = 0  # the highest resourceVersion the cache is known to hold
+        # Composites the writes of the current reconcile affect, in the order they were first affected:
+        # queued once when it ends, rather than once per write (a stack's dozen releases each affect it).
+        self.affected: dict[Key, None] = {}
 
     # ---- writes users make
 
@@ -214,6 +217,7 @@ class Reconciler:
 
     def _load(self) -> None:
         self.objects, self.owned, self.by_uid, self.cluster_scoped, self.pinned = {}, {}, {}, {}, {}
+        self.affected = {}
         # The version first: anything written while the list is read is read again by the watch.
         self.seen = self.store.latest_version()
         for obj in self.store.list():
@@ -299,8 +303,13 @@ class Reconciler:
         watchers = (self.required_by.get(key, set()) | self.required_by.get(Key.every(key.group, key.kind), set())
                     | self.required_by.get(Key.in_namespace(key.group, key.kind, key.namespace), set()))
         targets += sorted(watchers)
-        if targets:
-            self.store.enqueue(RECONCILE, targets)
+        self.affected.update(dict.fromkeys(targets))
+
+    def _queue_affected(self) -> None:
+        """Queue what the writes so far affect (before anything else is queued, to keep the order)."""
+        if self.affected:
+            self.store.enqueue(RECONCILE, list(self.affected))
+            self.affected.clear()
 
     def _put(self, obj: Resource) -> tuple[Resource, bool]:
         """Write a composed resource's spec: a composite reconciles next; a managed resource's composite
@@ -357,6 +366,7 @@ class Reconciler:
                 if self.lease is not None:
                     self.lease.renew_if_due()
                 self._work_on(item, report)
+                self._queue_affected()  # what its writes affect, queued before the next item is read
                 if time.monotonic() >= deadline:
                     return True
             return False
@@ -391,6 +401,8 @@ class Reconciler:
             child = self.objects[child_key]
             observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child_key.name)] = child
         response: Response | None = None
+        required: set[Key] = set()
+        failure: Exception | None = None
         try:
             response, required = self._call(function, composite, observed)
         except Exception as exc:  # noqa: BLE001 - a function's bug must not stop the fleet or delete anything
@@ -400,24 +412,30 @@ class Reconciler:
             target = self._simulation_target(key) if self.simulates else None
             if target is not None:
                 self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)
-            if response is None:
-                self._report_failure(key, composite, failure)
-                return
-            if required != self.required.get(key, set()):
-                self.store.set_requirements(key, required)
-                self._note_requirements(key, required)
-            conflicts: list[str] = []
-            for name, desired in sorted(response.desired.items()):
-                applied = self._apply(composite, name, desired.resource, conflicts)
-                if name in observed and Key.of(observed[name]) != applied:
-                    self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
-            for name in sorted(set(observed) - set(response.desired)):
-                self._garbage_collect(Key.of(observed[name]))
-                self.store.record_event(key, "Normal", "DeletedComposed",
-                                        f"deleted {Key.of(observed[name])}: no longer desired")
-            for event in response.events:
-                self.store.record_event(key, event.type, event.reason, event.message)
-            self._set_status(key, composite, response, observed, conflicts)
+            self._write_response(key, composite, observed, response, required, failure)
+
+    def _write_response(self, key: Key, composite: Resource, observed: dict[str, Resource],
+                        response: Response | None, required: set[Key], failure: Exception | None) -> None:
+        """Apply what the function desired, collect what it no longer does, and write the status."""
+        if response is None:
+            assert failure is not None
+            self._report_failure(key, composite, failure)
+            return
+        if required != self.required.get(key, set()):
+            self.store.set_requirements(key, required)
+            self._note_requirements(key, required)
+        conflicts: list[str] = []
+        for name, desired in sorted(response.desired.items()):
+            applied = self._apply(composite, name, desired.resource, conflicts)
+            if name in observed and Key.of(observed[name]) != applied:
+                self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
+        for name in sorted(set(observed) - set(response.desired)):
+            self._garbage_collect(Key.of(observed[name]))
+            self.store.record_event(key, "Normal", "DeletedComposed",
+                                    f"deleted {Key.of(observed[name])}: no longer desired")
+        for event in response.events:
+            self.store.record_event(key, event.type, event.reason, event.message)
+        self._set_status(key, composite, response, observed, conflicts)
 
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
@@ -484,6 +502,7 @@ class Reconciler:
         self.cluster_scoped.pop((key.kind, key.name), None)
         for child in deletion_order(self.owned.pop(uid, set()), self._subtree):
             self._garbage_collect(child)
+        self._queue_affected()
         self.store.delete(key)
         self._note_requirements(key, set())
         self._enqueue_affected(key, obj, itself=False)
@@ -511,6 +530,7 @@ class Reconciler:
             raise InUse(key, *self._serving_apart(in_use))
         with self.store.transaction():
             self._garbage_collect(key)
+            self._queue_affected()
         return True
 
     def _serving_apart(self, in_use: list[Key]) -> tuple[list[Key], dict[Key, list[Key]]]:

@@ -44,6 +44,8 @@ class NodeInfo:
     node: Node
     requested: dict[str, Fraction] = field(default_factory=dict)
     pods: int = 0
+    # The node's allocatable, parsed once: a node never changes within a snapshot.
+    _allocatable: dict[str, Fraction] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -58,8 +60,10 @@ class NodeInfo:
         return (self.node.get("spec") or {}).get("taints") or []
 
     def allocatable(self, resource: str) -> Fraction:
-        value = ((self.node.get("status") or {}).get("allocatable") or {}).get(resource)
-        return parse_quantity(str(value)) if value is not None else Fraction(0)
+        if resource not in self._allocatable:
+            value = ((self.node.get("status") or {}).get("allocatable") or {}).get(resource)
+            self._allocatable[resource] = parse_quantity(str(value)) if value is not None else Fraction(0)
+        return self._allocatable[resource]
 
     def bind(self, pod: PodSpec) -> None:
         """Account for a pod placed here, so the next pod sees what is left."""

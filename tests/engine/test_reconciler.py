@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from inferplane.engine.provider import SimulatedProvider
@@ -322,3 +323,27 @@ def test_a_deployment_waiting_for_room_is_placed_when_a_cluster_arrives():
     (placed,) = runtime.list("ModelDeployment")
     assert placed["status"]["replicas"]["total"] == 1 and placed["status"]["clusters"] == ["amd-lab"]
     assert [r["spec"]["clusterName"] for r in runtime.list("ModelReplica")] == ["amd-lab"]
+
+
+@pytest.mark.parametrize("recipe", sorted(p.name for p in (REPO / "recipes").iterdir()))
+def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
+    """The reconciler hands its cache's pools, class devices and chart values to the simulation
+    uncopied: a simulation that modified them would corrupt what every later reconcile reads."""
+    import json
+
+    from inferplane.engine import reconciler
+
+    simulate = reconciler.simulate
+    simulated = []
+
+    def checked(store, cluster, inputs):
+        before = json.dumps([cluster, inputs], sort_keys=True)
+        result = simulate(store, cluster, inputs)
+        assert json.dumps([cluster, inputs], sort_keys=True) == before, f"{cluster['metadata']['name']}: inputs modified"
+        simulated.append(cluster["metadata"]["name"])
+        return result
+
+    monkeypatch.setattr(reconciler, "simulate", checked)
+    runtime = Runtime(None)
+    assert runtime.apply([REPO / "recipes" / recipe]).report.converged
+    assert sorted(simulated) == sorted(o["metadata"]["name"] for o in runtime.list("InferenceCluster"))
