@@ -192,8 +192,36 @@ class ManifestLoader(KubernetesScalars, yaml.SafeLoader):
         return super().construct_document(node)
 
 
+_MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_SPECIAL_KEY_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
+
+
 class FastManifestLoader(KubernetesScalars, yaml.CSafeLoader):
-    """libyaml's parser and composer with Kubernetes' scalars: only for text `_plainly_bounded` cleared."""
+    """libyaml's parser and composer with Kubernetes' scalars: only for text `_plainly_bounded` cleared.
+
+    That text has no aliases, so every node is built once, directly: PyYAML's generic constructor tracks
+    shared and recursive nodes through generators, which cost more than libyaml's parsing. Plain
+    mappings (scalar keys, no merge keys) and sequences are built here, scalars by the loader's own
+    constructor for their tag; anything else (`!!set`, `<<`, complex keys, unknown tags) goes through
+    PyYAML's constructor as before, so the result (or error) is the same."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        data = self._build(node)
+        # What PyYAML's constructor remembers per document (its deep construction leaves no pending state).
+        self.constructed_objects, self.recursive_objects = {}, {}
+        return data
+
+    def _build(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            constructor = self.yaml_constructors.get(node.tag)
+            if constructor is not None:
+                return constructor(self, node)
+        elif isinstance(node, yaml.SequenceNode) and node.tag == _SEQ_TAG:
+            return [self._build(child) for child in node.value]
+        elif isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG and all(
+                isinstance(key, yaml.ScalarNode) and key.tag not in _SPECIAL_KEY_TAGS for key, _ in node.value):
+            return {self._build(key): self._build(value) for key, value in node.value}
+        return self.construct_object(node, deep=True)
 
 
 for _loader in (ManifestLoader, FastManifestLoader):

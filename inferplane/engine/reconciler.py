@@ -205,7 +205,7 @@ class Reconciler:
                 meta["resourceVersion"] = resource_version(current)
             try:
                 with self.store.transaction():
-                    stored, changed = self.store.put({**obj, "metadata": meta})
+                    stored, changed = self.store.put({**obj, "metadata": meta}, known=current)
                     if changed:
                         targets = [key] if key.kind in self.functions else []
                         self.store.enqueue(RECONCILE, targets + self.store.watchers(key))

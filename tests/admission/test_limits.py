@@ -224,3 +224,37 @@ def test_libyaml_reads_every_recipe_as_the_bounded_loader_does(path):
 
     text = path.read_text()
     assert parse(text) == list(yaml.load_all(text, Loader=ManifestLoader))
+
+
+# What PyYAML's constructor does beyond plain mappings, sequences and scalars, each in a file that
+# libyaml reads: its fast path must build exactly what the bounded loader builds, or fail alike.
+TRICKY_YAML = {
+    "scalars": "a: [1, 0x1F, 0o17, 1_000, 1:20, .inf, -.Inf, .nan, ~, null, yes, No, on, 2024-01-01, '3', !!str 4]\n",
+    "merge-key": "base: {a: 1}\nderived:\n  <<: {a: 2, b: 3}\n  a: 4\n",
+    "value-key": "a: {=: 1, b: 2}\n",
+    "duplicate-keys": "a: 1\nb: 2\na: 3\n",
+    "complex-key": "? [a, b]\n: 1\n",
+    "set-and-omap": "s: !!set {a, b}\no: !!omap [{a: 1}, {b: 2}]\np: !!pairs [{a: 1}]\n",
+    "binary": "b: !!binary aGVsbG8=\n",
+    "unknown-tag": "a: !thing {b: 1}\n",
+    "documents": "a: 1\n---\n- 1\n- {b: [c, {d: e}]}\n---\n",
+    "empty-values": "a:\nb: []\nc: {}\nd: ''\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY_YAML))
+def test_libyamls_fast_construction_builds_what_pyyamls_constructor_builds(name):
+    from inferplane.admission.manifests import FastManifestLoader, ManifestLoader, parse
+
+    text = TRICKY_YAML[name]
+
+    def read(loader):
+        try:
+            return list(yaml.load_all(text, Loader=loader))
+        except yaml.YAMLError as exc:
+            return f"{type(exc).__name__}: {getattr(exc, 'problem', exc)}"
+
+    fast, bounded = read(FastManifestLoader), read(ManifestLoader)
+    assert fast == bounded and repr(fast) == repr(bounded)
+    if not isinstance(bounded, str):
+        assert parse(text) == bounded
