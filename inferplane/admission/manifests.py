@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,7 @@ class ManifestLoader(KubernetesScalars, yaml.SafeLoader):
 
 
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_CACHED_SCALAR_LENGTH = 64
 _SPECIAL_KEY_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
 
 
@@ -204,6 +206,13 @@ class FastManifestLoader(KubernetesScalars, yaml.CSafeLoader):
     mappings (scalar keys, no merge keys) and sequences are built here, scalars by the loader's own
     constructor for their tag; anything else (`!!set`, `<<`, complex keys, unknown tags) goes through
     PyYAML's constructor as before, so the result (or error) is the same."""
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        # A plain scalar's tag depends on its text alone (no path resolvers): the same few texts
+        # (`true`, names, counts) recur in every manifest of a fleet.
+        if kind is yaml.ScalarNode and implicit[0] and len(value) <= _CACHED_SCALAR_LENGTH:
+            return _plain_scalar_tag(value)
+        return super().resolve(kind, value, implicit)
 
     def construct_document(self, node: yaml.Node) -> Any:
         data = self._build(node)
@@ -222,6 +231,12 @@ class FastManifestLoader(KubernetesScalars, yaml.CSafeLoader):
                 isinstance(key, yaml.ScalarNode) and key.tag not in _SPECIAL_KEY_TAGS for key, _ in node.value):
             return {self._build(key): self._build(value) for key, value in node.value}
         return self.construct_object(node, deep=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_scalar_tag(value: str) -> str:
+    # The resolver reads only class-level tables, so the class stands in for an instance.
+    return yaml.resolver.BaseResolver.resolve(FastManifestLoader, yaml.ScalarNode, value, (True, False))
 
 
 for _loader in (ManifestLoader, FastManifestLoader):

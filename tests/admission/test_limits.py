@@ -239,6 +239,7 @@ TRICKY_YAML = {
     "unknown-tag": "a: !thing {b: 1}\n",
     "documents": "a: 1\n---\n- 1\n- {b: [c, {d: e}]}\n---\n",
     "empty-values": "a:\nb: []\nc: {}\nd: ''\n",
+    "quoted-and-long": "a: ['true', \"1\", " + "x" * 70 + ", " + "1" * 70 + "]\n",
 }
 
 
