@@ -7,11 +7,14 @@ readiness. Composed composites (cloud clusters, serving stacks) reconcile in tur
 
 It works off the store's work queue, keyed by object: a write queues what it affects (a composite
 whose spec changed, the composite controlling a changed resource, the composites that required it),
-so a change reconciles only what depends on it, and the queue running dry is the fixpoint. Each
-reconcile reads from a cache of the store that watches for writes by resourceVersion, writes with
-the version it read (a stale write is refused: the cache is re-read and the object reconciled again),
-and commits its writes with the queue's bookkeeping in one transaction. Once no reconcile is left,
-every cluster whose simulation inputs changed is simulated again.
+so a change reconciles only what depends on it, and the queue running dry is the fixpoint. The
+reconciler reads from a cache of the store that watches for writes by resourceVersion. It works in
+batches: each batch is one transaction, which holds the store's write lock, first reads into the
+cache what other processes wrote since, then works off queue items (their writes, and the queue's
+bookkeeping) for up to BATCH_SECONDS and commits. Within a batch nobody else can write, so the cache
+is the store and writes need not read versions back; a write that still finds a newer version (a
+cache bug) is refused, and the batch is rolled back and redone from a fresh read. Once no reconcile
+is left, every cluster whose simulation inputs changed is simulated again.
 """
 
 from __future__ import annotations
