@@ -13,6 +13,8 @@ PACKAGE = Path(inferplane.__file__).parent
 # constants, which sit under everything).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
+    # The Crossplane runtime serves the engine's registry of composition functions and packages them.
+    frozenset({"crossplane"}),
     frozenset({"engine"}),
     frozenset({"compose", "admission"}),
     frozenset({"clouds", "accelerators", "scheduling"}),
@@ -20,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"routing"}),
     # GPU metrics: the catalog says which component exports them and ships their rules.
     frozenset({"metrics"}),
-    frozenset({"cel", "api", "crossplane"}),
+    frozenset({"cel", "api"}),
 )
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
 

@@ -646,6 +646,64 @@ def metrics_map(scrape: Path, mapping_paths: tuple[Path, ...]) -> None:
     click.echo(exposition(samples), nl=False)
 
 
+class _FunctionGroup(click.Group):
+    """`function serve` takes the function SDK's own flags; building them imports gRPC, so only when
+    this group is used (not for `inferplane --help`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return ["serve"]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name != "serve":
+            return None
+        from crossplane.function import cli as sdk_cli
+
+        @click.command()
+        @sdk_cli.standard_options
+        def serve(**options) -> None:
+            """Serve every composition function over Crossplane's RunFunction gRPC protocol (v1).
+
+            Logs are JSON lines (--debug: human-readable, one line per call). Listens on --address with
+            mTLS from --tls-server-certs-dir (tls.crt, tls.key, ca.crt), or --insecure for local use.
+            """
+            from inferplane.crossplane.function import FunctionRunner
+
+            if not options["insecure"] and not options["tls_certs_dir"]:
+                raise click.UsageError("pass --tls-server-certs-dir DIR (tls.crt, tls.key, ca.crt), or --insecure "
+                                       "for local use")
+            sdk_cli.run(FunctionRunner(), **options)
+
+        return serve
+
+
+@cli.group(cls=_FunctionGroup)
+def function() -> None:
+    """Run the composition functions for Crossplane (the RunFunction gRPC server)."""
+
+
+@cli.group()
+def package() -> None:
+    """The Crossplane Configuration package: XRDs, Compositions, Usages and the Function."""
+
+
+@package.command("build")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--image", default=None, metavar="REF",
+              help="The Function's image, as crossplane.yaml and the install manifests name it "
+                   "(default: the registry and version in inferplane/crossplane/package.py).")
+def package_build(folder: Path, image: str | None) -> None:
+    """Write the Configuration package into FOLDER (created; files of the package are replaced)."""
+    from inferplane.crossplane.package import build
+
+    try:
+        written = build(folder, image)
+    except OSError as exc:
+        raise click.ClickException(f"{folder}: cannot write the package: {exc.strerror or exc}") from None
+    for path in written:
+        click.echo(str(path))
+    click.echo(f"wrote {len(written)} files to {folder}", err=True)
+
+
 def main() -> None:
     cli(prog_name="inferplane")
 

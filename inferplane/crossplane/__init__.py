@@ -1,4 +1,5 @@
-"""Crossplane runtime: the generated XRDs (and later the function server and package)."""
+"""Crossplane runtime: the generated XRDs, the RunFunction server (`function.py`) and the Configuration
+package (`package.py`)."""
 
 from pathlib import Path
 

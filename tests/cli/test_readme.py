@@ -12,7 +12,9 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 def commands(group: click.Group, prefix: str = "inferplane") -> dict[str, click.Command]:
     out = {}
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         if isinstance(command, click.Group):
             out.update(commands(command, f"{prefix} {name}"))
         else:

@@ -1,0 +1,258 @@
+"""The composition functions served over Crossplane's RunFunction protocol (v1).
+
+The adapter translates and nothing else: a RunFunctionRequest becomes the core's typed `Request`
+(observed composite, observed composed resources by their composition-resource names, required
+resources by requirement name) and the core's `Response` becomes a RunFunctionResponse (desired
+composed resources with readiness, the composite's status, conditions, events as results, and the
+resources it requires). Which function runs is decided by the composite's apiVersion and kind, so one
+server answers every Composition of the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from concurrent import futures
+import traceback
+from typing import Any, Callable, Iterator
+
+import grpc
+from crossplane.function import logging, resource, response as sdk_response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from inferplane.api import KINDS
+from inferplane.api.xrd import openapi_schema
+from inferplane.compose.base import Desired, Request, Requirement, Response
+from inferplane.crossplane.usages import compose_usages
+from inferplane.engine.reconciler import PROGRESS_REASONS, composition_functions
+
+Resource = dict[str, Any]
+Function = Callable[[Request], Response]
+
+# Crossplane v2 writes its own machinery into every composite (composition references, resource
+# references); it is not part of the kind's schema, and the core's models refuse unknown fields.
+CROSSPLANE_FIELDS = ("spec", "status")
+
+# ObjectMeta's integer fields: metadata is not in an XRD's schema, Kubernetes defines it.
+_METADATA_SCHEMA = {"type": "object", "properties": {
+    "generation": {"type": "integer"}, "deletionGracePeriodSeconds": {"type": "integer"}}}
+
+_READY = {True: fnv1.READY_TRUE, False: fnv1.READY_FALSE, None: fnv1.READY_UNSPECIFIED}
+_CONDITION_STATUS = {"True": fnv1.STATUS_CONDITION_TRUE, "False": fnv1.STATUS_CONDITION_FALSE,
+                     "Unknown": fnv1.STATUS_CONDITION_UNKNOWN}
+_SEVERITY = {"Normal": fnv1.SEVERITY_NORMAL, "Warning": fnv1.SEVERITY_WARNING}
+# Condition types Crossplane reserves for itself: it derives Ready from the composed resources'
+# readiness and Synced from the pipeline. A function saying why its composite is not ready says it
+# as a result (an event on the composite) instead.
+RESERVED_CONDITIONS = ("Ready", "Synced", "Healthy")
+
+
+# A pipeline step's `input` selects what it runs: none composes the composite's kind; this one adds the
+# Usages of what the steps before it desired (see usages.py).
+INPUT_API_VERSION = "fn.inferplane.dev/v1alpha1"
+USAGES_INPUT = {"apiVersion": INPUT_API_VERSION, "kind": "Usages"}
+
+
+class MalformedRequest(ValueError):
+    """A request this function cannot answer: the message says what is wrong and what to do."""
+
+
+# ---- numbers: protobuf's Struct carries every number as a double
+
+def _says_integer(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "integer" or any(b.get("type") == "integer" for b in schema.get("anyOf", ()))
+
+
+def restore_integers(value: Any, schema: dict[str, Any] | None) -> Any:
+    """`value` with every whole float turned back into an int where `schema` says integer (an
+    int-or-string quantity included); everything else as it came."""
+    if schema is None:
+        return value
+    if isinstance(value, float) and value.is_integer() and _says_integer(schema):
+        return int(value)
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        others = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else None
+        return {k: restore_integers(v, properties.get(k, others)) for k, v in value.items()}
+    if isinstance(value, list):
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else None
+        return [restore_integers(v, items) for v in value]
+    return value
+
+
+def _kind_schema(obj: Resource) -> dict[str, Any] | None:
+    kind = KINDS.get((obj.get("apiVersion"), obj.get("kind")))
+    if kind is None:
+        return None
+    schema = openapi_schema(kind)
+    return {**schema, "properties": {**schema["properties"], "metadata": _METADATA_SCHEMA}}
+
+
+def from_struct(struct: Any) -> Resource:
+    """A resource as the core reads it: a dict, with integers where its kind's schema says so."""
+    obj = resource.struct_to_dict(struct)
+    return restore_integers(obj, _kind_schema(obj))
+
+
+# ---- request -> core
+
+def core_request(req: fnv1.RunFunctionRequest) -> tuple[str, Request]:
+    """The composite's kind and the core's request; MalformedRequest when there is nothing to compose."""
+    if not req.observed.HasField("composite") or not req.observed.composite.resource.fields:
+        raise MalformedRequest("the request has no observed composite resource: Crossplane always sends the "
+                               "composite it reconciles; call this function from a Composition's pipeline")
+    composite = from_struct(req.observed.composite.resource)
+    for field in CROSSPLANE_FIELDS:
+        section = composite.get(field)
+        if isinstance(section, dict) and "crossplane" in section:
+            composite[field] = {k: v for k, v in section.items() if k != "crossplane"}
+    kind = composite.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise MalformedRequest("the observed composite has no kind: send the composite as Crossplane stores it")
+    observed = {name: from_struct(r.resource) for name, r in req.observed.resources.items()}
+    # A requirement Crossplane resolved is present (empty when nothing matched); an unresolved one is
+    # absent, so the function asks for it again.
+    required = {name: (from_struct(found.items[0].resource) if found.items else None)
+                for name, found in req.required_resources.items()}
+    return kind, Request(composite, observed, required)
+
+
+# ---- core -> response
+
+def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
+    for key, desired in out.desired.items():
+        rsp.desired.resources[key].resource.CopyFrom(resource.dict_to_struct(desired.resource))
+        rsp.desired.resources[key].ready = _READY[desired.ready]
+    if out.status:
+        resource.update(rsp.desired.composite, {"status": out.status})
+    for condition in out.conditions:
+        if condition.type in RESERVED_CONDITIONS:
+            if condition.status == "False":
+                severity = "Normal" if condition.reason in PROGRESS_REASONS else "Warning"
+                rsp.results.append(fnv1.Result(severity=_SEVERITY[severity], reason=condition.reason,
+                                               message=condition.message, target=fnv1.TARGET_COMPOSITE))
+            continue
+        rsp.conditions.append(fnv1.Condition(
+            type=condition.type, status=_CONDITION_STATUS[condition.status], reason=condition.reason,
+            message=condition.message or None, target=fnv1.TARGET_COMPOSITE))
+    for event in out.events:
+        rsp.results.append(fnv1.Result(severity=_SEVERITY[event.type], reason=event.reason,
+                                       message=event.message, target=fnv1.TARGET_COMPOSITE))
+    for name, requirement in out.requirements.items():
+        rsp.requirements.resources[name].CopyFrom(resource_selector(requirement))
+
+
+def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
+    selector = fnv1.ResourceSelector(api_version=requirement.api_version, kind=requirement.kind,
+                                     match_name=requirement.name)
+    if requirement.namespace:
+        selector.namespace = requirement.namespace
+    return selector
+
+
+def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """The Usages step: label each consumer and add its Usage to the desired state it was given."""
+    desired = {name: resource.struct_to_dict(d.resource) for name, d in req.desired.resources.items()}
+    labelled, usages = compose_usages(desired)
+    for name, obj in labelled.items():
+        rsp.desired.resources[name].resource.CopyFrom(resource.dict_to_struct(obj))
+    for name, usage in usages.items():
+        rsp.desired.resources[name].resource.CopyFrom(resource.dict_to_struct(usage))
+        rsp.desired.resources[name].ready = fnv1.READY_TRUE  # a Usage has no readiness of its own
+
+
+def crossplane_request(composite: Resource, observed: dict[str, Resource] | None = None,
+                       required: dict[str, Resource | None] | None = None, tag: str = "") -> fnv1.RunFunctionRequest:
+    """A request as Crossplane builds it from the core's view of one call (for replaying the embedded
+    engine's calls, tests and benchmarks): a resolved requirement maps to its match, or to no items."""
+    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
+    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(composite))
+    for name, obj in (observed or {}).items():
+        req.observed.resources[name].resource.CopyFrom(resource.dict_to_struct(obj))
+    for name, obj in (required or {}).items():
+        found = req.required_resources[name]
+        found.SetInParent()
+        if obj is not None:
+            found.items.append(fnv1.Resource(resource=resource.dict_to_struct(obj)))
+    return req
+
+
+def core_desired(rsp: fnv1.RunFunctionResponse) -> dict[str, Desired]:
+    """The desired composed resources of a response, as the core would have returned them (for
+    comparing the two runtimes)."""
+    ready = {v: k for k, v in _READY.items()}
+    return {key: Desired(resource.struct_to_dict(d.resource), ready[d.ready]) for key, d in rsp.desired.resources.items()}
+
+
+# ---- the servicer
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Answers RunFunction for every kind inferplane composes."""
+
+    def __init__(self, functions: dict[str, Function] | None = None):
+        self.functions = functions if functions is not None else composition_functions()
+        self.log = logging.get_logger()
+
+    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        """One call, synchronously: never raises, a failure is a fatal result (Crossplane then keeps
+        every composed resource as it is and reports the message on the composite)."""
+        started = time.perf_counter()
+        rsp = sdk_response.to(req)
+        log = self.log.bind(tag=req.meta.tag)
+        try:
+            step = resource.struct_to_dict(req.input) if req.HasField("input") else {}
+            if step.get("kind") == USAGES_INPUT["kind"]:
+                add_usages(req, rsp)
+                return rsp
+            if step:
+                raise MalformedRequest(f"unknown input {step.get('apiVersion')}/{step.get('kind')}: a step of this "
+                                       f"function takes no input, or {INPUT_API_VERSION} Usages")
+            kind, request = core_request(req)
+            log = log.bind(kind=kind, name=(request.composite.get("metadata") or {}).get("name"))
+            function = self.functions.get(kind)
+            if function is None:
+                raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
+                                       f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
+                                       "at another function")
+            fill_response(rsp, function(request))
+        except MalformedRequest as error:
+            sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
+            log.info("refused a malformed request", error=str(error))
+            return rsp
+        except Exception as error:  # noqa: BLE001 - a bug in one call must not stop the server
+            sdk_response.fatal(rsp, f"composition function failed: {type(error).__name__}: {error}")
+            log.info("composition function failed", error=str(error), traceback=traceback.format_exc())
+            return rsp
+        log.info("composed", desired=len(rsp.desired.resources), requirements=len(rsp.requirements.resources),
+                  milliseconds=round((time.perf_counter() - started) * 1000, 3))
+        return rsp
+
+    async def RunFunction(self, req: fnv1.RunFunctionRequest,  # noqa: N802 - the protocol's name
+                          context: grpc.aio.ServicerContext) -> fnv1.RunFunctionResponse:
+        return self.run(req)
+
+
+class _Blocking(grpcv1.FunctionRunnerServiceServicer):
+    def __init__(self, runner: FunctionRunner):
+        self.runner = runner
+
+    def RunFunction(self, req: fnv1.RunFunctionRequest, context: grpc.ServicerContext  # noqa: N802
+                    ) -> fnv1.RunFunctionResponse:
+        return self.runner.run(req)
+
+
+@contextlib.contextmanager
+def serving(runner: FunctionRunner, address: str = "127.0.0.1:0") -> Iterator[str]:
+    """Serve `runner` insecurely on `address` from a thread pool while the block runs; yields the address
+    it listens on (port 0: a free one). For tests on loopback: grpc's asyncio server allows one event
+    loop per process, so several of these could not run side by side; `inferplane function serve` is
+    the production server (the SDK's asyncio runtime)."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    grpcv1.add_FunctionRunnerServiceServicer_to_server(_Blocking(runner), server)
+    port = server.add_insecure_port(address)
+    server.start()
+    try:
+        yield f"{address.rsplit(':', 1)[0]}:{port}"
+    finally:
+        server.stop(grace=None).wait(timeout=60)

@@ -1,0 +1,175 @@
+"""The Crossplane Configuration package: what `inferplane package build DIR` writes.
+
+    DIR/configuration/   the Configuration package's root (`crossplane xpkg build --package-root`):
+        crossplane.yaml     meta Configuration: Crossplane version, dependencies pinned exactly
+        xrds/               the generated XRDs (inferplane/crossplane/xrds/)
+        compositions/       one Pipeline Composition per kind: compose, then add Usages
+    DIR/function/        the Function package's root: crossplane.yaml (meta Function) and the
+                         Dockerfile of its runtime image (built from the repository's root)
+    DIR/install/         what a platform team applies: the Configuration (which pulls in the Function
+                         and the providers)
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inferplane.api import ALL_KINDS
+from inferplane.api.xrd import xrd_files
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.crossplane.function import USAGES_INPUT
+from inferplane.engine.reconciler import composition_functions
+
+VERSION = f"v{version('inferplane')}"
+# Where the packages are pushed; `package build --image` names another registry.
+REGISTRY = "xpkg.inferplane.dev/inferplane"
+FUNCTION_PACKAGE = f"{REGISTRY}/function-inferplane"
+CONFIGURATION_PACKAGE = f"{REGISTRY}/configuration-inferplane"
+# v2: namespaced managed resources (`*.m.*`), apiextensions.crossplane.io/v2 XRDs and
+# protection.crossplane.io Usages.
+CROSSPLANE_VERSION = ">=v2.0.0"
+# The image the Function runs on; a pinned patch release, never a floating tag.
+PYTHON_IMAGE = "python:3.11.11-slim-bookworm"
+
+# The provider package serving each API group the compositions compose, pinned exactly to the versions
+# Modelplane v0.3.1 ships together (its crossplane-project.yaml). A group absent here has no published
+# provider package we know of: the package says so rather than guess one.
+PROVIDERS: dict[str, tuple[str, str]] = {
+    "helm.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
+    "kubernetes.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-kubernetes", "v1.3.0"),
+    "eks.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-eks", "v2.6.0"),
+    "ec2.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-ec2", "v2.6.0"),
+    "iam.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-iam", "v2.6.0"),
+    "container.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-container", "v2.6.0"),
+    "compute.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-compute", "v2.6.0"),
+    "cloudplatform.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-cloudplatform", "v2.6.0"),
+    "containerservice.azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-azure-containerservice", "v2.6.0"),
+    "network.azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-azure-network", "v2.6.0"),
+    "azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-family-azure", "v2.6.0"),
+    "mk8s.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
+    "vpc.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
+    "vke.vultr.m.upbound.io": ("xpkg.upbound.io/upbound/provider-vultr", "v1.0.0"),
+}
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rsplit("/", 1)[0]
+
+
+def composed_groups() -> list[str]:
+    """The API groups of the managed resources the compositions compose: each cloud's, Helm's and
+    Kubernetes' (the serving stack's releases and objects)."""
+    groups = {group_of(m.api_version) for m in CLOUD_MODULES.values() if getattr(m, "api_version", None)}
+    return sorted(groups | {group_of(RELEASE_API_VERSION), group_of(OBJECT_API_VERSION)})
+
+
+def function_name(package: str) -> str:
+    """The name Crossplane gives a package it installs as a dependency: `<organization>-<repository>`
+    of its reference, which is what a Composition's functionRef names."""
+    organization, repository = package.split(":", 1)[0].split("/")[-2:]
+    return f"{organization}-{repository}"
+
+
+def _meta(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "annotations": {
+        "meta.crossplane.io/maintainer": "inferplane <dev@inferplane.dev>",
+        "meta.crossplane.io/source": "github.com/inferplane/inferplane",
+        "meta.crossplane.io/license": "Apache-2.0",
+        "meta.crossplane.io/description": description}}
+
+
+def configuration_meta(function_package: str, function_version: str) -> dict[str, Any]:
+    providers = sorted({PROVIDERS[g] for g in composed_groups() if g in PROVIDERS})
+    return {
+        "apiVersion": "meta.pkg.crossplane.io/v1", "kind": "Configuration",
+        "metadata": _meta("inferplane", "Fleet-level inference control plane: classes, clusters, serving "
+                                        "stacks and model deployments"),
+        "spec": {"crossplane": {"version": CROSSPLANE_VERSION},
+                 "dependsOn": [{"function": function_package, "version": function_version},
+                               *({"provider": p, "version": v} for p, v in providers)]}}
+
+
+def unpinned_groups() -> list[str]:
+    return [g for g in composed_groups() if g not in PROVIDERS]
+
+
+def function_meta() -> dict[str, Any]:
+    return {"apiVersion": "meta.pkg.crossplane.io/v1beta1", "kind": "Function",
+            "metadata": _meta("function-inferplane", "inferplane's composition functions (RunFunction v1)"),
+            "spec": {"crossplane": {"version": CROSSPLANE_VERSION}}}
+
+
+def composition(kind: type, function: str, composes: bool) -> dict[str, Any]:
+    """Compose (when the kind has a composition function), then add the Usages of what was desired. A
+    kind without a function (InferenceClass) still needs a Composition for Crossplane to reconcile
+    it: the Usages step alone, which composes nothing for it."""
+    steps = [{"step": "compose", "functionRef": {"name": function}}] if composes else []
+    steps.append({"step": "usages", "functionRef": {"name": function}, "input": dict(USAGES_INPUT)})
+    return {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": f"{kind.PLURAL}.{kind.GROUP}"},
+            "spec": {"compositeTypeRef": {"apiVersion": kind.api_version_string(), "kind": kind.KIND},
+                     "mode": "Pipeline", "pipeline": steps}}
+
+
+def dockerfile() -> str:
+    return f"""\
+# inferplane's composition functions, served over Crossplane's RunFunction protocol.
+# Build from the repository's root: docker build -f <this file> -t <image> .
+FROM {PYTHON_IMAGE}
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY inferplane ./inferplane
+RUN pip install --no-cache-dir . && rm -rf /src
+WORKDIR /
+# Crossplane passes the mTLS certificates' folder in TLS_SERVER_CERTS_DIR and connects on 9443.
+USER 65532:65532
+EXPOSE 9443
+ENTRYPOINT ["inferplane", "function", "serve"]
+"""
+
+
+def install_manifests(configuration_package: str) -> list[dict[str, Any]]:
+    return [{"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
+             "metadata": {"name": "inferplane"},
+             "spec": {"package": configuration_package}}]
+
+
+def _yaml(*documents: dict[str, Any]) -> str:
+    return "---\n".join(yaml.safe_dump(d, sort_keys=False, width=120) for d in documents)
+
+
+def package_files(image: str | None = None) -> dict[str, str]:
+    """Relative path -> text of every file of the package. `image`: the Function's package reference
+    with its version (default: FUNCTION_PACKAGE at this version)."""
+    function_package, _, function_version = (image or f"{FUNCTION_PACKAGE}:{VERSION}").partition(":")
+    function_version = function_version or VERSION
+    name = function_name(function_package)
+    functions = composition_functions()
+    files = {f"configuration/xrds/{file}": text for file, text in xrd_files().items()}
+    for kind in ALL_KINDS:
+        files[f"configuration/compositions/{kind.PLURAL}.{kind.GROUP}.yaml"] = _yaml(
+            composition(kind, name, kind.KIND in functions))
+    unpinned = unpinned_groups()
+    note = (f"# No provider package is pinned for {', '.join(unpinned)}: install a provider serving "
+            "that group yourself.\n") if unpinned else ""
+    files["configuration/crossplane.yaml"] = note + _yaml(configuration_meta(function_package, function_version))
+    files["function/crossplane.yaml"] = _yaml(function_meta())
+    files["function/Dockerfile"] = dockerfile()
+    files["install/configuration.yaml"] = _yaml(*install_manifests(f"{CONFIGURATION_PACKAGE}:{VERSION}"))
+    return files
+
+
+def build(folder: Path, image: str | None = None) -> list[Path]:
+    """Write the package into `folder`; the paths written."""
+    written = []
+    for relative, text in sorted(package_files(image).items()):
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written

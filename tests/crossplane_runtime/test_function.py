@@ -1,0 +1,261 @@
+"""The RunFunction server, called over real gRPC on loopback as Crossplane calls it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+import yaml
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from inferplane.compose.base import Response
+from inferplane.crossplane.function import FunctionRunner, restore_integers, serving
+from inferplane.crossplane.function import crossplane_request as run_request
+from inferplane.engine.synthetic_fleet import fleet_manifests
+
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def desired_kinds(rsp: fnv1.RunFunctionResponse) -> dict[str, str]:
+    return {key: d.resource["kind"] for key, d in sorted(rsp.desired.resources.items())}
+
+
+def conditions(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str, str]]:
+    return [(c.type, fnv1.Status.Name(c.status), c.reason) for c in rsp.conditions]
+
+
+def fatal_messages(rsp: fnv1.RunFunctionResponse) -> list[str]:
+    return [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+
+
+# ---- each kind
+
+
+def test_an_inference_cluster_asks_for_its_classes_then_composes(function_stub):
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    first = function_stub.RunFunction(run_request(cluster, tag="first"))
+    assert first.meta.tag == "first"
+    assert {name: (s.api_version, s.kind, s.match_name) for name, s in first.requirements.resources.items()} == {
+        "class-eks-l4": ("inferplane.dev/v1alpha1", "InferenceClass", "eks-l4")}
+    assert desired_kinds(first) == {}
+    assert fatal_messages(first) == []
+
+    second = function_stub.RunFunction(run_request(cluster, required={"class-eks-l4": l4}))
+    assert desired_kinds(second) == {"cluster": "EKSCluster", "serving-stack": "ServingStack"}
+    assert [d.ready for d in second.desired.resources.values()] == [fnv1.READY_FALSE, fnv1.READY_FALSE]
+    assert conditions(second) == [("ClusterReady", "STATUS_CONDITION_FALSE", "Creating"),
+                                  ("StackReady", "STATUS_CONDITION_FALSE", "Installing")]
+    stack = resource.struct_to_dict(second.desired.resources["serving-stack"].resource)
+    assert stack["spec"]["draDrivers"] == ["gpu.nvidia.com"]
+    # Crossplane keeps asking until the requirements stop changing: they are declared every time.
+    assert list(second.requirements.resources) == ["class-eks-l4"]
+
+
+def test_a_missing_required_resource_is_asked_for_and_nothing_new_is_composed(function_stub):
+    cluster = load(RECIPE / "cluster.yaml")
+    # Crossplane resolved the requirement and found no such class: the key is present, with no items.
+    rsp = function_stub.RunFunction(run_request(cluster, required={"class-eks-l4": None}))
+    assert desired_kinds(rsp) == {}
+    assert rsp.requirements.resources["class-eks-l4"].match_name == "eks-l4"
+    waiting = [c for c in rsp.conditions if c.type == "ClusterReady"][0]
+    assert (waiting.reason, waiting.message) == (
+        "WaitingForClasses", "InferenceCluster eks-l4 references InferenceClass eks-l4, which does not exist: "
+        "create the class or change the pool's className")
+
+
+def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(function_stub):
+    stack = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
+             "metadata": {"name": "eks-l4"},
+             "spec": {"clusterName": "eks-l4", "source": "EKS", "draDrivers": ["gpu.nvidia.com"],
+                      "versions": {"kubernetes": "1.34"},
+                      "kubeconfigSecretRef": {"name": "eks-l4-connection", "namespace": "inferplane-system",
+                                              "key": "kubeconfig"}}}
+    rsp = function_stub.RunFunction(run_request(stack))
+    assert desired_kinds(rsp) == {
+        "object-gateway-class": "Object", "object-nvidia-critical-pods-quota": "Object",
+        "provider-config-helm": "ClusterProviderConfig", "provider-config-kubernetes": "ClusterProviderConfig",
+        "release-cert-manager": "Release", "release-dcgm-exporter": "Release",
+        "release-dra-driver-nvidia-gpu": "Release", "release-envoy-gateway": "Release",
+        "release-kube-prometheus-stack": "Release", "release-lws": "Release"}
+    assert rsp.desired.resources["provider-config-helm"].ready == fnv1.READY_TRUE
+    assert resource.struct_to_dict(rsp.desired.composite.resource)["status"]["components"] == [
+        "cert-manager", "envoy-gateway", "gateway-class", "kube-prometheus-stack", "lws", "dra-driver-nvidia-gpu",
+        "nvidia-critical-pods-quota", "dcgm-exporter"]
+
+
+CLOUD_CLUSTERS = {
+    "AKSCluster": {"cluster": "KubernetesCluster", **{f"nodepool-{p}": "KubernetesClusterNodePool"
+                                                      for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b")}},
+    "CivoCluster": {"cluster": "Cluster", **{f"nodepool-{p}": "NodePool" for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b")}},
+    "EKSCluster": {"cluster": "Cluster", **{f"nodepool-{p}": "NodeGroup"
+                                            for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b", "system")}},
+    "GKECluster": {"cluster": "Cluster", **{f"nodepool-{p}": "NodePool"
+                                            for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b", "system")}},
+    "NebiusCluster": {"cluster": "Cluster", **{f"nodepool-{p}": "NodeGroup"
+                                               for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b", "system")}},
+    "VultrCluster": {"cluster": "Kubernetes", **{f"nodepool-{p}": "KubernetesNodePool"
+                                                 for p in ("cpu-a", "cpu-b", "gpu-a", "gpu-b")}},
+}
+
+
+@pytest.fixture(scope="module")
+def cloud_clusters():
+    """Every cloud cluster composite the synthetic fleet's InferenceClusters compose, by kind."""
+    from inferplane.engine.runtime import Runtime
+
+    runtime = Runtime(None)
+    manifests = fleet_manifests(7)
+    for manifest in manifests:
+        runtime._reconciler().submit(manifest)
+    runtime.reconcile()
+    out = {}
+    for obj in runtime.list():
+        if obj["kind"] in CLOUD_CLUSTERS:
+            out[obj["kind"]] = {k: v for k, v in obj.items() if k != "status"}
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(CLOUD_CLUSTERS))
+def test_each_cloud_cluster_kind_composes_its_cluster_and_pools(function_stub, cloud_clusters, kind):
+    rsp = function_stub.RunFunction(run_request(cloud_clusters[kind]))
+    assert desired_kinds(rsp) == CLOUD_CLUSTERS[kind]
+    assert fatal_messages(rsp) == []
+    # Ready is Crossplane's to set: the function's "not ready yet" travels as a result.
+    assert conditions(rsp) == []
+    assert [(fnv1.Severity.Name(r.severity), r.reason) for r in rsp.results] == [("SEVERITY_NORMAL", "Creating")]
+
+
+def test_crossplanes_own_fields_on_the_composite_do_not_make_it_invalid(function_stub):
+    cluster = load(RECIPE / "cluster.yaml")
+    cluster["spec"]["crossplane"] = {"compositionRef": {"name": "inferenceclusters.inferplane.dev"},
+                                     "resourceRefs": []}
+    rsp = function_stub.RunFunction(run_request(cluster, required={"class-eks-l4": load(RECIPE / "class.yaml")}))
+    assert desired_kinds(rsp) == {"cluster": "EKSCluster", "serving-stack": "ServingStack"}
+
+
+# ---- numbers
+
+
+def test_whole_numbers_come_back_as_integers_where_the_schema_says_integer():
+    schema = {"type": "object", "properties": {
+        "count": {"type": "integer"}, "ratio": {"type": "number"},
+        "quantity": {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True},
+        "pools": {"type": "array", "items": {"type": "object", "properties": {"nodes": {"type": "integer"}}}},
+        "sizes": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    got = restore_integers({"count": 3.0, "ratio": 2.0, "quantity": 16.0, "pools": [{"nodes": 2.0}],
+                            "sizes": {"a": 1.0}, "free": {"n": 4.0}, "unknown": 5.0}, schema)
+    assert got == {"count": 3, "ratio": 2.0, "quantity": 16, "pools": [{"nodes": 2}], "sizes": {"a": 1},
+                   "free": {"n": 4.0}, "unknown": 5.0}
+    assert [type(got[k]).__name__ for k in ("count", "ratio", "quantity", "free", "unknown")] == [
+        "int", "float", "int", "dict", "float"]
+    assert type(got["pools"][0]["nodes"]) is int and type(got["free"]["n"]) is float
+    # A fraction stays what it is, even where the schema says integer (admission refuses it there).
+    assert restore_integers({"count": 2.5}, schema) == {"count": 2.5}
+
+
+def test_the_core_reads_integers_from_a_request_that_carried_doubles():
+    seen = {}
+
+    def capture(request):
+        seen["composite"], seen["class"] = request.composite, request.required.get("class")
+        return Response()
+
+    cluster = load(RECIPE / "cluster.yaml")
+    cluster["metadata"]["generation"] = 4
+    l4 = load(RECIPE / "class.yaml")
+    with serving(FunctionRunner({"InferenceCluster": capture})) as address, grpc.insecure_channel(address) as channel:
+        grpcv1.FunctionRunnerServiceStub(channel).RunFunction(run_request(cluster, required={"class": l4}))
+    pool = seen["composite"]["spec"]["nodePools"][0]
+    assert (pool["nodeCount"], type(pool["nodeCount"])) == (2, int)
+    assert (seen["composite"]["metadata"]["generation"], type(seen["composite"]["metadata"]["generation"])) == (4, int)
+    eks = seen["class"]["spec"]["provisioning"]["eks"]
+    assert [(v, type(v)) for v in (eks["diskSizeGb"], eks["accelerator"]["count"])] == [(200, int), (1, int)]
+
+
+# ---- what goes wrong
+
+
+def test_a_malformed_request_is_a_fatal_result_and_the_server_keeps_serving(function_stub):
+    empty = function_stub.RunFunction(fnv1.RunFunctionRequest())
+    assert fatal_messages(empty) == [
+        "malformed RunFunctionRequest: the request has no observed composite resource: Crossplane always sends "
+        "the composite it reconciles; call this function from a Composition's pipeline"]
+
+    unknown = function_stub.RunFunction(run_request({"apiVersion": "example.org/v1", "kind": "Widget",
+                                                     "metadata": {"name": "w"}}))
+    assert fatal_messages(unknown)[0].startswith(
+        "malformed RunFunctionRequest: no composition function for kind Widget: this function composes AKSCluster, "
+        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, NebiusCluster, ServingStack, VultrCluster")
+
+    bad_input = run_request(load(RECIPE / "cluster.yaml"))
+    bad_input.input.update({"apiVersion": "example.org/v1", "kind": "Patch"})
+    assert fatal_messages(function_stub.RunFunction(bad_input)) == [
+        "malformed RunFunctionRequest: unknown input example.org/v1/Patch: a step of this function takes no input, "
+        "or fn.inferplane.dev/v1alpha1 Usages"]
+
+    after = function_stub.RunFunction(run_request(load(RECIPE / "cluster.yaml")))
+    assert list(after.requirements.resources) == ["class-eks-l4"]
+
+
+def test_a_failing_function_is_a_fatal_result_not_a_dead_server():
+    def broken(request):
+        raise KeyError("spec")
+
+    with serving(FunctionRunner({"InferenceCluster": broken})) as address, grpc.insecure_channel(address) as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        for _ in range(2):
+            rsp = stub.RunFunction(run_request(load(RECIPE / "cluster.yaml")))
+            assert fatal_messages(rsp) == ["composition function failed: KeyError: 'spec'"]
+
+
+# ---- the command
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_function_serve_answers_over_grpc_and_logs_json_lines():
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "inferplane.cli.main", "function", "serve", "--insecure",
+                               "--address", f"127.0.0.1:{port}"], cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=60)
+            rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(run_request(load(RECIPE / "cluster.yaml")))
+        assert list(rsp.requirements.resources) == ["class-eks-l4"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    composed = [line for line in lines if line.get("msg") == "composed"]
+    assert [(c["kind"], c["name"], c["level"], c["desired"]) for c in composed] == [
+        ("InferenceCluster", "eks-l4", "info", 0)]
+
+
+def test_function_serve_without_certificates_or_insecure_is_refused():
+    run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "function", "serve", "--address",
+                          "127.0.0.1:0"], cwd=REPO, capture_output=True, text=True, timeout=60,
+                         env={k: v for k, v in os.environ.items() if k not in ("INSECURE", "TLS_SERVER_CERTS_DIR")})
+    assert run.returncode == 2
+    assert "pass --tls-server-certs-dir DIR (tls.crt, tls.key, ca.crt), or --insecure for local use" in run.stderr
