@@ -7,7 +7,7 @@
     DIR/function/        the Function package's root: crossplane.yaml (meta Function) and the
                          Dockerfile of its runtime image (built from the repository's root)
     DIR/install/         what a platform team applies: the Configuration (which pulls in the Function
-                         and the providers)
+                         and the providers), and the Function as it would be pulled in
 """
 
 from __future__ import annotations
@@ -133,10 +133,16 @@ ENTRYPOINT ["inferplane", "function", "serve"]
 """
 
 
-def install_manifests(configuration_package: str) -> list[dict[str, Any]]:
-    return [{"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
-             "metadata": {"name": "inferplane"},
-             "spec": {"package": configuration_package}}]
+def install_configuration(configuration_package: str) -> dict[str, Any]:
+    return {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": "inferplane"},
+            "spec": {"package": configuration_package}}
+
+
+def install_function(function_package: str, function_version: str) -> dict[str, Any]:
+    """The Function as the Configuration's dependency installs it (same name, same package): applied
+    first, it lets a platform team add a runtime config or pull secret before the Configuration."""
+    return {"apiVersion": "pkg.crossplane.io/v1", "kind": "Function", "metadata": {"name": function_name(function_package)},
+            "spec": {"package": f"{function_package}:{function_version}"}}
 
 
 def _yaml(*documents: dict[str, Any]) -> str:
@@ -160,7 +166,8 @@ def package_files(image: str | None = None) -> dict[str, str]:
     files["configuration/crossplane.yaml"] = note + _yaml(configuration_meta(function_package, function_version))
     files["function/crossplane.yaml"] = _yaml(function_meta())
     files["function/Dockerfile"] = dockerfile()
-    files["install/configuration.yaml"] = _yaml(*install_manifests(f"{CONFIGURATION_PACKAGE}:{VERSION}"))
+    files["install/configuration.yaml"] = _yaml(install_configuration(f"{CONFIGURATION_PACKAGE}:{VERSION}"))
+    files["install/function.yaml"] = _yaml(install_function(function_package, function_version))
     return files
 
 
