@@ -241,16 +241,21 @@ def test_function_serve_answers_over_grpc_and_logs_json_lines():
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=60)
-            rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(run_request(load(RECIPE / "cluster.yaml")))
+            stub = grpcv1.FunctionRunnerServiceStub(channel)
+            rsp = stub.RunFunction(run_request(load(RECIPE / "cluster.yaml")))
+            refused = stub.RunFunction(run_request({"apiVersion": "example.org/v1", "kind": "Widget",
+                                                    "metadata": {"name": "w"}}, tag="t-1"))
         assert list(rsp.requirements.resources) == ["class-eks-l4"]
+        assert len(fatal_messages(refused)) == 1
     finally:
         server.send_signal(signal.SIGTERM)
         out, err = server.communicate(timeout=60)
     assert server.returncode == 0, err
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    composed = [line for line in lines if line.get("msg") == "composed"]
-    assert [(c["kind"], c["name"], c["level"], c["desired"]) for c in composed] == [
-        ("InferenceCluster", "eks-l4", "info", 0)]
+    # JSON lines; a call that composed logs at debug only, a refused one at info.
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(line["level"], line["msg"], line["tag"], line["kind"], line["name"]) for line in lines] == [
+        ("info", "refused a malformed request", "t-1", "Widget", "w")]
+    assert lines[0]["error"].startswith("no composition function for kind Widget")
 
 
 def test_function_serve_without_certificates_or_insecure_is_refused():
