@@ -154,8 +154,8 @@ def _kind_schema(api_version: str, kind: str) -> dict[str, Any] | None:
 # Crossplane calls a function again and again with mostly the same resources (every reconcile of an
 # unchanged composite, the same classes for every cluster): each resource is decoded once, keyed by
 # its bytes on the wire, and the decoded data shared, as the core never modifies its request. The
-# same for what the core desires, keyed by its JSON. Bounded: a few thousand resources of a few KiB.
-CACHED_RESOURCES = 4096
+# same for what the core desires, keyed by its JSON. Bounded: a thousand resources of a few KiB each.
+CACHED_RESOURCES = 1024
 
 
 @functools.lru_cache(maxsize=CACHED_RESOURCES)
