@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 import grpc
 import orjson
-from crossplane.function import logging, resource, response as sdk_response
+from crossplane.function import logging, response as sdk_response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2
@@ -232,11 +232,29 @@ def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
 
 
 def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
-    selector = fnv1.ResourceSelector(api_version=requirement.api_version, kind=requirement.kind,
-                                     match_name=requirement.name)
+    """A requirement without a name asks for every object of its kind: no labels to match."""
+    selector = fnv1.ResourceSelector(api_version=requirement.api_version, kind=requirement.kind)
+    if requirement.name is None:
+        selector.match_labels.SetInParent()
+    else:
+        selector.match_name = requirement.name
     if requirement.namespace:
         selector.namespace = requirement.namespace
     return selector
+
+
+def compose(function: Function, request: Request, req: fnv1.RunFunctionRequest) -> Response:
+    """The function's response to the request. The protocol does not say whether a requirement asked
+    for one object or a whole kind, the function's requirements do: a whole kind is answered with
+    every match, and the function called again with them (only when it asked for one)."""
+    response = function(request)
+    whole_kinds = {name for name, r in response.requirements.items()
+                   if r.name is None and name in req.required_resources}
+    if not whole_kinds:
+        return response
+    required = {**request.required, **{name: [from_struct(item.resource) for item in req.required_resources[name].items]
+                                        for name in whole_kinds}}
+    return function(Request(request.composite, request.observed, required))
 
 
 def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -251,18 +269,19 @@ def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> N
 
 
 def crossplane_request(composite: Resource, observed: dict[str, Resource] | None = None,
-                       required: dict[str, Resource | None] | None = None, tag: str = "") -> fnv1.RunFunctionRequest:
+                       required: dict[str, Any] | None = None, tag: str = "") -> fnv1.RunFunctionRequest:
     """A request as Crossplane builds it from the core's view of one call (for replaying the embedded
-    engine's calls, tests and benchmarks): a resolved requirement maps to its match, or to no items."""
+    engine's calls, tests and benchmarks): a resolved requirement maps to its match (None: no items),
+    a whole kind's to the list of every match."""
     req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
-    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(composite))
+    req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
     for name, obj in (observed or {}).items():
-        req.observed.resources[name].resource.CopyFrom(resource.dict_to_struct(obj))
+        req.observed.resources[name].resource.CopyFrom(dict_to_struct(obj))
     for name, obj in (required or {}).items():
         found = req.required_resources[name]
         found.SetInParent()
-        if obj is not None:
-            found.items.append(fnv1.Resource(resource=resource.dict_to_struct(obj)))
+        for match in obj if isinstance(obj, list) else [obj] if obj is not None else []:
+            found.items.append(fnv1.Resource(resource=dict_to_struct(match)))
     return req
 
 
@@ -305,7 +324,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
                                        f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
                                        "at another function")
-            fill_response(rsp, function(request))
+            fill_response(rsp, compose(function, request, req))
         except MalformedRequest as error:
             sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
             self.log.info("refused a malformed request", tag=req.meta.tag, kind=kind, name=name, error=str(error))

@@ -17,7 +17,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from inferplane.compose.base import Response
+from inferplane.compose.base import Requirement, Response
 from inferplane.crossplane.function import FunctionRunner, restore_integers, serving
 from inferplane.crossplane.function import crossplane_request as run_request
 from inferplane.engine.synthetic_fleet import fleet_manifests
@@ -264,3 +264,30 @@ def test_function_serve_without_certificates_or_insecure_is_refused():
                          env={k: v for k, v in os.environ.items() if k not in ("INSECURE", "TLS_SERVER_CERTS_DIR")})
     assert run.returncode == 2
     assert "pass --tls-server-certs-dir DIR (tls.crt, tls.key, ca.crt), or --insecure for local use" in run.stderr
+
+
+def test_a_requirement_for_a_whole_kind_is_asked_for_by_labels_and_answered_with_every_match():
+    calls = []
+
+    def every_cluster(request):
+        calls.append(request.required.get("clusters"))
+        response = Response()
+        response.requirements["clusters"] = Requirement("inferplane.dev/v1alpha1", "InferenceCluster", None)
+        return response
+
+    a, b = ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": n},
+             "spec": {"cluster": {"source": "Existing"}, "nodePools": []}} for n in ("a", "b"))
+    deployment = {"apiVersion": "example.org/v1", "kind": "Fleet", "metadata": {"name": "f"}}
+    with serving(FunctionRunner({"Fleet": every_cluster})) as address, grpc.insecure_channel(address) as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        first = stub.RunFunction(run_request(deployment))
+        selector = first.requirements.resources["clusters"]
+        assert (selector.kind, selector.WhichOneof("match"), dict(selector.match_labels.labels)) == (
+            "InferenceCluster", "match_labels", {})
+        assert calls == [None]
+        # Crossplane answers with every match; the function gets them all as a list.
+        req = run_request(deployment)
+        req.required_resources["clusters"].items.extend(
+            fnv1.Resource(resource=resource.dict_to_struct(c)) for c in (a, b))
+        stub.RunFunction(req)
+        assert [c["metadata"]["name"] for c in calls[-1]] == ["a", "b"]

@@ -75,8 +75,8 @@ def answer_over_grpc(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
         "desired": {k: [normal(d.resource), d.ready] for k, d in core_desired(rsp).items()},
         "status": normal(status) if status else None,
         "conditions": [(c.type, statuses[c.status], c.reason, c.message) for c in rsp.conditions],
-        "requirements": {n: (s.api_version, s.kind, s.match_name, s.namespace)
-                         for n, s in rsp.requirements.resources.items()},
+        "requirements": {n: (s.api_version, s.kind, s.match_name if s.WhichOneof("match") == "match_name" else None,
+                             s.namespace) for n, s in rsp.requirements.resources.items()},
     }
 
 
@@ -101,7 +101,8 @@ def exact(request: dict[str, Any]) -> str:
     """The request's objects of inferplane's kinds, as JSON that tells 2 from 2.0."""
     return json.dumps({"composite": request["composite"],
                        "observed": {k: v for k, v in request["observed"].items() if ours(v)},
-                       "required": {k: v for k, v in request["required"].items() if v is None or ours(v)}},
+                       "required": {k: v for k, v in request["required"].items()
+                                    if v is None or isinstance(v, list) or ours(v)}},
                       sort_keys=True)
 
 
