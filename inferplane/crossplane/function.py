@@ -129,14 +129,6 @@ def dict_to_struct(obj: Resource) -> struct_pb2.Struct:
     return struct
 
 
-def restore_integers(value: Any, schema: dict[str, Any] | None) -> Any:
-    """JSON data as it would read after a trip through Struct against `schema` (for data already
-    decoded by another reader)."""
-    wrapped = struct_pb2.Value()
-    _to_value(value, wrapped)
-    return _from_value(wrapped, schema)
-
-
 # ObjectMeta's integer fields: metadata is not in an XRD's schema, Kubernetes defines it.
 _METADATA_SCHEMA = {"type": "object", "properties": {
     "generation": {"type": "integer"}, "deletionGracePeriodSeconds": {"type": "integer"}}}

@@ -18,7 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from inferplane.compose.base import Requirement, Response
-from inferplane.crossplane.function import FunctionRunner, restore_integers, serving
+from inferplane.crossplane.function import FunctionRunner, dict_to_struct, serving, struct_to_dict
 from inferplane.crossplane.function import crossplane_request as run_request
 from inferplane.engine.synthetic_fleet import fleet_manifests
 
@@ -151,6 +151,10 @@ def test_crossplanes_own_fields_on_the_composite_do_not_make_it_invalid(function
 # ---- numbers
 
 
+def through_protobuf(data: dict, schema: dict) -> dict:
+    return struct_to_dict(dict_to_struct(data), schema)
+
+
 def test_whole_numbers_come_back_as_integers_where_the_schema_says_integer():
     schema = {"type": "object", "properties": {
         "count": {"type": "integer"}, "ratio": {"type": "number"},
@@ -158,15 +162,15 @@ def test_whole_numbers_come_back_as_integers_where_the_schema_says_integer():
         "pools": {"type": "array", "items": {"type": "object", "properties": {"nodes": {"type": "integer"}}}},
         "sizes": {"type": "object", "additionalProperties": {"type": "integer"}},
         "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
-    got = restore_integers({"count": 3.0, "ratio": 2.0, "quantity": 16.0, "pools": [{"nodes": 2.0}],
-                            "sizes": {"a": 1.0}, "free": {"n": 4.0}, "unknown": 5.0}, schema)
+    got = through_protobuf({"count": 3, "ratio": 2, "quantity": 16, "pools": [{"nodes": 2}],
+                            "sizes": {"a": 1}, "free": {"n": 4}, "unknown": 5}, schema)
     assert got == {"count": 3, "ratio": 2.0, "quantity": 16, "pools": [{"nodes": 2}], "sizes": {"a": 1},
                    "free": {"n": 4.0}, "unknown": 5.0}
     assert [type(got[k]).__name__ for k in ("count", "ratio", "quantity", "free", "unknown")] == [
         "int", "float", "int", "dict", "float"]
     assert type(got["pools"][0]["nodes"]) is int and type(got["free"]["n"]) is float
     # A fraction stays what it is, even where the schema says integer (admission refuses it there).
-    assert restore_integers({"count": 2.5}, schema) == {"count": 2.5}
+    assert through_protobuf({"count": 2.5}, schema) == {"count": 2.5}
 
 
 def test_the_core_reads_integers_from_a_request_that_carried_doubles():
