@@ -178,7 +178,8 @@ def to_struct(obj: Resource, struct: struct_pb2.Struct) -> None:
 # ---- request -> core
 
 def core_request(req: fnv1.RunFunctionRequest) -> tuple[str, Request]:
-    """The composite's kind and the core's request; MalformedRequest when there is nothing to compose."""
+    """The composite's kind and the core's request without its required resources (see
+    FunctionRunner.compose); MalformedRequest when there is nothing to compose."""
     if not req.observed.HasField("composite") or not req.observed.composite.resource.fields:
         raise MalformedRequest("the request has no observed composite resource: Crossplane always sends the "
                                "composite it reconciles; call this function from a Composition's pipeline")
@@ -191,11 +192,18 @@ def core_request(req: fnv1.RunFunctionRequest) -> tuple[str, Request]:
     if not isinstance(kind, str) or not kind:
         raise MalformedRequest("the observed composite has no kind: send the composite as Crossplane stores it")
     observed = {name: from_struct(r.resource) for name, r in req.observed.resources.items()}
-    # A requirement Crossplane resolved is present (empty when nothing matched); an unresolved one is
-    # absent, so the function asks for it again.
-    required = {name: (from_struct(found.items[0].resource) if found.items else None)
-                for name, found in req.required_resources.items()}
-    return kind, Request(composite, observed, required)
+    return kind, Request(composite, observed)
+
+
+def required_resources(req: fnv1.RunFunctionRequest, whole_kind: Callable[[str], bool]) -> dict[str, Any]:
+    """The required resources as the core reads them: a requirement for one object maps to it (None
+    when Crossplane found nothing), one for a whole kind (`whole_kind(name)`) to every match. A
+    requirement Crossplane has not resolved yet is absent, so the function asks for it again."""
+    out: dict[str, Any] = {}
+    for name, found in req.required_resources.items():
+        matches = [from_struct(item.resource) for item in found.items]
+        out[name] = matches if whole_kind(name) else (matches[0] if matches else None)
+    return out
 
 
 # ---- core -> response
@@ -233,20 +241,6 @@ def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
     if requirement.namespace:
         selector.namespace = requirement.namespace
     return selector
-
-
-def compose(function: Function, request: Request, req: fnv1.RunFunctionRequest) -> Response:
-    """The function's response to the request. The protocol does not say whether a requirement asked
-    for one object or a whole kind, the function's requirements do: a whole kind is answered with
-    every match, and the function called again with them (only when it asked for one)."""
-    response = function(request)
-    whole_kinds = {name for name, r in response.requirements.items()
-                   if r.name is None and name in req.required_resources}
-    if not whole_kinds:
-        return response
-    required = {**request.required, **{name: [from_struct(item.resource) for item in req.required_resources[name].items]
-                                        for name in whole_kinds}}
-    return function(Request(request.composite, request.observed, required))
 
 
 def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -292,6 +286,27 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def __init__(self, functions: dict[str, Function] | None = None):
         self.functions = functions if functions is not None else composition_functions()
         self.log = logging.get_logger()
+        # (kind, requirement name) -> whether the function asks for a whole kind by that name.
+        self.whole_kinds: dict[tuple[str, str], bool] = {}
+
+    def compose(self, kind: str, function: Function, request: Request,
+                req: fnv1.RunFunctionRequest) -> Response:
+        """Call the function with the required resources in the shape it asked for. The protocol does
+        not say whether a requirement was for one object or a whole kind; the function's own
+        requirements do, and a function names a requirement the same way every time. So what it
+        answered is remembered per kind and requirement name, and a requirement not seen yet (the
+        first call after a restart) is learnt by calling the function once without required
+        resources, as Crossplane's first call is."""
+        if any((kind, name) not in self.whole_kinds for name in req.required_resources):
+            self.learn(kind, function(Request(request.composite, request.observed)))
+        required = required_resources(req, lambda name: self.whole_kinds.get((kind, name), False))
+        response = function(Request(request.composite, request.observed, required))
+        self.learn(kind, response)
+        return response
+
+    def learn(self, kind: str, response: Response) -> None:
+        for name, requirement in response.requirements.items():
+            self.whole_kinds[(kind, name)] = requirement.name is None
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, synchronously: never raises, a failure is a fatal result (Crossplane then keeps
@@ -316,7 +331,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                 raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
                                        f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
                                        "at another function")
-            fill_response(rsp, compose(function, request, req))
+            fill_response(rsp, self.compose(kind, function, request, req))
         except MalformedRequest as error:
             sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
             self.log.info("refused a malformed request", tag=req.meta.tag, kind=kind, name=name, error=str(error))

@@ -2,9 +2,9 @@
 
 The embedded engine refuses a deletion that would pull something from under its users
 (`engine/usage.py`); on Crossplane the API server does it, through Usages:
-- a provider config the composition desires is held by each desired resource that references it, so
-  that deleting the composite removes the Helm releases and Kubernetes objects before the
-  ProviderConfig they need to be uninstalled;
+- the provider config a Helm release or Kubernetes object names is held by it, so that deleting a
+  stack (or a cluster) uninstalls the releases and a replica's objects before the ClusterProviderConfig
+  they need to be uninstalled, as Modelplane's `compose-usages` does;
 - a cloud cluster the composition desires is held by the serving stack desired beside it, so that the
   stack (and every release on the cluster) is uninstalled before the cluster goes.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.serving_stack import ServingStack
-from inferplane.engine.store import Key
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
 from inferplane.engine.usage import references
 
 Resource = dict[str, Any]
@@ -29,6 +29,9 @@ USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 # Stamped on a consumer so that its Usage's `by` selects it alone: the value is its composition
 # resource name, unique within the composite.
 CONSUMER_LABEL = "inferplane.dev/usage-consumer"
+# What holds a provider config: the kinds the serving stack and the model replicas compose on a
+# cluster through its ClusterProviderConfigs.
+CONSUMERS = {(RELEASE_API_VERSION, "Release"), (OBJECT_API_VERSION, "Object")}
 _CLOUD_CLUSTERS = {(kind.api_version_string(), kind.KIND) for kind in CLOUD_CLUSTER_KINDS.values()}
 
 
@@ -36,32 +39,26 @@ def _ref(obj: Resource, **selector: Any) -> dict[str, Any]:
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], **selector}
 
 
-def _key(obj: Resource) -> Key | None:
-    metadata = obj.get("metadata") or {}
-    if not isinstance(obj.get("apiVersion"), str) or not isinstance(obj.get("kind"), str) or not metadata.get("name"):
-        return None
-    return Key(obj["apiVersion"].rsplit("/", 1)[0], obj["kind"], metadata.get("namespace") or "", metadata["name"])
-
-
 def compose_usages(desired: dict[str, Resource]) -> tuple[dict[str, Resource], dict[str, Resource]]:
     """(consumers with their label stamped, by composition-resource name; the Usages to add, by name)."""
-    by_key = {key: (name, obj) for name, obj in desired.items() if (key := _key(obj)) is not None}
     labelled: dict[str, Resource] = {}
     usages: dict[str, Resource] = {}
     for name, obj in sorted(desired.items()):
-        if "metadata" not in obj or not isinstance(obj.get("kind"), str):
+        if (obj.get("apiVersion"), obj.get("kind")) not in CONSUMERS or not isinstance(obj.get("metadata"), dict):
             continue
         namespace = obj["metadata"].get("namespace")
-        for used in sorted(references(obj)):
-            held = by_key.get(used)
-            if held is None or not used.kind.endswith("ProviderConfig") or not namespace:
-                continue
-            labels = {**(obj["metadata"].get("labels") or {}), CONSUMER_LABEL: name}
-            labelled[name] = {**obj, "metadata": {**obj["metadata"], "labels": labels}}
-            usages[f"usage-{held[0]}-by-{name}"] = {
+        configs = [k for k in sorted(references(obj)) if k.kind.endswith("ProviderConfig")]
+        if not namespace or not configs:
+            continue
+        labels = {**(obj["metadata"].get("labels") or {}), CONSUMER_LABEL: name}
+        labelled[name] = {**obj, "metadata": {**obj["metadata"], "labels": labels}}
+        for config in configs:
+            usages[f"usage-provider-config-by-{name}"] = {
                 "apiVersion": USAGE_API_VERSION, "kind": "Usage",
                 "metadata": {"namespace": namespace},
-                "spec": {"of": _ref(held[1], resourceRef={"name": used.name}),
+                # A provider config shares its consumers' API version (helm.m... Release and
+                # ClusterProviderConfig alike).
+                "spec": {"of": {"apiVersion": obj["apiVersion"], "kind": config.kind, "resourceRef": {"name": config.name}},
                          "by": _ref(obj, resourceSelector={"matchControllerRef": True,
                                                            "matchLabels": {CONSUMER_LABEL: name}}),
                          "replayDeletion": True}}

@@ -203,9 +203,10 @@ def test_a_malformed_request_is_a_fatal_result_and_the_server_keeps_serving(func
 
     unknown = function_stub.RunFunction(run_request({"apiVersion": "example.org/v1", "kind": "Widget",
                                                      "metadata": {"name": "w"}}))
-    assert fatal_messages(unknown)[0].startswith(
+    assert fatal_messages(unknown) == [
         "malformed RunFunctionRequest: no composition function for kind Widget: this function composes AKSCluster, "
-        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, NebiusCluster, ServingStack, VultrCluster")
+        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, ModelDeployment, ModelReplica, NebiusCluster, "
+        "ServingStack, VultrCluster; point the Composition for Widget at another function"]
 
     bad_input = run_request(load(RECIPE / "cluster.yaml"))
     bad_input.input.update({"apiVersion": "example.org/v1", "kind": "Patch"})

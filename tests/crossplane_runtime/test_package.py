@@ -26,7 +26,7 @@ def package(tmp_path_factory) -> Path:
     run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "package", "build", str(folder)], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stderr == "wrote 25 files to " + str(folder) + "\n"
+    assert run.stderr == "wrote 27 files to " + str(folder) + "\n"
     return folder
 
 
@@ -73,12 +73,13 @@ def test_every_composition_calls_the_function_the_package_depends_on_for_a_kind_
         assert (ref["apiVersion"].split("/")[0], ref["kind"]) in defined
         assert {s["functionRef"]["name"] for s in composition["spec"]["pipeline"]} == {installed["metadata"]["name"]}
         steps[ref["kind"]] = [s["step"] for s in composition["spec"]["pipeline"]]
-    # InferenceClass and ModelDeployment have no composition function yet: their Compositions only
-    # run the Usages step, which composes nothing for them, so that Crossplane reconciles them.
+    # InferenceClass has no composition function: its Composition only runs the Usages step, which
+    # composes nothing for it, so that Crossplane reconciles it.
     assert steps == {"AKSCluster": ["compose", "usages"], "CivoCluster": ["compose", "usages"],
                      "EKSCluster": ["compose", "usages"], "GKECluster": ["compose", "usages"],
                      "InferenceClass": ["usages"], "InferenceCluster": ["compose", "usages"],
-                     "ModelDeployment": ["usages"], "NebiusCluster": ["compose", "usages"],
+                     "ModelDeployment": ["compose", "usages"], "ModelReplica": ["compose", "usages"],
+                     "NebiusCluster": ["compose", "usages"],
                      "ServingStack": ["compose", "usages"], "VultrCluster": ["compose", "usages"]}
 
 
@@ -146,14 +147,10 @@ def test_a_stacks_provider_configs_are_held_by_each_release_and_object(function_
     rsp = pipeline(function_stub, stack)
     desired = {k: resource.struct_to_dict(d.resource) for k, d in rsp.desired.resources.items()}
     usages = {k: v for k, v in desired.items() if k.startswith("usage-")}
-    assert sorted(usages) == [
-        "usage-provider-config-helm-by-release-cert-manager", "usage-provider-config-helm-by-release-dcgm-exporter",
-        "usage-provider-config-helm-by-release-dra-driver-nvidia-gpu",
-        "usage-provider-config-helm-by-release-envoy-gateway",
-        "usage-provider-config-helm-by-release-kube-prometheus-stack", "usage-provider-config-helm-by-release-lws",
-        "usage-provider-config-kubernetes-by-object-gateway-class",
-        "usage-provider-config-kubernetes-by-object-nvidia-critical-pods-quota"]
-    assert usages["usage-provider-config-helm-by-release-lws"] == {
+    assert sorted(usages) == [f"usage-provider-config-by-{consumer}" for consumer in (
+        "object-gateway-class", "object-nvidia-critical-pods-quota", "release-cert-manager", "release-dcgm-exporter",
+        "release-dra-driver-nvidia-gpu", "release-envoy-gateway", "release-kube-prometheus-stack", "release-lws")]
+    assert usages["usage-provider-config-by-release-lws"] == {
         "apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
         "metadata": {"namespace": "inferplane-system"},
         "spec": {"of": {"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "ClusterProviderConfig",
@@ -180,3 +177,30 @@ def test_a_cloud_cluster_is_held_by_the_stack_beside_it(function_stub, crossplan
                         "resourceSelector": {"matchControllerRef": True}},
                  "replayDeletion": True}}}
     assert crossplane_crds.validate(usages["usage-cluster-by-serving-stack"]) == []
+
+
+def test_a_replicas_objects_hold_their_clusters_provider_config(function_stub, crossplane_crds):
+    from inferplane.engine.reconciler import composition_functions
+    from inferplane.engine.runtime import Runtime
+
+    last = {}
+
+    def keep(request):
+        last["request"] = request
+        return compose_replica(request)
+
+    compose_replica = composition_functions()["ModelReplica"]
+    runtime = Runtime(None)
+    runtime.functions = {**composition_functions(), "ModelReplica": keep}
+    runtime.apply([RECIPE])
+    request = last["request"]
+    rsp = pipeline(function_stub, request.composite, request.required)
+    desired = {k: resource.struct_to_dict(d.resource) for k, d in rsp.desired.resources.items()}
+    objects = sorted(k for k, v in desired.items() if v["kind"] == "Object")
+    assert objects
+    usages = {k: v for k, v in desired.items() if v["kind"] == "Usage"}
+    assert sorted(usages) == [f"usage-provider-config-by-{o}" for o in objects]
+    assert {(u["spec"]["of"]["kind"], u["spec"]["of"]["resourceRef"]["name"]) for u in usages.values()} == {
+        ("ClusterProviderConfig", "eks-l4")}
+    for key, usage in usages.items():
+        assert crossplane_crds.validate(usage) == [], key
