@@ -66,7 +66,8 @@ def manifests() -> list[dict[str, Any]]:
          "spec": {"devices": [gpu], "provisioning": {"provider": "EKS", "eks": EKS_GPU}}},
         {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "bench-cpu"},
          "spec": {"devices": [cpu], "provisioning": {"provider": "EKS", "eks": EKS_CPU}}}]
-    pools = [{"name": f"pool-{i}", "className": "bench-l4" if i % 2 == 0 else "bench-cpu", "nodeCount": 2}
+    # Four GPU pools of three nodes: room for every replica (one GPU each).
+    pools = [{"name": f"pool-{i}", "className": "bench-l4" if i % 2 == 0 else "bench-cpu", "nodeCount": 3}
              for i in range(POOLS)]
     cluster = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "bench"},
                "spec": {"cluster": {"source": "EKS", "eks": {"region": "us-east-1"}}, "nodePools": pools}}
