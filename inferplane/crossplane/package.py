@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,12 @@ from typing import Any
 import yaml
 
 from inferplane.api import ALL_KINDS
+from inferplane.api.cloud import SOURCES
 from inferplane.api.xrd import xrd_files
-from inferplane.clouds import CLOUD_MODULES
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
 from inferplane.crossplane.function import USAGES_INPUT
 from inferplane.engine.reconciler import composition_functions
+from inferplane.engine.runtime import Runtime
+from inferplane.engine.synthetic_fleet import fleet_manifests
 
 VERSION = f"v{version('inferplane')}"
 # Where the packages are pushed; `package build --image` names another registry.
@@ -36,9 +38,9 @@ CROSSPLANE_VERSION = ">=v2.0.0"
 # The image the Function runs on; a pinned patch release, never a floating tag.
 PYTHON_IMAGE = "python:3.11.11-slim-bookworm"
 
-# The provider package serving each API group the compositions compose, pinned exactly to the versions
-# Modelplane v0.3.1 ships together (its crossplane-project.yaml). A group absent here has no published
-# provider package we know of: the package says so rather than guess one.
+# The provider package serving each API group the cloud modules compose, pinned exactly to the
+# versions Modelplane v0.3.1 ships together (its crossplane-project.yaml). A composed group absent here
+# has no published provider package we know of: the package says so rather than guess one.
 PROVIDERS: dict[str, tuple[str, str]] = {
     "helm.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
     "kubernetes.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-kubernetes", "v1.3.0"),
@@ -52,6 +54,7 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "network.azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-azure-network", "v2.6.0"),
     "azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-family-azure", "v2.6.0"),
     "mk8s.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
+    "compute.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
     "vpc.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
     "vke.vultr.m.upbound.io": ("xpkg.upbound.io/upbound/provider-vultr", "v1.0.0"),
 }
@@ -61,11 +64,18 @@ def group_of(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0]
 
 
+@functools.cache
 def composed_groups() -> list[str]:
-    """The API groups of the managed resources the compositions compose: each cloud's, Helm's and
-    Kubernetes' (the serving stack's releases and objects)."""
-    groups = {group_of(m.api_version) for m in CLOUD_MODULES.values() if getattr(m, "api_version", None)}
-    return sorted(groups | {group_of(RELEASE_API_VERSION), group_of(OBJECT_API_VERSION)})
+    """The API groups of the managed resources the compositions compose, read from what the embedded
+    engine composes for a fleet with a cluster on every source (so a cloud module that starts
+    composing another provider's kind shows up here, pinned or reported as unpinned)."""
+    runtime = Runtime(None)
+    writer = runtime._reconciler()
+    for manifest in fleet_manifests(len(SOURCES)):
+        writer.submit(manifest)
+    runtime.reconcile()
+    ours = {kind.GROUP for kind in ALL_KINDS}
+    return sorted({group_of(o["apiVersion"]) for o in runtime.list()} - ours)
 
 
 def function_name(package: str) -> str:
@@ -84,7 +94,9 @@ def _meta(name: str, description: str) -> dict[str, Any]:
 
 
 def configuration_meta(function_package: str, function_version: str) -> dict[str, Any]:
-    providers = sorted({PROVIDERS[g] for g in composed_groups() if g in PROVIDERS})
+    # Every provider a composition may use: a cloud's network or identity kinds are composed only for
+    # some clusters (an EFA pool's security groups), so the table is the list, not one fleet's use.
+    providers = sorted(set(PROVIDERS.values()))
     return {
         "apiVersion": "meta.pkg.crossplane.io/v1", "kind": "Configuration",
         "metadata": _meta("inferplane", "Fleet-level inference control plane: classes, clusters, serving "

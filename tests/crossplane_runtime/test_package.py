@@ -93,13 +93,19 @@ def test_the_configuration_pins_every_dependency_exactly(package):
     assert meta["spec"]["crossplane"] == {"version": ">=v2.0.0"}
     assert meta["spec"]["dependsOn"] == [
         {"function": "xpkg.inferplane.dev/inferplane/function-inferplane", "version": "v0.1.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-aws-eks", "version": "v2.6.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-azure-containerservice", "version": "v2.6.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-gcp-container", "version": "v2.6.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-helm", "version": "v1.4.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-kubernetes", "version": "v1.3.0"},
-        {"provider": "xpkg.upbound.io/upbound/provider-nebius", "version": "v1.0.1"},
-        {"provider": "xpkg.upbound.io/upbound/provider-vultr", "version": "v1.0.0"}]
+        *({"provider": f"xpkg.upbound.io/upbound/{name}", "version": version} for name, version in (
+            ("provider-aws-ec2", "v2.6.0"), ("provider-aws-eks", "v2.6.0"), ("provider-aws-iam", "v2.6.0"),
+            ("provider-azure-containerservice", "v2.6.0"), ("provider-azure-network", "v2.6.0"),
+            ("provider-family-azure", "v2.6.0"), ("provider-gcp-cloudplatform", "v2.6.0"),
+            ("provider-gcp-compute", "v2.6.0"), ("provider-gcp-container", "v2.6.0"), ("provider-helm", "v1.4.0"),
+            ("provider-kubernetes", "v1.3.0"), ("provider-nebius", "v1.0.1"), ("provider-vultr", "v1.0.0")))]
+
+
+def test_every_group_a_fleet_composes_is_pinned_or_reported():
+    from inferplane.crossplane.package import PROVIDERS, composed_groups, unpinned_groups
+
+    assert unpinned_groups() == ["kubernetes.civo.m.upbound.io"]
+    assert set(composed_groups()) - set(PROVIDERS) == {"kubernetes.civo.m.upbound.io"}
 
 
 def test_the_function_package_runs_the_server_from_the_installed_package(package):
