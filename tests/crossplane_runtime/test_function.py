@@ -87,14 +87,14 @@ def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(func
                                               "key": "kubeconfig"}}}
     rsp = function_stub.RunFunction(run_request(stack))
     assert desired_kinds(rsp) == {
-        "object-gateway-class": "Object", "object-nvidia-critical-pods-quota": "Object",
+        "object-gateway": "Object", "object-gateway-class": "Object", "object-nvidia-critical-pods-quota": "Object",
         "provider-config-helm": "ClusterProviderConfig", "provider-config-kubernetes": "ClusterProviderConfig",
         "release-cert-manager": "Release", "release-dcgm-exporter": "Release",
         "release-dra-driver-nvidia-gpu": "Release", "release-envoy-gateway": "Release",
         "release-kube-prometheus-stack": "Release", "release-lws": "Release"}
     assert rsp.desired.resources["provider-config-helm"].ready == fnv1.READY_TRUE
     assert resource.struct_to_dict(rsp.desired.composite.resource)["status"]["components"] == [
-        "cert-manager", "envoy-gateway", "gateway-class", "kube-prometheus-stack", "lws", "dra-driver-nvidia-gpu",
+        "cert-manager", "envoy-gateway", "gateway-class", "gateway", "kube-prometheus-stack", "lws", "dra-driver-nvidia-gpu",
         "nvidia-critical-pods-quota", "dcgm-exporter"]
 
 
@@ -207,8 +207,8 @@ def test_a_malformed_request_is_a_fatal_result_and_the_server_keeps_serving(func
                                                      "metadata": {"name": "w"}}))
     assert fatal_messages(unknown) == [
         "malformed RunFunctionRequest: no composition function for kind Widget: this function composes AKSCluster, "
-        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, ModelDeployment, ModelReplica, NebiusCluster, "
-        "ServingStack, VultrCluster; point the Composition for Widget at another function"]
+        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, InferenceGateway, ModelDeployment, ModelEndpoint, "
+        "ModelReplica, ModelService, NebiusCluster, ServingStack, VultrCluster; point the Composition for Widget at another function"]
 
     bad_input = run_request(load(RECIPE / "cluster.yaml"))
     bad_input.input.update({"apiVersion": "example.org/v1", "kind": "Patch"})

@@ -26,7 +26,7 @@ def package(tmp_path_factory) -> Path:
     run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "package", "build", str(folder)], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stderr == "wrote 27 files to " + str(folder) + "\n"
+    assert run.stderr == "wrote 33 files to " + str(folder) + "\n"
     return folder
 
 
@@ -78,7 +78,9 @@ def test_every_composition_calls_the_function_the_package_depends_on_for_a_kind_
     assert steps == {"AKSCluster": ["compose", "usages"], "CivoCluster": ["compose", "usages"],
                      "EKSCluster": ["compose", "usages"], "GKECluster": ["compose", "usages"],
                      "InferenceClass": ["usages"], "InferenceCluster": ["compose", "usages"],
-                     "ModelDeployment": ["compose", "usages"], "ModelReplica": ["compose", "usages"],
+                     "InferenceGateway": ["compose", "usages"], "ModelDeployment": ["compose", "usages"],
+                     "ModelEndpoint": ["compose", "usages"], "ModelReplica": ["compose", "usages"],
+                     "ModelService": ["compose", "usages"],
                      "NebiusCluster": ["compose", "usages"],
                      "ServingStack": ["compose", "usages"], "VultrCluster": ["compose", "usages"]}
 
@@ -154,7 +156,7 @@ def test_a_stacks_provider_configs_are_held_by_each_release_and_object(function_
     desired = {k: resource.struct_to_dict(d.resource) for k, d in rsp.desired.resources.items()}
     usages = {k: v for k, v in desired.items() if k.startswith("usage-")}
     assert sorted(usages) == [f"usage-provider-config-by-{consumer}" for consumer in (
-        "object-gateway-class", "object-nvidia-critical-pods-quota", "release-cert-manager", "release-dcgm-exporter",
+        "object-gateway", "object-gateway-class", "object-nvidia-critical-pods-quota", "release-cert-manager", "release-dcgm-exporter",
         "release-dra-driver-nvidia-gpu", "release-envoy-gateway", "release-kube-prometheus-stack", "release-lws")]
     assert usages["usage-provider-config-by-release-lws"] == {
         "apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
