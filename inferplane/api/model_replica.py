@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.common import ApiModel, Condition, Resource, list_map, rule
-from inferplane.api.model_deployment import ENGINE_SHAPE, SERVING_RULES, WORKER_ONLY_ON_WORKERS, Copies, \
+from inferplane.api.model_deployment import ATOMIC, ENGINE_SHAPE, SERVING_RULES, WORKER_ONLY_ON_WORKERS, Copies, \
     DeviceCount, EngineName, ModelCacheRef, Phase, PodTemplate, Role, Selectors, ServingMode, Tolerations, \
     WorkerSpec
 
@@ -52,8 +52,7 @@ class ReplicaEngine(ApiModel):
     name: EngineName
     copies: Copies = 1
     phase: Phase | None = None
-    members: list[ReplicaMember] = Field(min_length=1, max_length=2, json_schema_extra={"x-kubernetes-list-type":
-                                                                                            "atomic"})
+    members: list[ReplicaMember] = Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
 
 
 class ReplicaServing(ApiModel):

@@ -78,14 +78,8 @@ def test_a_missing_required_resource_is_asked_for_and_nothing_new_is_composed(fu
         "create the class or change the pool's className")
 
 
-def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(function_stub):
-    stack = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
-             "metadata": {"name": "eks-l4"},
-             "spec": {"clusterName": "eks-l4", "source": "EKS", "draDrivers": ["gpu.nvidia.com"],
-                      "versions": {"kubernetes": "1.34"},
-                      "kubeconfigSecretRef": {"name": "eks-l4-connection", "namespace": "inferplane-system",
-                                              "key": "kubeconfig"}}}
-    rsp = function_stub.RunFunction(run_request(stack))
+def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(eks_stack, function_stub):
+    rsp = function_stub.RunFunction(run_request(eks_stack))
     assert desired_kinds(rsp) == {
         "object-gateway": "Object", "object-gateway-class": "Object", "object-nvidia-critical-pods-quota": "Object",
         "provider-config-helm": "ClusterProviderConfig", "provider-config-kubernetes": "ClusterProviderConfig",

@@ -145,14 +145,8 @@ def pipeline(stub, composite: dict, required: dict | None = None) -> fnv1.RunFun
     return stub.RunFunction(step)
 
 
-def test_a_stacks_provider_configs_are_held_by_each_release_and_object(function_stub, crossplane_crds):
-    stack = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
-             "metadata": {"name": "eks-l4"},
-             "spec": {"clusterName": "eks-l4", "source": "EKS", "draDrivers": ["gpu.nvidia.com"],
-                      "versions": {"kubernetes": "1.34"},
-                      "kubeconfigSecretRef": {"name": "eks-l4-connection", "namespace": "inferplane-system",
-                                              "key": "kubeconfig"}}}
-    rsp = pipeline(function_stub, stack)
+def test_a_stacks_provider_configs_are_held_by_each_release_and_object(eks_stack, function_stub, crossplane_crds):
+    rsp = pipeline(function_stub, eks_stack)
     desired = {k: resource.struct_to_dict(d.resource) for k, d in rsp.desired.resources.items()}
     usages = {k: v for k, v in desired.items() if k.startswith("usage-")}
     assert sorted(usages) == [f"usage-provider-config-by-{consumer}" for consumer in (
