@@ -46,6 +46,10 @@ MAX_REQUIREMENT_ROUNDS = 5
 # The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
 # rather than after every reconcile; a user's write waits at most this long for the write lock.
 BATCH_SECONDS = 0.2
+# Between batches the write lock is left free this long, so that a command waiting for it (SQLite's
+# busy handler polls every 100 ms once it has waited a while) gets in rather than starving while a
+# long reconcile re-takes the lock at once.
+BATCH_PAUSE_SECONDS = 0.01
 # Simulations come after every reconcile (a higher priority number), so that a cluster is simulated
 # once its fleet settled, not at every step on the way.
 SIMULATE_PRIORITY = 1
@@ -352,6 +356,8 @@ class Reconciler:
             try:
                 if not self._run_batch(report):
                     return report
+                if self.store.path is not None:  # only a store on disk has other writers to let in
+                    time.sleep(BATCH_PAUSE_SECONDS)
             except Conflict:
                 self._load()  # the cache missed a write (it never should): read everything, redo the batch
 
