@@ -16,6 +16,7 @@ every acknowledged write and nothing half-written. `path=None` keeps everything 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import sqlite3
@@ -35,6 +36,12 @@ Resource = dict[str, Any]
 # gave events a count and the times they were first and last seen.
 SCHEMA_VERSION = 3
 STORE_FILE = "store.db"
+# Held (flock) while a process opens the store and brings its schema up to date: two commands that
+# start together on a new state folder would otherwise both switch it to WAL and create its tables,
+# and SQLite refuses one of them at once, without waiting (its deadlock rule in rollback mode).
+SETUP_LOCK_FILE = "store.lock"
+# How often a process waiting for that lock looks again.
+SETUP_LOCK_POLL = 0.005
 
 
 class UnknownSchema(Exception):
@@ -241,15 +248,41 @@ class Store:
         self._version_dirty = False
         # Set by `trust_cached_copies` for the rest of the transaction.
         self._cache_trusted = False
+        if path is None:
+            self._db = sqlite3.connect(":memory:", isolation_level=None)
+            self._set_up()
+            return
+        path.mkdir(parents=True, exist_ok=True)
+        with self._setup_lock(), self._busy_reported():
+            self._db = sqlite3.connect(path / STORE_FILE, isolation_level=None, timeout=busy_timeout)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a transaction acknowledged to the user survives power loss, not only a kill.
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._set_up()
+
+    @contextlib.contextmanager
+    def _setup_lock(self) -> Iterator[None]:
+        """Hold SETUP_LOCK_FILE, waiting up to the busy timeout (flock: the kernel frees it when a
+        holder dies, so a crashed process never leaves it taken)."""
+        assert self.path is not None
+        with open(self.path / SETUP_LOCK_FILE, "a") as handle:
+            deadline = time.monotonic() + self.busy_timeout
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreBusy(self._busy_message()) from None
+                    time.sleep(SETUP_LOCK_POLL)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _set_up(self) -> None:
+        """Refuse a newer layout; create or migrate the tables to this one."""
         with self._busy_reported():
-            if path is not None:
-                path.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(path / STORE_FILE, isolation_level=None, timeout=busy_timeout)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                # FULL: a transaction acknowledged to the user survives power loss, not only a kill.
-                self._db.execute("PRAGMA synchronous=FULL")
-            else:
-                self._db = sqlite3.connect(":memory:", isolation_level=None)
             found = self._db.execute("PRAGMA user_version").fetchone()[0]
             if found > SCHEMA_VERSION:
                 self._db.close()
@@ -295,10 +328,12 @@ class Store:
         except sqlite3.OperationalError as exc:
             if str(exc) not in _IS_BUSY:
                 raise
-            where = self.path / STORE_FILE if self.path else "the in-memory store"
-            raise StoreBusy(f"{where} stayed locked by another process for {self.busy_timeout:g} s: wait for "
-                            "the other inferplane command (or whatever holds the file) to finish, then "
-                            "run this command again") from None
+            raise StoreBusy(self._busy_message()) from None
+
+    def _busy_message(self) -> str:
+        where = self.path / STORE_FILE if self.path else "the in-memory store"
+        return (f"{where} stayed locked by another process for {self.busy_timeout:g} s: wait for the other "
+                "inferplane command (or whatever holds the file) to finish, then run this command again")
 
     def transaction(self, durable: bool = True) -> "Transaction":
         """Writes inside commit together or not at all; nested uses join the outer transaction.

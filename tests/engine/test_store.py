@@ -1,6 +1,7 @@
 """The SQLite store: generation, resourceVersion, optimistic concurrency, spec and status kept apart,
 atomic transactions, the work queue, and a clear error when another process keeps it locked."""
 
+import multiprocessing
 import sqlite3
 
 import pytest
@@ -160,6 +161,33 @@ def test_a_store_locked_by_another_process_is_reported_once_the_wait_is_over(tmp
         "(or whatever holds the file) to finish, then run this command again")
     holder.execute("ROLLBACK")
     assert store.put(CLASS)[1], "the store works once it is free"
+
+
+def _open_when_all_are_ready(path, barrier, outcomes):
+    barrier.wait()
+    try:
+        Store(path).close()
+        outcomes.put("opened")
+    except Exception as exc:  # noqa: BLE001 - the test reports whatever went wrong
+        outcomes.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_commands_started_together_on_a_new_state_folder_all_open_it(tmp_path):
+    """Two `inferplane apply` started at once on a new folder both set it up; SQLite refused one of
+    them at once (about one open in a hundred) before setting up was serialised."""
+    context = multiprocessing.get_context("fork")
+    processes_per_trial, trials = 6, 60
+    outcomes = context.Queue()
+    for trial in range(trials):
+        barrier = context.Barrier(processes_per_trial)
+        processes = [context.Process(target=_open_when_all_are_ready, args=(tmp_path / str(trial), barrier, outcomes))
+                     for _ in range(processes_per_trial)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+        failures = [o for o in (outcomes.get(timeout=10) for _ in processes) if o != "opened"]
+        assert failures == [], f"trial {trial}: {failures}"
 
 
 def test_a_repeated_event_counts_instead_of_being_appended():
