@@ -24,7 +24,7 @@ from inferplane import API_GROUP
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
-from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL as ENDPOINT_DEPLOYMENT_LABEL, ModelEndpoint
+from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
 from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
     validation_problems
@@ -34,9 +34,9 @@ from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
     PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
 
-# What a composed ModelReplica carries so that the scheduler recognises it as one of this
-# deployment's replicas at its index on its cluster, whoever reads the fleet next.
-DEPLOYMENT_LABEL = f"{API_GROUP}/model-deployment"
+# A composed ModelReplica and its ModelEndpoint carry the deployment's name, the cluster and this
+# index (Modelplane's `modelplane.ai/` labels, under our group), so that the scheduler recognises a
+# replica as one of this deployment's at its index on its cluster, whoever reads the fleet next.
 REPLICA_INDEX_LABEL = f"{API_GROUP}/replica-index"
 CLUSTERS_REQUIREMENT = "clusters"
 REPLICAS_REQUIREMENT = "replicas"
@@ -245,12 +245,16 @@ class ModelDeploymentComposer(Composer):
             replica_spec["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in spec.tolerations]
         replica_spec["engines"] = engines
         labels = dict(template.metadata.labels or {}) if template.metadata else {}
-        labels.update({DEPLOYMENT_LABEL: self.deployment.metadata.name, REPLICA_INDEX_LABEL: str(placement.index)})
+        labels.update(self.serving_labels(placement))
         self.desire(replica_key(placement.cluster, placement.index), {
             "apiVersion": ModelReplica.api_version_string(), "kind": ModelReplica.KIND,
             "metadata": {"name": replica_name(self.deployment.metadata.name, placement.cluster, placement.index),
                          "namespace": self.namespace, "labels": labels},
             "spec": replica_spec})
+
+    def serving_labels(self, placement: Placement) -> dict[str, str]:
+        return {DEPLOYMENT_LABEL: self.deployment.metadata.name, CLUSTER_LABEL: placement.cluster,
+                REPLICA_INDEX_LABEL: str(placement.index)}
 
     def watch_only_its_own(self, placed: Schedule, snapshot: Snapshot) -> None:
         """With every replica placed, the schedule depends only on the clusters that host them and on
@@ -279,8 +283,7 @@ class ModelDeploymentComposer(Composer):
         path = replica_prefix(self.namespace, name)
         template = self.deployment.spec.template
         labels = dict(template.metadata.labels or {}) if template.metadata else {}
-        labels.update({ENDPOINT_DEPLOYMENT_LABEL: self.deployment.metadata.name, CLUSTER_LABEL: placement.cluster,
-                       REPLICA_INDEX_LABEL: str(placement.index)})
+        labels.update(self.serving_labels(placement))
         self.desire(endpoint_key(placement.cluster, placement.index), {
             "apiVersion": ModelEndpoint.api_version_string(), "kind": ModelEndpoint.KIND,
             "metadata": {"name": name, "namespace": self.namespace, "labels": labels},

@@ -50,8 +50,8 @@ def replica_on(cluster_name, index=0, pool="mi325x", conditions=READY, owner="qw
     """A replica as the function composes it (what the runtime observes and lists back)."""
     return {"apiVersion": GROUP, "kind": "ModelReplica",
             "metadata": {"name": replica_name(owner, cluster_name, index), "namespace": "ml",
-                         "labels": {"team": "ml", "inferplane.dev/model-deployment": owner,
-                                    "inferplane.dev/replica-index": str(index)}},
+                         "labels": {"team": "ml", "inferplane.dev/deployment": owner,
+                                    "inferplane.dev/cluster": cluster_name, "inferplane.dev/replica-index": str(index)}},
             "spec": {"clusterName": cluster_name, "serving": {"mode": "Unified"}, "engines": [{
                 "name": "vllm", "copies": 1, "members": [{
                     "role": "Standalone", "nodePoolName": pool,
@@ -102,7 +102,8 @@ def test_places_a_replica_on_the_pool_whose_class_matches_with_the_resolved_requ
     assert composed(response) == [("replica-lab-0", "qwen-lab-0", "lab", ["mi325x"])]
     replica = response.desired["replica-lab-0"].resource
     assert replica["metadata"] == {"name": "qwen-lab-0", "namespace": "ml", "labels": {
-        "team": "ml", "inferplane.dev/model-deployment": "qwen", "inferplane.dev/replica-index": "0"}}
+        "team": "ml", "inferplane.dev/deployment": "qwen", "inferplane.dev/cluster": "lab",
+        "inferplane.dev/replica-index": "0"}}
     assert replica["spec"] == {
         "clusterName": "lab", "serving": {"mode": "Unified"},
         "tolerations": [{"key": "maintenance", "operator": "Exists", "effect": "NoSchedule"}],
