@@ -11,6 +11,7 @@ from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric
     required_block_rules
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
+from inferplane.api.inference_class import DeviceSpec
 from inferplane.api.serving_stack import GatewayStatus
 
 
@@ -68,19 +69,14 @@ class InferenceClusterSpec(ApiModel):
                                        json_schema_extra={**list_map("name"), "minItems": 1})
 
 
-class PoolDevice(ApiModel):
-    name: str
-    driver: str
-    count: int
-    claim: str
-
-
 class SchedulablePool(ApiModel):
     name: str
     class_name: str
     role: str
     node_count: int
-    devices: list[PoolDevice] = Field(default_factory=list)
+    # The class's devices as the pool was last composed with them (Modelplane's gpuPools[].devices):
+    # while the gate holds the cluster they stay what its nodes run, whatever the class says now.
+    devices: list[DeviceSpec] = Field(default_factory=list)
     drivers: list[str] = Field(default_factory=list)
 
 

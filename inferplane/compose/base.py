@@ -133,13 +133,17 @@ class Composer:
         """Desire every observed composed resource exactly as it was composed: nothing new, nothing
         deleted. A function that cannot compose does this, so that garbage collection keeps what runs;
         with `only_undesired`, what it does compose stays as composed and only the rest is kept."""
-        for key, observed in sorted(self.request.observed.items()):
-            if only_undesired and key in self.response.desired:
-                continue
-            metadata = observed.get("metadata") or {}
-            kept = {k: json_copy(observed[k]) for k in KEPT_FIELDS if k in observed}
-            kept["metadata"] = {k: json_copy(metadata[k]) for k in KEPT_METADATA if k in metadata}
-            self.response.desired[key] = Desired(kept, ready=is_ready(observed))
+        for key in sorted(self.request.observed):
+            if not (only_undesired and key in self.response.desired):
+                self.keep(key)
+
+    def keep(self, key: str) -> None:
+        """Desire one observed composed resource exactly as it was composed."""
+        observed = self.request.observed[key]
+        metadata = observed.get("metadata") or {}
+        kept = {k: json_copy(observed[k]) for k in KEPT_FIELDS if k in observed}
+        kept["metadata"] = {k: json_copy(metadata[k]) for k in KEPT_METADATA if k in metadata}
+        self.response.desired[key] = Desired(kept, ready=is_ready(observed))
 
     def condition(self, type_: str, status: str, reason: str, message: str) -> None:
         self.response.conditions.append(Condition(type_, status, reason, message))

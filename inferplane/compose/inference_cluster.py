@@ -279,8 +279,7 @@ class InferenceClusterComposer(Composer):
             pools.append({
                 "name": pool.name, "className": pool.class_name, "role": pool_role(klass),
                 "nodeCount": pool.node_count,
-                "devices": [{"name": d.name, "driver": d.driver, "count": d.count, "claim": d.claim}
-                            for d in klass.spec.devices],
+                "devices": [d.model_dump(by_alias=True, exclude_none=True, mode="json") for d in klass.spec.devices],
                 "drivers": klass.spec.claimed_drivers(),
             })
         observed = self.request.observed
@@ -317,7 +316,7 @@ class InferenceClusterComposer(Composer):
         self.keep_observed()
         previous = self.request.composite.get("status")
         previous = previous if isinstance(previous, dict) else {}
-        self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers") if k in previous}
+        self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers", "gateway") if k in previous}
         if self.request.observed:
             message += " (the running cluster is kept as it is: no new pools, no new drivers)"
         stack = self.response.desired.get(STACK_KEY)

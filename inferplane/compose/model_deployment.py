@@ -215,6 +215,9 @@ class ModelDeploymentComposer(Composer):
         return True
 
     def compose_replica(self, placement: Placement) -> None:
+        if placement.as_running and replica_key(placement.cluster, placement.index) in self.request.observed:
+            self.keep(replica_key(placement.cluster, placement.index))
+            return
         template = self.deployment.spec.template
         spec = template.spec
         by_name = {engine.name: engine for engine in spec.engines}
@@ -323,7 +326,8 @@ def explain(request: Request) -> list[str]:
         f"{placed.missing} fit nowhere"]
     for placement in placed.placements:
         pools = ", ".join(f"{e.name} on pool {e.members[0].pool}" for e in placement.engines)
-        lines.append(f"  replica {placement.index} on {placement.cluster}: {pools}")
+        kept = " (kept as it runs: the cluster is not ready)" if placement.as_running else ""
+        lines.append(f"  replica {placement.index} on {placement.cluster}: {pools}{kept}")
     for cluster, reasons in placed.rejections.items():
         lines.append(f"  {cluster}:")
         lines.extend(f"    {reason}" for reason in reasons)

@@ -37,7 +37,7 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND
 from inferplane.api.model_replica import ModelReplica, ReplicaEngine, ReplicaMember
-from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, \
+from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, is_ready, \
     validation_problems
 from inferplane.compose.inference_cluster import class_requirement_key, pool_labels_and_taints, pool_role
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
@@ -96,9 +96,19 @@ class ModelReplicaComposer(Composer):
         self.replica: ModelReplica | None = None
         # pool name -> the tolerations of exactly that pool's taints
         self.pool_tolerations: dict[str, list[dict[str, str]]] = {}
+        self.cluster_ready = False
 
     def compose(self) -> Response:
         if not self.read_replica() or not self.read_pools():
+            return self.response
+        if not self.cluster_ready and self.request.observed:
+            # An outage, or a cluster the gate holds (its classes now want what its cloud cannot serve):
+            # what runs there is kept exactly as it runs, not recomposed from classes it no longer matches.
+            self.keep_observed()
+            self.condition(COMPOSED, "True", "KeptAsRunning",
+                           f"InferenceCluster {self.spec.cluster_name} is not ready: ModelReplica {self.name}'s "
+                           "workloads are kept as they run until it is")
+            self.compose_readiness()
             return self.response
         for engine in self.spec.engines:
             self.compose_engine(engine)
@@ -139,6 +149,7 @@ class ModelReplicaComposer(Composer):
         except ValidationError as error:
             return self.hold("WaitingForCluster", f"InferenceCluster {cluster_name} is invalid "
                              f"({validation_problems(error)}): fix it")
+        self.cluster_ready = is_ready(observed)
         pools = {p.name: p for p in cluster.spec.node_pools}
         wanted = sorted({m.node_pool_name for e in self.spec.engines for m in e.members})
         unknown = [p for p in wanted if p not in pools]

@@ -66,6 +66,8 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
                    for e in cloud_cluster["spec"]["nodePools"]]
     provided = cloud_stack(source).external
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
+    # A held cluster's pools run the devices they were composed with, which its status keeps.
+    composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}
     pools = []
     for entry in entries:
         entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
@@ -73,7 +75,8 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pool: dict[str, Any] = {"entry": entry, "devices": devices}
         if held:
-            pool.update(held_pool(entry, devices, served_drivers(stack) | provided))
+            pool.update(held_pool(entry, composed_with.get(entry["name"], devices), devices,
+                                  served_drivers(stack) | provided))
         pools.append(pool)
     # The uid too: an Object deleted and created again (it reports Creating) is simulated again.
     engines = [{"namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"],
@@ -90,17 +93,20 @@ def served_drivers(stack: Resource) -> set[str]:
     return set(supported_drivers(stack["spec"]["source"]) if stamped is None else stamped)
 
 
-def held_pool(entry: dict[str, Any], devices: list[dict[str, Any]], served: set[str]) -> dict[str, Any]:
+def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list[dict[str, Any]],
+              served: set[str]) -> dict[str, Any]:
     """A pool of a cluster the gate holds, judged on what runs: the drivers the held stack serves that
-    its class claims or its nodes were provisioned for (their driver's pool taint), and apart, the
-    drivers its class now wants that the stack does not serve."""
-    claimed = {d["driver"] for d in devices if d.get("claim", "DRA") == "DRA"}
+    the devices it was composed with claim or its nodes were provisioned for (their driver's pool
+    taint), and apart, the drivers its class now wants that the stack does not serve."""
+    def claimed(devices: list[dict[str, Any]]) -> set[str]:
+        return {d["driver"] for d in devices if d.get("claim", "DRA") == "DRA"}
+
     taints = {t["key"] for t in entry.get("taints") or []}
     marked = {d.name for d in DRIVERS.values() if d.pool_taint is not None and d.pool_taint.key in taints}
-    runs = {d for d in served if d in claimed or d in marked}
+    runs = {d for d in served if d in claimed(running) or d in marked}
     # Only the devices of drivers that run are published; a held-back driver's are not.
-    return {"devices": [d for d in devices if d.get("driver") in runs or d.get("claim") == "Synthetic"],
-            "runs": sorted(runs), "heldBack": sorted(claimed - served)}
+    return {"devices": [d for d in running if d.get("driver") in runs or d.get("claim") == "Synthetic"],
+            "runs": sorted(runs), "heldBack": sorted(claimed(wanted) - served)}
 
 
 def fingerprint(inputs: dict[str, Any] | None) -> str:

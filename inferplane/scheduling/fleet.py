@@ -7,8 +7,9 @@ A replica never moves: a move is a delete and a create.
 1. Retain. Each of this deployment's replicas stays where it is while its cluster is in the
    snapshot and selected, no NoExecute taint it does not tolerate drains it, and every member's
    pinned pool still matches the member (a changed selector re-places it, as a changed pod template
-   rolls a Deployment). A cluster that is not ready keeps its replicas: an outage is a condition,
-   not a reason to re-place.
+   rolls a Deployment). A cluster that is not ready keeps its replicas exactly as they run, without
+   matching them again: an outage is a condition, not a reason to re-place, and a cluster the gate
+   holds (its class now claims what its cloud cannot serve) still runs the devices it ran.
 2. Scale down. Past `replicas`, drop from the cluster holding the most, then the later cluster
    name, then the highest index: spread survives and the survivors never move.
 3. Fill. Each missing replica goes to the cluster with the fewest of this deployment's replicas
@@ -63,6 +64,8 @@ class Placement:
     cluster: str
     index: int
     engines: tuple[EnginePlacement, ...]
+    # Kept on a cluster that is not ready: composed exactly as it runs, not from the classes' specs.
+    as_running: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,12 @@ class _FleetScheduler:
             identity = (replica.cluster, replica.index)
             if (replica.deployment != self.request.deployment or cluster is None or identity in seen
                     or ClusterSelected().refuse(self.request, cluster) or drains.refuse(self.request, cluster)):
+                continue
+            if not cluster.ready:
+                seen.add(identity)
+                kept.append(Placement(replica.cluster, replica.index, tuple(
+                    EnginePlacement(engine.name, tuple(MemberPlacement(m.role, m.pool) for m in engine.members))
+                    for engine in replica.engines), as_running=True))
                 continue
             engines = self.still_matching(replica, cluster)
             if engines is not None:

@@ -56,6 +56,16 @@ def test_apply_get_describe_gate_then_delete(tmp_path):
     trace = json.loads(inferplane("trace", "icluster", "eks-l4", "-o", "json", state=state).stdout)
     assert [c["kind"] for c in trace["children"]] == ["EKSCluster", "ServingStack"]
 
+    # Held, it still serves the recipe's model: its replicas keep running, so a delete is refused
+    # until they are drained.
+    assert inferplane("get", "md", state=state).stdout.splitlines()[1].split()[1:3] == ["2", "2"]
+    refused = inferplane("delete", "icluster", "eks-l4", state=state, check=False)
+    assert refused.returncode == 1 and "runs replicas qwen2-5-0-5b-l4-eks-l4-0, qwen2-5-0-5b-l4-eks-l4-1" in refused.stderr
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["taints"] = [{"key": "drain", "effect": "NoExecute"}]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    inferplane("apply", "-f", tmp_path / "cluster.yaml", state=state)
+    assert inferplane("get", "modelreplicas", "-A", state=state).stdout == ""
     assert inferplane("delete", "icluster", "eks-l4", state=state).stdout.strip() == \
         "inferencecluster.inferplane.dev/eks-l4 deleted"
     for kind in ("releases", "nodegroups", "servingstacks", "eksclusters"):

@@ -193,6 +193,43 @@ def test_a_held_cluster_is_judged_on_what_runs_not_on_what_its_class_wants(tmp_p
     assert {n["metadata"]["annotations"]["inferplane.dev/held-drivers"] for n in nodes} == {AMD_GPU.name}
 
 
+def serving_state(runtime):
+    """The recipe's replicas and endpoints with their specs, and what runs for them on the cluster."""
+    served = {(o["kind"], o["metadata"]["name"]): (o["metadata"].get("labels"), o["spec"])
+              for kind in ("ModelReplica", "ModelEndpoint") for o in runtime.store.list(kind)}
+    on_cluster = sorted((o["kind"], o["metadata"]["name"], (o.get("status") or {}).get("phase"))
+                        for o in runtime.store.cluster_objects("eks-l4")["eks-l4"]
+                        if o["kind"] in ("Pod", "ResourceClaim", "ResourceSlice")
+                        and o["metadata"].get("namespace") in (None, "default"))
+    return served, on_cluster
+
+
+def test_a_held_cluster_keeps_serving_what_it_served(tmp_path):
+    """Its class now wants AMD GPUs, which EKS cannot serve: the gate holds the cluster, and its
+    replicas, their engine pods with their NVIDIA claims, and their endpoints stay exactly as they ran
+    (before, both replicas were deleted: the scheduler matched them against the changed class)."""
+    runtime = Runtime(None)
+    runtime.apply([EKS_RECIPE])
+    before = serving_state(runtime)
+    assert sorted(name for kind, name in before[0] if kind == "ModelReplica") == [
+        "qwen2-5-0-5b-l4-eks-l4-0", "qwen2-5-0-5b-l4-eks-l4-1"]
+    assert [k for k, _, phase in before[1] if k == "Pod" and phase == "Running"] and \
+        [k for k, _, _ in before[1] if k == "ResourceClaim"]
+    klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
+    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class)
+    (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
+    assert runtime.apply([tmp_path / "class.yaml"]).report.converged
+
+    assert serving_state(runtime) == before
+    deployment = runtime.store.list("ModelDeployment")[0]
+    assert deployment["status"]["replicas"] == {"total": 2, "ready": 2}
+    replica = runtime.store.list("ModelReplica")[0]
+    composed = next(c for c in replica["status"]["conditions"] if c["type"] == "Composed")
+    assert (composed["reason"], composed["message"]) == (
+        "KeptAsRunning", "InferenceCluster eks-l4 is not ready: ModelReplica qwen2-5-0-5b-l4-eks-l4-0's workloads "
+        "are kept as they run until it is")
+
+
 def test_dropping_an_engines_pool_toleration_fails_the_toleration_audit(monkeypatch):
     mutate_engines(monkeypatch, lambda spec: spec.update(
         tolerations=[t for t in spec.get("tolerations") or [] if t.get("key") != NVIDIA_GPU.pool_taint.key]))
