@@ -159,6 +159,8 @@ class ProvisionedCloud:
     # Whether the cluster resource writes the kubeconfig to its connection Secret (on EKS the
     # foundation's ClusterAuth does).
     publishes_kubeconfig: ClassVar[bool] = True
+    # Whether a pool whose bounds leave room is provisioned with the cloud's cluster autoscaler.
+    autoscales_pools: ClassVar[bool] = True
 
     # ---- what each cloud fills in
 

@@ -17,6 +17,7 @@ class Civo(ProvisionedCloud):
     # 4 vCPU / 8 GB, standard.
     system_machine = {"size": "g4s.kube.large"}
     endpoint_field = "apiEndpoint"
+    autoscales_pools = False  # autoscaling on Civo is a cluster application inferplane does not install
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         return present(name=name, region=spec.region, kubernetesVersion=version, firewallId=spec.firewall_id,

@@ -9,6 +9,7 @@ simulated from keeps its objects.
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import orjson
@@ -20,7 +21,7 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.base import SYSTEM_POOL_NODES
+from inferplane.clouds.base import SYSTEM_POOL_NODES, scaling
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.engine.audits import audit
 from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
@@ -55,15 +56,14 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
             return None
         typed = InferenceCluster.model_validate(cluster)
         entries = [EXISTING_SYSTEM_POOL]
-        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
+        # An existing cluster's nodes are its operator's: no autoscaler of inferplane's grows them.
+        entries += [without_maximum(node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source))
                     for pool in typed.spec.node_pools]
     else:
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
         if cloud_cluster is None:
             return None
-        module = CLOUD_MODULES[source]
-        entries = [{**e, "nodeCount": module.nodes_created(int(e.get("nodeCount", 1)), e.get("zones") or [])}
-                   for e in cloud_cluster["spec"]["nodePools"]]
+        entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]]
     provided = cloud_stack(source).external
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
@@ -107,6 +107,23 @@ def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list
     # Only the devices of drivers that run are published; a held-back driver's are not.
     return {"devices": [d for d in running if d.get("driver") in runs or d.get("claim") == "Synthetic"],
             "runs": sorted(runs), "heldBack": sorted(claimed(wanted) - served)}
+
+
+def simulated_size(module: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    """A cloud pool's entry with the nodes the cloud creates for it, and the maximum its cluster
+    autoscaler may grow it to, only where the cloud autoscales it (GKE counts both per zone)."""
+    zones = entry.get("zones") or []
+    count = module.nodes_created(int(entry.get("nodeCount", 1)), zones)
+    out = {**without_maximum(entry), "nodeCount": count}
+    bounds = scaling(SimpleNamespace(node_count=int(entry.get("nodeCount", 1)),
+                                     min_node_count=entry.get("minNodeCount"), max_node_count=entry.get("maxNodeCount")))
+    if module.autoscales_pools and bounds.autoscaled:
+        out["maxNodeCount"] = module.nodes_created(bounds.maximum, zones)
+    return out
+
+
+def without_maximum(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != "maxNodeCount"}
 
 
 def fingerprint(inputs: dict[str, Any] | None) -> str:

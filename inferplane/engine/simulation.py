@@ -14,7 +14,12 @@ cluster would then hold:
   LeaderWorkerSets) and their Pods, each placed by the same predicates and then by DRA allocation
   (`scheduling.dra`): a pod runs only on a node where every claim of its ResourceClaimTemplates is
   allocated devices from that node's slices, and its ResourceClaims carry the allocation. Each
-  workload's readiness is reported with the pods that did not run, their nodes and why.
+  workload's readiness is reported with the pods that did not run, their nodes and why;
+- the cluster autoscaler's scale-up: a pod left Pending that a new node of an autoscaled pool would
+  take (that node's labels, taints, allocatable, DaemonSet pods and ResourceSlices) grows that pool
+  by the nodes it needs, never past its maximum, and the cluster is simulated again with them
+  (`<cluster>-<pool>-<i>` continues the pool's numbering). A pod that only a pool at its maximum
+  would take stays Pending, saying so. Pools are never shrunk.
 
 The audits in `audits.py` read those objects back and report what a real cluster would suffer from.
 """
@@ -22,7 +27,7 @@ The audits in `audits.py` read those objects back and report what a real cluster
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -99,7 +104,8 @@ class Pool:
     `devices` are the pool's class devices (InferenceClass spec.devices); the System pool has none.
     `allocatable` overrides the derived node size. On a cluster the gate holds, `runs` are the drivers
     the pool runs as it was provisioned (what its devices claim otherwise) and `held_back` the drivers
-    its class now wants that the held stack does not serve.
+    its class now wants that the held stack does not serve. `max_node_count`, set only where the
+    cloud runs a cluster autoscaler for the pool, is how far that autoscaler may grow it.
     """
 
     name: str
@@ -111,17 +117,21 @@ class Pool:
     allocatable: Mapping[str, str] | None = None
     runs: tuple[str, ...] | None = None
     held_back: tuple[str, ...] = ()
+    max_node_count: int | None = None
 
     @classmethod
     def from_wire(cls, entry: Mapping[str, Any], devices: Iterable[DeviceSpec | Mapping[str, Any]] = (),
                   runs: Iterable[str] | None = None, held_back: Iterable[str] = ()) -> "Pool":
-        """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, labels, taints})
-        and its class's devices (DeviceSpec models or spec.devices dicts)."""
+        """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, maxNodeCount,
+        labels, taints}) and its class's devices (DeviceSpec models or spec.devices dicts)."""
+        count, maximum = int(entry.get("nodeCount", 1)), entry.get("maxNodeCount")
         return cls(
-            name=entry["name"], role=PoolRole(entry["role"]), node_count=int(entry.get("nodeCount", 1)),
+            name=entry["name"], role=PoolRole(entry["role"]), node_count=count,
             labels=dict(entry.get("labels") or {}), taints=tuple(dict(t) for t in entry.get("taints") or []),
             devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices),
-            runs=None if runs is None else tuple(sorted(runs)), held_back=tuple(sorted(held_back)))
+            runs=None if runs is None else tuple(sorted(runs)), held_back=tuple(sorted(held_back)),
+            # A maximum below the count is widened to it, as the clouds' own scaling does.
+            max_node_count=None if maximum is None else max(int(maximum), count))
 
     @property
     def drivers(self) -> tuple[str, ...]:
@@ -142,6 +152,18 @@ class EngineObject:
     @property
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class Unplaced:
+    """A pod the scheduler left Pending, kept for the cluster autoscaler: its spec, its claims (an
+    engine pod's), the Pending message and, once the autoscaler gave up, why no pool grew for it."""
+
+    pod: Resource
+    spec: Resource
+    claims: list[tuple[str, Mapping[str, Any]]]
+    message: str
+    at_maximum: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +200,10 @@ class ClusterSimulation:
         self.readiness: dict[str, WorkloadReadiness] = {}
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget a previous run: the autoscaler simulates the cluster again with its grown pools."""
         self.nodes: list[NodeInfo] = []
         self.node_by_name: dict[str, NodeInfo] = {}
         self.pool_of: dict[str, Pool] = {}
@@ -186,8 +212,23 @@ class ClusterSimulation:
         # How many pods of each workload run on each node, by (id of the workload, node name).
         self.running: dict[tuple[int, str], int] = {}
         self.objects: list[Resource] = []
+        # Pods left Pending, in the order they were scheduled; an engine workload's by its Object ref.
+        self.unplaced: list[Unplaced] = []
+        self.engine_runs: list[tuple[EngineObject, int, list[Unplaced]]] = []
 
     def simulate(self) -> list[Resource]:
+        # Each round adds at least one node and no pool passes its maximum, so the rounds are bounded.
+        while True:
+            self.run()
+            growth = self.scale_up()
+            if not growth:
+                break
+            self.pools = [replace(p, node_count=p.node_count + growth.get(p.name, 0)) for p in self.pools]
+            self.reset()
+        self.report_pending()
+        return sorted(self.objects, key=_order)
+
+    def run(self) -> None:
         self.make_nodes()
         self.collect_workloads()
         # DaemonSet pods first: they run at node-critical priority and would preempt replicas.
@@ -199,7 +240,6 @@ class ClusterSimulation:
                 self.place_replicas(workload)
         self.publish_slices()
         self.place_engines()
-        return sorted(self.objects, key=_order)
 
     # ---- steps
 
@@ -264,29 +304,17 @@ class ClusterSimulation:
         pod = pod_object(workload, name, spec, chosen, message)
         self.pods.append((workload, pod))
         self.objects.append(pod)
+        if message is not None and pinned is None:  # a DaemonSet pod waits for its own node only
+            self.unplaced.append(Unplaced(pod, spec, [], message))
         return chosen is not None and workload.crash is None
 
     def publish_slices(self) -> None:
         for workload, pod in self.pods:
             node, driver = pod["spec"].get("nodeName"), workload.publishes_slices_for
-            if not node or not driver:
-                continue
-            devices = [d for d in self.pool_of[node].devices if d.claim == "DRA" and d.driver == driver]
-            # A driver on a node whose class declares none of its devices publishes nothing; the
-            # audit reports the misplacement itself.
-            if devices:
-                self.publish(node, driver, devices)
+            if node and driver:
+                self.objects.extend(pool_slices(node, self.pool_of[node], [driver]))
         for info in self.nodes:
-            for driver in self.provided:
-                devices = [d for d in self.pool_of[info.name].devices if d.claim == "DRA" and d.driver == driver]
-                if devices:
-                    self.publish(info.name, driver, devices)
-
-    def publish(self, node: str, driver: str, devices: list[DeviceSpec]) -> None:
-        slice_ = resource_slice(node, driver, devices)
-        if slice_ is not None:
-            self.objects.append(slice_)
-
+            self.objects.extend(pool_slices(info.name, self.pool_of[info.name], self.provided))
 
     # ---- engine workloads
 
@@ -298,21 +326,17 @@ class ClusterSimulation:
             kind = engine.manifest.get("kind")
             if kind not in ("Deployment", "LeaderWorkerSet"):
                 continue  # Services, claim templates, RBAC: nothing runs
-            pending: list[str] = []
             pods = engine_pods(engine.manifest)
-            for name, template in pods:
-                problem = self.schedule_engine_pod(engine, name, template, templates, allocator)
-                if problem:
-                    pending.append(problem)
+            pending = [p for name, template in pods
+                       if (p := self.schedule_engine_pod(engine, name, template, templates, allocator))]
             self.objects.append(engine_workload_object(engine, len(pods), len(pods) - len(pending)))
-            self.readiness[engine.ref] = WorkloadReadiness(
-                not pending, "; ".join(pending) if pending else f"{len(pods)} of {len(pods)} pods running")
+            self.engine_runs.append((engine, len(pods), pending))
 
     def schedule_engine_pod(self, engine: EngineObject, name: str, template: Mapping[str, Any],
                             templates: Mapping[tuple[str, str], Mapping[str, Any]], allocator: DeviceAllocator
-                            ) -> str | None:
+                            ) -> Unplaced | None:
         """Place one engine pod where the predicates and DRA allocation both admit it; None when it
-        runs, else why not (the pod, each node and its reason)."""
+        runs, else the Pending pod with why (each node and its reason)."""
         namespace = engine.manifest["metadata"].get("namespace", "default")
         spec = json_copy(dict(template.get("spec") or {}))
         claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
@@ -343,8 +367,10 @@ class ClusterSimulation:
             self.objects.append(pod)
             named = [f"node {n}: {'; '.join(r)}" for n, r in sorted(rejected.items())[:NODES_NAMED]]
             more = len(rejected) - len(named)
-            return (f"pod {namespace}/{name} is Pending: {', '.join(named) or 'the cluster has no nodes'}"
-                    + (f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else ""))
+            why = (', '.join(named) or 'the cluster has no nodes') + (
+                f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else "")
+            self.unplaced.append(Unplaced(pod, spec, claims, why))
+            return self.unplaced[-1]
         allocator.commit(chosen, allocation)
         infos[chosen].bind(spec)
         statuses = []
@@ -360,6 +386,83 @@ class ClusterSimulation:
             pod["status"]["resourceClaimStatuses"] = statuses
         self.objects.append(pod)
         return None
+
+    # ---- the cluster autoscaler
+
+    def scale_up(self) -> dict[str, int]:
+        """{pool: nodes to add} for the Pending pods a new node would take, as the cluster
+        autoscaler's binpacking estimates it: each pod in scheduling order goes to a node already
+        opened for an earlier pod, else opens one of the first pool (by name) whose new node takes it
+        and that is below its maximum. A pod only pools at their maximum would take is marked so."""
+        growth: dict[str, int] = {}
+        opened: list[tuple[NodeInfo, DeviceAllocator]] = []
+        for pending in self.unplaced:
+            if any(_take(pending, info, allocator) for info, allocator in opened):
+                continue
+            full = None
+            for pool in self.pools:
+                if pool.max_node_count is None:
+                    continue
+                size = pool.node_count + growth.get(pool.name, 0)
+                info, allocator = self.new_node(pool, size)
+                if size >= pool.max_node_count:
+                    # Only judged when nothing grows for the pod, so that the message names a pool that would take it.
+                    full = full or (pool if _fits(pending, info, allocator) is not None else None)
+                elif _take(pending, info, allocator):
+                    growth[pool.name] = growth.get(pool.name, 0) + 1
+                    opened.append((info, allocator))
+                    break
+            else:
+                if full is not None:
+                    pending.at_maximum = (f"pool {full.name} is at its maximum "
+                                          f"({full.max_node_count} of {full.max_node_count} nodes)")
+        return growth
+
+    def new_node(self, pool: Pool, index: int) -> tuple[NodeInfo, DeviceAllocator]:
+        """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
+        that would land on it bound, and the slices their plugins (and the cloud's) would publish."""
+        info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool))
+        drivers = list(self.provided)
+        for workload in self.workloads:
+            if workload.kind != "DaemonSet":
+                continue
+            template = workload.pod_spec()
+            spec = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
+            if filter_nodes(spec, [info])[0]:
+                info.bind(spec)
+                if workload.publishes_slices_for:
+                    drivers.append(workload.publishes_slices_for)
+        return info, DeviceAllocator(pool_slices(info.name, pool, drivers))
+
+    def report_pending(self) -> None:
+        """Each Pending pod's message, with the autoscaler's reason where a pool at its maximum would
+        have taken it, and each engine workload's readiness."""
+        for pending in self.unplaced:
+            if pending.at_maximum:
+                condition = pending.pod["status"]["conditions"][0]
+                condition["message"] = f"{condition['message']} pod didn't trigger scale-up: {pending.at_maximum}."
+        for engine, count, unplaced in self.engine_runs:
+            problems = [f"pod {p.pod['metadata']['namespace']}/{p.pod['metadata']['name']} is Pending: "
+                        + (f"{p.at_maximum}; " if p.at_maximum else "") + p.message for p in unplaced]
+            self.readiness[engine.ref] = WorkloadReadiness(
+                not problems, "; ".join(problems) if problems else f"{count} of {count} pods running")
+
+
+def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> dict | None:
+    """The pod's device allocation on the node (empty without claims) when the node takes it, else None."""
+    if not filter_nodes(pending.spec, [info])[0]:
+        return None
+    return allocator.try_allocate(info.name, pending.claims)[0] if pending.claims else {}
+
+
+def _take(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> bool:
+    """Bind the pod to the node, with its devices, when the node takes it."""
+    allocation = _fits(pending, info, allocator)
+    if allocation is None:
+        return False
+    info.bind(pending.spec)
+    allocator.commit(info.name, allocation)
+    return True
 
 
 # ---- objects
@@ -427,6 +530,18 @@ def installed_components(resources: Iterable[Resource]) -> dict[str, Resource]:
             out[key] = for_provider.get("values") or {}
         else:
             out[key] = for_provider.get("manifest") or {}
+    return out
+
+
+def pool_slices(node: str, pool: Pool, drivers: Iterable[str]) -> list[Resource]:
+    """The ResourceSlices the plugins of `drivers` publish on a node of `pool`. A driver on a node
+    whose class declares none of its devices publishes nothing (the audit reports the misplacement)."""
+    out = []
+    for driver in drivers:
+        devices = [d for d in pool.devices if d.claim == "DRA" and d.driver == driver]
+        slice_ = resource_slice(node, driver, devices) if devices else None
+        if slice_ is not None:
+            out.append(slice_)
     return out
 
 
