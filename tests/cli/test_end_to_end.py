@@ -171,9 +171,12 @@ def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     assert scaled.stdout == "modeldeployment.inferplane.dev/qwen2-5-0-5b-l4 scaled\n"
     assert replicas(state) == 5
     # The L4 pool autoscales to 4 nodes: four replicas are placed, the fifth fits nowhere and the condition
-    # says why. The simulation runs the pool's 2 provisioned nodes (no autoscaler), so 2 replicas are ready.
+    # says why. The cluster's autoscaler grows the pool from its 2 nodes to 4, so the 4 placed replicas run.
     assert inferplane("get", "md", state=state).stdout.splitlines()[1].split()[:4] == [
-        "qwen2-5-0-5b-l4", "5", "2", "eks-l4"]
+        "qwen2-5-0-5b-l4", "5", "4", "eks-l4"]
+    nodes = inferplane("get", "nodes", "--cluster", "eks-l4", state=state).stdout.splitlines()
+    assert [line.split()[:3] for line in nodes[1:] if line.split()[2] == "l4"] == [
+        [f"eks-l4-l4-{i}", "Ready", "l4"] for i in range(4)]
     status = json.loads(inferplane("get", "md", "qwen2-5-0-5b-l4", "-o", "json", state=state).stdout)["status"]
     scheduled = next(c for c in status["conditions"] if c["type"] == "Scheduled")
     assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == (
