@@ -74,6 +74,8 @@ class SchedulablePool(ApiModel):
     class_name: str
     role: str
     node_count: int
+    # How far the cloud's cluster autoscaler may grow the pool; absent where nothing autoscales it.
+    max_node_count: int | None = None
     # The class's devices as the pool was last composed with them (Modelplane's gpuPools[].devices):
     # while the gate holds the cluster they stay what its nodes run, whatever the class says now.
     devices: list[DeviceSpec] = Field(default_factory=list)

@@ -44,6 +44,8 @@ KUBECONFIG_KEY = "kubeconfig"
 
 class CloudModule(Protocol):
     source: str
+    # Whether the cloud runs a cluster autoscaler that grows a pool up to its maxNodeCount.
+    autoscales_pools: bool
 
     def system_pool(self) -> dict[str, Any] | None:
         """The System pool in the cloud cluster kind's nodePools wire format; None: nothing to provision."""
@@ -116,9 +118,13 @@ def scaling(pool: Any) -> Scaling:
     InferenceCluster's rules keep min <= count <= max; a hand-written cloud cluster that breaks them
     gets its bounds widened to include the count rather than a pool the cloud would refuse.
     """
-    count = pool.node_count
-    low = count if pool.min_node_count is None else min(pool.min_node_count, count)
-    high = count if pool.max_node_count is None else max(pool.max_node_count, count)
+    return scaling_of(pool.node_count, pool.min_node_count, pool.max_node_count)
+
+
+def scaling_of(count: int, minimum: int | None, maximum: int | None) -> Scaling:
+    """`scaling` of a pool given by its fields (a cloud cluster's nodePools entry)."""
+    low = count if minimum is None else min(minimum, count)
+    high = count if maximum is None else max(maximum, count)
     return Scaling(count, low, high)
 
 

@@ -9,6 +9,7 @@ from inferplane.clouds.base import Resource
 
 class Existing:
     source = "Existing"
+    autoscales_pools = False  # its nodes are its operator's: nothing of inferplane's grows them
 
     def system_pool(self) -> None:
         # The stack's components run wherever the operator's cluster has room for them.

@@ -264,6 +264,14 @@ class InferenceClusterComposer(Composer):
         self.desire(STACK_KEY, {"apiVersion": ServingStack.api_version_string(), "kind": ServingStack.KIND,
                                 "metadata": {"name": self.name}, "spec": spec})
 
+    def autoscaling_maximum(self, pool: NodePool) -> dict[str, int]:
+        """{maxNodeCount} where the cloud's autoscaler grows the pool past its nodeCount: the scheduler
+        counts those nodes, and the simulated autoscaler adds them when pods wait for them."""
+        _, high = pool_bounds(pool, self.source)
+        if not CLOUD_MODULES[self.source].autoscales_pools or high is None or high <= pool.node_count:
+            return {}
+        return {"maxNodeCount": high}
+
     def kubeconfig_secret_ref(self) -> dict[str, str]:
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
         settings = self.cluster.spec.cluster.settings()
@@ -279,6 +287,7 @@ class InferenceClusterComposer(Composer):
             pools.append({
                 "name": pool.name, "className": pool.class_name, "role": pool_role(klass),
                 "nodeCount": pool.node_count,
+                **self.autoscaling_maximum(pool),
                 "devices": [d.model_dump(by_alias=True, exclude_none=True, mode="json") for d in klass.spec.devices],
                 "drivers": klass.spec.claimed_drivers(),
             })

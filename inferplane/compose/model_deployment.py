@@ -94,10 +94,9 @@ def placement_request(deployment: ModelDeployment) -> PlacementRequest:
 
 def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
     """An InferenceCluster as the scheduler reads it: its labels, Ready condition, fleet taints and
-    the pools its status publishes (a pool's autoscaling maximum read from its spec)."""
+    the pools its status publishes (with the maximum where the cloud autoscales a pool)."""
     metadata, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    maxima = {p.get("name"): p.get("maxNodeCount") for p in spec.get("nodePools") or [] if isinstance(p, dict)}
-    pools = tuple(Pool(p["name"], p["className"], int(p.get("nodeCount") or 0), maxima.get(p["name"]),
+    pools = tuple(Pool(p["name"], p["className"], int(p.get("nodeCount") or 0), p.get("maxNodeCount"),
                        p.get("role") or "GPU")
                   for p in status.get("schedulablePools") or [])
     return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), is_ready(obj),

@@ -9,7 +9,6 @@ simulated from keeps its objects.
 from __future__ import annotations
 
 import hashlib
-from types import SimpleNamespace
 from typing import Any, Callable
 
 import orjson
@@ -21,7 +20,7 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.base import SYSTEM_POOL_NODES, scaling
+from inferplane.clouds.base import SYSTEM_POOL_NODES, scaling_of
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.engine.audits import audit
 from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
@@ -115,8 +114,7 @@ def simulated_size(module: Any, entry: dict[str, Any]) -> dict[str, Any]:
     zones = entry.get("zones") or []
     count = module.nodes_created(int(entry.get("nodeCount", 1)), zones)
     out = {**without_maximum(entry), "nodeCount": count}
-    bounds = scaling(SimpleNamespace(node_count=int(entry.get("nodeCount", 1)),
-                                     min_node_count=entry.get("minNodeCount"), max_node_count=entry.get("maxNodeCount")))
+    bounds = scaling_of(int(entry.get("nodeCount", 1)), entry.get("minNodeCount"), entry.get("maxNodeCount"))
     if module.autoscales_pools and bounds.autoscaled:
         out["maxNodeCount"] = module.nodes_created(bounds.maximum, zones)
     return out

@@ -217,12 +217,18 @@ class ClusterSimulation:
         self.engine_runs: list[tuple[EngineObject, int, list[Unplaced]]] = []
 
     def simulate(self) -> list[Resource]:
-        # Each round adds at least one node and no pool passes its maximum, so the rounds are bounded.
+        # A round adds at most one node per Pending pod, and the next round must leave fewer pods
+        # Pending, or the autoscaler stops: however high a pool's maximum (the XRD sets none), the
+        # nodes added are bounded by the pods that wait for them, and so is the work.
+        pending_before: int | None = None
         while True:
             self.run()
+            if pending_before is not None and len(self.unplaced) >= pending_before:
+                break  # the nodes added last round took none of them: more would not either
             growth = self.scale_up()
             if not growth:
                 break
+            pending_before = len(self.unplaced)
             self.pools = [replace(p, node_count=p.node_count + growth.get(p.name, 0)) for p in self.pools]
             self.reset()
         self.report_pending()

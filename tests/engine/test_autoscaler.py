@@ -155,3 +155,42 @@ def test_pods_that_share_a_node_grow_the_pool_by_the_nodes_they_need_not_one_per
     # 8 CPUs a node: two pods of 3 CPUs each, so eight pods need four nodes.
     assert [o["metadata"]["name"] for o in out if o["kind"] == "Node"] == [f"c1-cpu-{i}" for i in range(4)]
     assert simulation.readiness["default/small"].message == "8 of 8 pods running"
+
+
+def test_nodes_that_take_none_of_the_pending_pods_stop_the_autoscaler_however_high_the_maximum(tmp_path, monkeypatch):
+    """An estimate that a new node takes a pod the scheduler then leaves Pending again (here forced:
+    every new node 'takes' every pod, yet the pods claim a GPU model no node has) adds one round of
+    nodes and stops; before, each round added nodes again until the pool's maximum, a million here."""
+    from inferplane.engine import simulation
+
+    monkeypatch.setattr(simulation, "_take", lambda pending, info, allocator: True)
+    unmatched = replica(2)
+    unmatched["spec"]["engines"][0]["members"][0]["deviceRequests"][0]["selectors"] = [
+        {"cel": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}]
+    runtime = run(tmp_path, cluster({"nodeCount": 1, "minNodeCount": 1, "maxNodeCount": 1000000}), unmatched)
+    assert l4_nodes(runtime) == ["gpus-l4-0", "gpus-l4-1"]
+    assert pods(runtime) == [(None, "Pending"), (None, "Pending")]
+
+
+def schedulable_pool(runtime):
+    (pool,) = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "gpus"))["status"]["schedulablePools"]
+    return pool
+
+
+def test_the_scheduler_counts_an_autoscaled_pools_maximum_only_where_the_cloud_grows_it(tmp_path):
+    """The status publishes the maximum the scheduler counts: on EKS three replicas are placed on a
+    pool of one node that may grow to three (and the simulated autoscaler grows it); on an existing
+    cluster, whose nodes nothing of inferplane's grows, one is placed and two fit nowhere, rather than
+    three placed and two Pending forever."""
+    bounds = {"nodeCount": 1, "minNodeCount": 1, "maxNodeCount": 3}
+    eks = run(tmp_path, cluster(bounds), deployment(3))
+    assert (schedulable_pool(eks)["nodeCount"], schedulable_pool(eks)["maxNodeCount"]) == (1, 3)
+    assert eks.get(Key("inferplane.dev", "ModelDeployment", "default", "qwen2-5-0-5b-l4"))["status"]["replicas"] == {
+        "total": 3, "ready": 3}
+
+    existing = run(tmp_path, cluster(bounds, "Existing"), deployment(3))
+    assert "maxNodeCount" not in schedulable_pool(existing)
+    scheduled = condition(existing, "ModelDeployment", "qwen2-5-0-5b-l4", "Scheduled")
+    assert scheduled["message"] == ("ModelDeployment qwen2-5-0-5b-l4: 1 of 3 replicas placed on gpus; 2 fit nowhere "
+                                    "(gpus: pool l4: 0 of 1 nodes free, engine vllm needs 1)")
+    assert pods(existing) == [("gpus-l4-0", "Running")]
