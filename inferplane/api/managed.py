@@ -31,6 +31,18 @@ def composed_name(owner: str, *parts: str, scope: str = "") -> str:
     return f"{prefix}-{digest}"
 
 
+def child_name(*parts: str) -> str:
+    """`<part>-<part>...` for what is composed on a target cluster (a Service's name, and a
+    LeaderWorkerSet's, whose controller names the gang's headless Service after it, must be a DNS
+    label), shortened with a digest of the whole when it would not fit, so that distinct parts keep
+    distinct names."""
+    name = "-".join(parts)
+    if len(name) <= NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:NAME_MAX - len(digest) - 1].rstrip('-')}-{digest}"
+
+
 HELM_API_VERSION = "helm.m.crossplane.io/v1beta1"
 
 

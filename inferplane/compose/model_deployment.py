@@ -23,12 +23,14 @@ from pydantic import ValidationError
 from inferplane import API_GROUP
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
 from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
     validation_problems
-from inferplane.scheduling.fleet import Placement, Schedule, schedule
+from inferplane.compose.model_cache import rwx_storage_class
+from inferplane.scheduling.fleet import Placement, Schedule, schedule, selector_refusal
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
@@ -40,6 +42,9 @@ from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Membe
 REPLICA_INDEX_LABEL = f"{API_GROUP}/replica-index"
 CLUSTERS_REQUIREMENT = "clusters"
 REPLICAS_REQUIREMENT = "replicas"
+CACHE_REQUIREMENT = "cache"
+# Whether the ModelCache the template references could be read (Modelplane's condition).
+CACHE_RESOLVED = "ModelCacheResolved"
 SCHEDULED = "Scheduled"
 # Kubernetes object names are DNS subdomains; the workloads 12d names after a replica are DNS labels.
 MAX_REPLICA_NAME = 63
@@ -75,7 +80,8 @@ def deployment_id(namespace: str, name: str) -> str:
 # ---- the adapter: stored kinds onto the scheduler's inputs
 
 
-def placement_request(deployment: ModelDeployment) -> PlacementRequest:
+def placement_request(deployment: ModelDeployment, excluded: dict[str, str] | None = None) -> PlacementRequest:
+    """The deployment as the scheduler reads it; `excluded`: clusters no new replica may go to, and why."""
     spec = deployment.spec.template.spec
     engines = []
     for engine in spec.engines:
@@ -89,7 +95,7 @@ def placement_request(deployment: ModelDeployment) -> PlacementRequest:
     selector = spec.cluster_selector.model_dump(by_alias=True, exclude_none=True) if spec.cluster_selector else {}
     tolerations = tuple(t.model_dump(by_alias=True, exclude_none=True) for t in spec.tolerations or ())
     return PlacementRequest(deployment_id(deployment.metadata.namespace or "default", deployment.metadata.name),
-                            deployment.spec.replicas, tuple(engines), selector, tolerations)
+                            deployment.spec.replicas, tuple(engines), selector, tolerations, dict(excluded or {}))
 
 
 def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
@@ -148,8 +154,11 @@ class ModelDeploymentComposer(Composer):
         snapshot = self.require_fleet()
         if snapshot is None:
             return self.response
+        excluded = self.cache_exclusions()
+        if excluded is None:
+            return self.response
         try:
-            placed = schedule(placement_request(self.deployment), snapshot)
+            placed = schedule(placement_request(self.deployment, excluded), snapshot)
         except InvalidSelectors as error:
             self.hold("InvalidSelectors", f"ModelDeployment {self.name}: {error}: fix the selectors; "
                                           "the running replicas are kept as they are")
@@ -196,6 +205,52 @@ class ModelDeploymentComposer(Composer):
         if not self.pinned_classes_known(clusters, classes, replicas):
             return None
         return Snapshot(clusters, classes, replicas)
+
+    def cache_exclusions(self) -> dict[str, str] | None:
+        """Where the referenced ModelCache does not stage, no new replica goes (its pods would wait on
+        a volume that is not there): clusters its clusterSelector leaves out, and those it cannot stage
+        on. A cache that does not exist excludes every cluster, and the running replicas stay, as
+        Modelplane holds placement. None while the cache is being fetched."""
+        ref = self.deployment.spec.template.spec.model_cache_ref
+        if ref is None:
+            return {}
+        self.response.requirements[CACHE_REQUIREMENT] = Requirement(
+            ModelCache.api_version_string(), ModelCache.KIND, ref.name, self.namespace)
+        if CACHE_REQUIREMENT not in self.request.required:
+            self.keep_observed()
+            return None
+        clusters = self.request.required[CLUSTERS_REQUIREMENT]
+        try:
+            cache = ModelCache.model_validate(self.request.required[CACHE_REQUIREMENT]) \
+                if self.request.required[CACHE_REQUIREMENT] is not None else None
+        except ValidationError:
+            cache = None
+        if cache is None:
+            message = (f"ModelCache {self.namespace}/{ref.name} does not exist or is invalid: create it, or remove "
+                       "spec.template.spec.modelCacheRef; no new replica is placed, running ones are kept")
+            self.condition(CACHE_RESOLVED, "False", "ModelCacheNotFound", message)
+            return {c["metadata"]["name"]: f"ModelCache {ref.name} does not exist" for c in clusters}
+        self.condition(CACHE_RESOLVED, "True", "ModelCacheResolved",
+                       f"ModelDeployment {self.name} mounts ModelCache {ref.name} at {CACHE_MOUNT_PATH}")
+        selector = cache.spec.cluster_selector
+        wanted = {"matchLabels": selector.match_labels or {}} if selector else {}
+        failed = {c.name: c.message for c in (cache.status.clusters or [] if cache.status else [])
+                  if c.phase == "Failed"}
+        excluded = {}
+        for obj in clusters:
+            name = obj["metadata"]["name"]
+            refusal = selector_refusal(wanted, obj["metadata"].get("labels") or {})
+            if refusal is not None:
+                excluded[name] = f"ModelCache {ref.name} does not stage here ({refusal.replace('not selected: ', '')})"
+                continue
+            try:
+                storage_class = rwx_storage_class(InferenceCluster.model_validate(obj))
+            except ValidationError:
+                continue  # the scheduler refuses it on its own terms
+            if storage_class is None or name in failed:
+                excluded[name] = f"ModelCache {ref.name} cannot stage here: " + (
+                    failed.get(name) or "the cluster has no ReadWriteMany StorageClass")
+        return excluded
 
     def pinned_classes_known(self, clusters: tuple[Cluster, ...], classes: dict[str, PoolClass],
                              replicas: tuple[Replica, ...]) -> bool:
@@ -316,8 +371,11 @@ def explain(request: Request) -> list[str]:
     snapshot = composer.require_fleet()
     if snapshot is None:
         return [f"ModelDeployment {composer.name}: the fleet has not been read yet"]
+    excluded = composer.cache_exclusions()
+    if excluded is None:
+        return [f"ModelDeployment {composer.name}: its ModelCache has not been read yet"]
     try:
-        placed = schedule(placement_request(composer.deployment), snapshot)
+        placed = schedule(placement_request(composer.deployment, excluded), snapshot)
     except InvalidSelectors as error:
         return [f"ModelDeployment {composer.name}: {error}"]
     lines = [f"ModelDeployment {composer.name}: {placed.message()}"] if not placed.missing else [

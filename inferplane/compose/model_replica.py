@@ -25,7 +25,6 @@ Conditions this function sets:
 from __future__ import annotations
 
 import copy
-import hashlib
 from typing import Any
 
 import yaml
@@ -35,7 +34,8 @@ from inferplane import API_GROUP
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.api.managed import PROVIDER_CONFIG_KIND
+from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
+from inferplane.api.model_cache import CACHE_MOUNT_PATH, cache_volume_name
 from inferplane.api.model_replica import ModelReplica, ReplicaEngine, ReplicaMember
 from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, is_ready, \
     validation_problems
@@ -64,9 +64,8 @@ PHASE_LABEL = "llm-d.ai/role"
 # Engines serve in the workload cluster's default namespace, as Modelplane's do: it exists on every
 # cluster, and replica names (unique per placement) keep co-located replicas apart.
 REMOTE_NAMESPACE = "default"
-# Names of what a replica composes on its cluster: a Service's (and a LeaderWorkerSet's, whose
-# controller names the gang's headless Service after it) must be a DNS label.
-MAX_NAME = 63
+# The engine pods' volume of the ModelCache a replica references.
+CACHE_VOLUME = "model-cache"
 # The OpenAI-compatible port every engine serves on; the Service exposes it on 80.
 ENGINE_PORT = 8000
 
@@ -337,9 +336,17 @@ class ModelReplicaComposer(Composer):
             labels[PHASE_LABEL] = engine.phase.lower()
         spec = template.get("spec") or {}
         claims = [(r.name, self.claim_template_name(engine, member, r.name)) for r in member.device_requests or []]
+        cache = self.spec.model_cache_ref
         for container in spec.get("containers", []):
             if container["name"] == "engine" and claims:
                 container["resources"] = {"claims": [{"name": claim} for claim, _ in claims]}
+            if container["name"] == "engine" and cache is not None:
+                # Read-write: engines write beside the weights (tokenizer, compile and lock files), and
+                # the ReadWriteMany volume is shared by every pod of the gang.
+                container["volumeMounts"] = [{"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH}]
+        if cache is not None:
+            spec["volumes"] = [{"name": CACHE_VOLUME, "persistentVolumeClaim": {
+                "claimName": cache_volume_name(self.namespace, cache.name)}}]
         spec["nodeSelector"] = {POOL_LABEL: member.node_pool_name}
         tolerations = self.pool_tolerations[member.node_pool_name] + [
             t.model_dump(by_alias=True, exclude_none=True) for t in self.spec.tolerations or []]
@@ -408,16 +415,6 @@ class ModelReplicaComposer(Composer):
     def namespace(self) -> str:
         assert self.replica is not None
         return self.replica.metadata.namespace or "default"
-
-
-def child_name(*parts: str) -> str:
-    """`<part>-<part>...`, shortened with a digest of the whole when it would not fit a DNS label, so
-    that distinct parts keep distinct names."""
-    name = "-".join(parts)
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:MAX_NAME - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def role(member: ReplicaMember) -> str:

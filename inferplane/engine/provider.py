@@ -15,6 +15,7 @@ controller and programs a Gateway of that class, whose address is MetalLB's (the
 its pool, as MetalLB's allocator hands out the lowest free one) or, without a pool, the simulated
 cloud load balancer's. A target cluster's Gateway (applied through a provider-kubernetes Object) gets
 its cluster's own simulated load balancer address, reported in the Object's `atProvider.manifest`.
+A ModelCache's PersistentVolumeClaim is reported Bound, and its hydration Job Complete, the same way.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ class SimulatedProvider:
             address = {"type": "IPAddress", "value": simulated_load_balancer_address(cluster)}
             status["atProvider"] = {**status["atProvider"],
                                     "manifest": {**manifest, "status": {"addresses": [address]}}}
+        elif obj.get("kind") == "Object" and (settled := settled_status(spec)) is not None:
+            # A ModelCache's volume binds and its hydration Job completes on the target cluster.
+            status["atProvider"] = {**status["atProvider"], "manifest": settled}
+            status["conditions"] = [_condition("Ready", True, "Available"), _condition("Synced", True, "ReconcileSuccess")]
+            return status
         if (spec.get("readiness") or {}).get("policy") == "DeriveFromCelQuery":
             # An Object whose readiness is its workload's: ready once the target cluster runs it (the
             # cluster's simulation reports it); until then, what was last reported stands.
@@ -132,6 +138,24 @@ class SimulatedProvider:
         address = first_pool_address(pools[0]["spec"]["addresses"][0]) if pools else gw.SIMULATED_CLOUD_ADDRESS
         return {"addresses": [{"type": "IPAddress", "value": address}],
                 "conditions": [_condition("Accepted", True, "Accepted"), _condition("Programmed", True, "Programmed")]}
+
+
+def settled_status(spec: Resource) -> Resource | None:
+    """The object a target cluster holds once it settled, for the kinds that settle on their own: a
+    PersistentVolumeClaim Bound by its StorageClass's provisioner (the simulation takes the class a
+    cluster declares to exist), a Job Complete (its volume was bound before it was composed). None for
+    any other manifest."""
+    manifest = (spec.get("forProvider") or {}).get("manifest")
+    if not isinstance(manifest, dict):
+        return None
+    if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "PersistentVolumeClaim":
+        claim = manifest.get("spec") or {}
+        return {**manifest, "status": {"phase": "Bound", "accessModes": list(claim.get("accessModes") or []),
+                                       "capacity": dict((claim.get("resources") or {}).get("requests") or {})}}
+    if manifest.get("apiVersion") == "batch/v1" and manifest.get("kind") == "Job":
+        return {**manifest, "status": {"succeeded": 1, "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}}
+    return None
 
 
 def _is_gateway(manifest: object) -> bool:

@@ -61,6 +61,7 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     from inferplane.compose.cloud_cluster import compose_cloud_cluster
     from inferplane.compose.inference_cluster import compose_inference_cluster
     from inferplane.compose.inference_gateway import compose_inference_gateway
+    from inferplane.compose.model_cache import compose_model_cache
     from inferplane.compose.model_deployment import compose_model_deployment
     from inferplane.compose.model_endpoint import compose_model_endpoint
     from inferplane.compose.model_replica import compose_model_replica
@@ -70,7 +71,7 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack,
                  "ModelDeployment": compose_model_deployment, "ModelReplica": compose_model_replica,
                  "InferenceGateway": compose_inference_gateway, "ModelEndpoint": compose_model_endpoint,
-                 "ModelService": compose_model_service}
+                 "ModelService": compose_model_service, "ModelCache": compose_model_cache}
     functions.update({kind.KIND: compose_cloud_cluster for kind in CLOUD_CLUSTER_KINDS.values()})
     return functions
 

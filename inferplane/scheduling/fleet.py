@@ -16,7 +16,8 @@ A replica never moves: a move is a delete and a create.
    (spread first, then pack), ties by name, among the clusters the filters admit, against a
    ledger of free nodes per pool charged with every replica kept.
 
-Filters, in order, each one concept: ClusterSelected, ClusterReady, TaintToleration, then Fit
+Filters, in order, each one concept: ClusterSelected, ClusterNotExcluded (the caller's exclusions:
+where the deployment's ModelCache does not stage), ClusterReady, TaintToleration, then Fit
 (every engine on a single pool whose class matches all its members, with free nodes for it). The
 first filter that refuses a cluster gives its reason; `Schedule.rejections` holds them when
 replicas are missing, for `inferplane explain`. The one-line message names, per cluster, a pool
@@ -144,7 +145,14 @@ class TaintToleration:
         return None if taint is None else f"taint {taint_text(taint)} is not tolerated"
 
 
-NEW_REPLICA_FILTERS = (ClusterSelected(), ClusterReady(), TaintToleration())
+class ClusterNotExcluded:
+    name = "ClusterNotExcluded"
+
+    def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
+        return request.excluded.get(cluster.name)
+
+
+NEW_REPLICA_FILTERS = (ClusterSelected(), ClusterNotExcluded(), ClusterReady(), TaintToleration())
 
 
 # ---- the scheduler

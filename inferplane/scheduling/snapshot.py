@@ -70,6 +70,9 @@ class PlacementRequest:
     engines: tuple[Engine, ...]
     cluster_selector: Mapping[str, Any] = field(default_factory=dict)
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    # Clusters no new replica may go to, each with why (where the deployment's ModelCache does not
+    # stage); replicas already there stay.
+    excluded: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---- the fleet

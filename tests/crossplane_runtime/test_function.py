@@ -201,7 +201,7 @@ def test_a_malformed_request_is_a_fatal_result_and_the_server_keeps_serving(func
                                                      "metadata": {"name": "w"}}))
     assert fatal_messages(unknown) == [
         "malformed RunFunctionRequest: no composition function for kind Widget: this function composes AKSCluster, "
-        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, InferenceGateway, ModelDeployment, ModelEndpoint, "
+        "CivoCluster, EKSCluster, GKECluster, InferenceCluster, InferenceGateway, ModelCache, ModelDeployment, ModelEndpoint, "
         "ModelReplica, ModelService, NebiusCluster, ServingStack, VultrCluster; point the Composition for Widget at another function"]
 
     bad_input = run_request(load(RECIPE / "cluster.yaml"))

@@ -26,7 +26,7 @@ def package(tmp_path_factory) -> Path:
     run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "package", "build", str(folder)], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stderr == "wrote 33 files to " + str(folder) + "\n"
+    assert run.stderr == "wrote 35 files to " + str(folder) + "\n"
     return folder
 
 
@@ -78,7 +78,8 @@ def test_every_composition_calls_the_function_the_package_depends_on_for_a_kind_
     assert steps == {"AKSCluster": ["compose", "usages"], "CivoCluster": ["compose", "usages"],
                      "EKSCluster": ["compose", "usages"], "GKECluster": ["compose", "usages"],
                      "InferenceClass": ["usages"], "InferenceCluster": ["compose", "usages"],
-                     "InferenceGateway": ["compose", "usages"], "ModelDeployment": ["compose", "usages"],
+                     "InferenceGateway": ["compose", "usages"], "ModelCache": ["compose", "usages"],
+                     "ModelDeployment": ["compose", "usages"],
                      "ModelEndpoint": ["compose", "usages"], "ModelReplica": ["compose", "usages"],
                      "ModelService": ["compose", "usages"],
                      "NebiusCluster": ["compose", "usages"],
