@@ -241,7 +241,7 @@ class ModelDeploymentComposer(Composer):
             name = obj["metadata"]["name"]
             refusal = selector_refusal(wanted, obj["metadata"].get("labels") or {})
             if refusal is not None:
-                excluded[name] = f"ModelCache {ref.name} does not stage here ({refusal.replace('not selected: ', '')})"
+                excluded[name] = f"ModelCache {ref.name} does not stage here: {refusal.removeprefix('not selected: ')}"
                 continue
             try:
                 storage_class = rwx_storage_class(InferenceCluster.model_validate(obj))
