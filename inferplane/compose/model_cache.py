@@ -75,6 +75,13 @@ def rwx_storage_class(cluster: InferenceCluster) -> str | None:
     return cache.storage_class_name if cache is not None else None
 
 
+def selection_refusal(cache: ModelCache, cluster: Resource) -> str | None:
+    """Why the cache's clusterSelector leaves a stored InferenceCluster out, or None when it selects it."""
+    selector = cache.spec.cluster_selector
+    wanted = {"matchLabels": selector.match_labels or {}} if selector else {}
+    return selector_refusal(wanted, (cluster.get("metadata") or {}).get("labels") or {})
+
+
 def no_storage_class_message(cluster: InferenceCluster) -> str:
     """Why a cluster cannot stage a cache, and what fixes it."""
     name, source = cluster.metadata.name, cluster.spec.cluster.source
@@ -152,11 +159,9 @@ class ModelCacheComposer(Composer):
 
     def selected(self) -> list[tuple[Resource, InferenceCluster]]:
         """The clusters the selector picks (all without one), as stored and as read."""
-        selector = self.cache.spec.cluster_selector
-        wanted = {"matchLabels": selector.match_labels or {}} if selector else {}
         out = []
         for obj in self.request.required[CLUSTERS_REQUIREMENT]:
-            if selector_refusal(wanted, (obj.get("metadata") or {}).get("labels") or {}) is not None:
+            if selection_refusal(self.cache, obj) is not None:
                 continue
             try:
                 out.append((obj, InferenceCluster.model_validate(obj)))

@@ -29,8 +29,8 @@ from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, Model
 from inferplane.api.model_replica import ModelReplica
 from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
     validation_problems
-from inferplane.compose.model_cache import rwx_storage_class
-from inferplane.scheduling.fleet import Placement, Schedule, schedule, selector_refusal
+from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
+from inferplane.scheduling.fleet import Placement, Schedule, schedule
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
@@ -232,14 +232,12 @@ class ModelDeploymentComposer(Composer):
             return {c["metadata"]["name"]: f"ModelCache {ref.name} does not exist" for c in clusters}
         self.condition(CACHE_RESOLVED, "True", "ModelCacheResolved",
                        f"ModelDeployment {self.name} mounts ModelCache {ref.name} at {CACHE_MOUNT_PATH}")
-        selector = cache.spec.cluster_selector
-        wanted = {"matchLabels": selector.match_labels or {}} if selector else {}
         failed = {c.name: c.message for c in (cache.status.clusters or [] if cache.status else [])
                   if c.phase == "Failed"}
         excluded = {}
         for obj in clusters:
             name = obj["metadata"]["name"]
-            refusal = selector_refusal(wanted, obj["metadata"].get("labels") or {})
+            refusal = selection_refusal(cache, obj)
             if refusal is not None:
                 excluded[name] = f"ModelCache {ref.name} does not stage here: {refusal.removeprefix('not selected: ')}"
                 continue
