@@ -142,7 +142,8 @@ def test_bundled_recipes_are_admitted():
     result = admit_paths([REPO / "recipes"])
     assert result.errors == []
     kinds = {o.kind for _, o in result.admitted}
-    assert kinds == {"InferenceClass", "InferenceCluster", "ModelDeployment", "InferenceGateway", "ModelService"}
+    assert kinds == {"InferenceClass", "InferenceCluster", "ModelDeployment", "InferenceGateway", "ModelService",
+                     "ModelCache"}
 
 
 def test_defaults_are_applied_as_the_api_server_would():

@@ -313,7 +313,7 @@ def test_a_deployment_waiting_for_room_is_placed_when_a_cluster_arrives():
     """The deployment requires every cluster: one created later reconciles it, with no resync."""
     amd = REPO / "recipes" / "qwen2.5-0.5b-amd"
     runtime = Runtime(None)
-    assert runtime.apply([amd / "class.yaml", amd / "model.yaml"]).report.converged
+    assert runtime.apply([amd / "class.yaml", amd / "cache.yaml", amd / "model.yaml"]).report.converged
     (waiting,) = runtime.list("ModelDeployment")
     assert waiting["status"]["replicas"] == {"total": 0, "ready": 0}
     assert condition(waiting, "Scheduled")["message"] == \
