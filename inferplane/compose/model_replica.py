@@ -66,6 +66,13 @@ PHASE_LABEL = "llm-d.ai/role"
 REMOTE_NAMESPACE = "default"
 # The engine pods' volume of the ModelCache a replica references.
 CACHE_VOLUME = "model-cache"
+# A gang member's engine finds its leader and its rank through these, whatever runs the gang: aliases of
+# what the LeaderWorkerSet controller injects into every pod (0 on the leader, 1..size-1 on the workers).
+# Ahead of the user's env, so that the user's own entries and the command can say $(INFERPLANE_RANK);
+# the MODELPLANE_ names too, which manifests written for Modelplane use.
+GANG_ENV = tuple({"name": f"{prefix}_{name}", "value": f"$({source})"}
+                 for prefix in ("INFERPLANE", "MODELPLANE")
+                 for name, source in (("LEADER_ADDRESS", "LWS_LEADER_ADDRESS"), ("RANK", "LWS_WORKER_INDEX")))
 # The OpenAI-compatible port every engine serves on; the Service exposes it on 80.
 ENGINE_PORT = 8000
 
@@ -320,12 +327,13 @@ class ModelReplicaComposer(Composer):
                 "size": nodes + 1,
                 "restartPolicy": "RecreateGroupOnPodRestart",
                 # Only the leader serves the API: followers carry no serving label.
-                "leaderTemplate": self.pod_template(engine, leader, serving=True),
-                "workerTemplate": self.pod_template(engine, worker, serving=False),
+                "leaderTemplate": self.pod_template(engine, leader, serving=True, gang=True),
+                "workerTemplate": self.pod_template(engine, worker, serving=False, gang=True),
             }},
         }
 
-    def pod_template(self, engine: ReplicaEngine, member: ReplicaMember, serving: bool) -> Resource:
+    def pod_template(self, engine: ReplicaEngine, member: ReplicaMember, serving: bool, gang: bool = False
+                     ) -> Resource:
         template = member.template.model_dump(by_alias=True, exclude_none=True)
         metadata = template.get("metadata") or {}
         labels = {**(metadata.get("labels") or {}), REPLICA_LABEL: self.name, ENGINE_LABEL: engine.name,
@@ -344,6 +352,8 @@ class ModelReplicaComposer(Composer):
                 # Read-write: engines write beside the weights (tokenizer, compile and lock files), and
                 # the ReadWriteMany volume is shared by every pod of the gang.
                 container["volumeMounts"] = [{"name": CACHE_VOLUME, "mountPath": CACHE_MOUNT_PATH}]
+            if container["name"] == "engine" and gang:
+                container["env"] = [*GANG_ENV, *container.get("env", ())]
         if cache is not None:
             spec["volumes"] = [{"name": CACHE_VOLUME, "persistentVolumeClaim": {
                 "claimName": cache_volume_name(self.namespace, cache.name)}}]

@@ -150,6 +150,23 @@ def test_leader_and_workers_are_a_leader_worker_set_sized_by_worker_nodes():
     assert leader["spec"]["nodeSelector"] == worker["spec"]["nodeSelector"] == {"inferplane.dev/pool": "mi325x"}
 
 
+def test_a_gangs_engines_find_their_leader_and_rank_under_our_names_and_modelplanes():
+    """Modelplane's multi-node manifests pass --node-rank=$(MODELPLANE_RANK) and
+    --master-addr=$(MODELPLANE_LEADER_ADDRESS): both resolve, ahead of the user's own env."""
+    worker = member(role="Worker", worker={"nodes": 1})
+    worker["template"]["spec"]["containers"][0]["env"] = [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    engines = [{"name": "big", "members": [member(role="Leader"), worker]}]
+    template = manifests(compose(replica(engines)))["workload-big"]["spec"]["leaderWorkerTemplate"]
+    gang_env = [{"name": "INFERPLANE_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+                {"name": "INFERPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"},
+                {"name": "MODELPLANE_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+                {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"}]
+    assert template["leaderTemplate"]["spec"]["containers"][0]["env"] == gang_env
+    assert template["workerTemplate"]["spec"]["containers"][0]["env"] == [*gang_env, {"name": "NCCL_DEBUG", "value": "INFO"}]
+    standalone = manifests(compose(replica()))["workload-vllm"]["spec"]["template"]["spec"]["containers"][0]
+    assert "env" not in standalone, "a single pod has no gang to join"
+
+
 def test_unified_serving_is_one_service_over_the_serving_pods():
     out = manifests(compose(replica()))
     assert out["service"]["spec"] == {"selector": {"inferplane.dev/serving": "qwen-0"},
