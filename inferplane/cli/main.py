@@ -666,12 +666,12 @@ class _FunctionGroup(click.Group):
             Logs are JSON lines (--debug: human-readable, one line per call). Listens on --address with
             mTLS from --tls-server-certs-dir (tls.crt, tls.key, ca.crt), or --insecure for local use.
             """
-            from inferplane.crossplane.function import FunctionRunner
+            from inferplane.crossplane.function import FunctionRunner, serve
 
             if not options["insecure"] and not options["tls_certs_dir"]:
                 raise click.UsageError("pass --tls-server-certs-dir DIR (tls.crt, tls.key, ca.crt), or --insecure "
                                        "for local use")
-            sdk_cli.run(FunctionRunner(), **options)
+            serve(FunctionRunner(), **options)
 
         return serve
 

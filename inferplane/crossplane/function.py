@@ -10,19 +10,24 @@ server answers every Composition of the package.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
+import signal
+import threading
 import time
-from concurrent import futures
 import traceback
-from typing import Any, Callable, Iterator
+from concurrent import futures
+from typing import Any, Callable, Iterator, Sequence
 
 import grpc
 import orjson
-from crossplane.function import logging, response as sdk_response
+from crossplane.function import logging, response as sdk_response, runtime as sdk_runtime
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from google.protobuf import struct_pb2
+from google.protobuf.message import DecodeError
+from grpc_reflection.v1alpha import reflection
 
 from inferplane.api import KINDS
 from inferplane.api.xrd import openapi_schema
@@ -280,14 +285,22 @@ def core_desired(rsp: fnv1.RunFunctionResponse) -> dict[str, Desired]:
 
 # ---- the servicer
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+# Answers kept for requests seen again (see FunctionRunner.answer): keys and answers together, bytes.
+ANSWERS_BYTES = 64 * 1024 * 1024
+
+
+class FunctionRunner:
     """Answers RunFunction for every kind inferplane composes."""
 
-    def __init__(self, functions: dict[str, Function] | None = None):
+    def __init__(self, functions: dict[str, Function] | None = None, answers_bytes: int = ANSWERS_BYTES):
         self.functions = functions if functions is not None else composition_functions()
         self.log = logging.get_logger()
         # (kind, requirement name) -> whether the function asks for a whole kind by that name.
         self.whole_kinds: dict[tuple[str, str], bool] = {}
+        self.answers: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
+        self.answers_bytes = answers_bytes
+        self.answers_held = 0
+        self.answers_lock = threading.Lock()
 
     def compose(self, kind: str, function: Function, request: Request,
                 req: fnv1.RunFunctionRequest) -> Response:
@@ -307,6 +320,49 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def learn(self, kind: str, response: Response) -> None:
         for name, requirement in response.requirements.items():
             self.whole_kinds[(kind, name)] = requirement.name is None
+
+    def answer(self, wire: bytes) -> bytes:
+        """One call on the wire: the serialised RunFunctionResponse to a serialised request.
+
+        Crossplane calls a function with the same request again at every reconcile of an unchanged
+        composite, and the functions are pure (compose/base.py: the same request gives the same
+        output), so an answer is kept and sent again for a request equal to one already answered.
+        Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
+        request written again deterministically. A fatal result is never kept: a failure is logged,
+        and computed again, every time. The oldest answers go first beyond `answers_bytes`."""
+        try:
+            req = fnv1.RunFunctionRequest.FromString(wire)
+        except DecodeError as error:
+            rsp = fnv1.RunFunctionResponse()
+            sdk_response.fatal(rsp, f"malformed RunFunctionRequest: not a RunFunctionRequest ({error}): call this "
+                                    "function with Crossplane's RunFunction protocol v1")
+            self.log.info("refused a malformed request", error=str(error))
+            return rsp.SerializeToString()
+        key = req.SerializeToString(deterministic=True)
+        with self.answers_lock:
+            kept = self.answers.get(key)
+            if kept is not None:
+                self.answers.move_to_end(key)
+        if kept is not None:
+            self.log.debug("answered again", tag=req.meta.tag)
+            return kept
+        rsp = self.run(req)
+        out = rsp.SerializeToString()
+        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results) and len(key) + len(out) <= self.answers_bytes:
+            with self.answers_lock:
+                if key not in self.answers:
+                    self.answers[key] = out
+                    self.answers_held += len(key) + len(out)
+                    while self.answers_held > self.answers_bytes:
+                        old_key, old = self.answers.popitem(last=False)
+                        self.answers_held -= len(old_key) + len(old)
+        return out
+
+    def forget_answers(self) -> None:
+        """Drop every kept answer (the benchmark's first calls)."""
+        with self.answers_lock:
+            self.answers.clear()
+            self.answers_held = 0
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, synchronously: never raises, a failure is a fatal result (Crossplane then keeps
@@ -346,31 +402,53 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
                        milliseconds=round((time.perf_counter() - started) * 1000, 3))
         return rsp
 
-    async def RunFunction(self, req: fnv1.RunFunctionRequest,  # noqa: N802 - the protocol's name
-                          context: grpc.aio.ServicerContext) -> fnv1.RunFunctionResponse:
-        return self.run(req)
+
+def _service(runner: FunctionRunner, service: str) -> grpc.GenericRpcHandler:
+    """RunFunction with the messages left serialised: FunctionRunner.answer reads and writes them."""
+    return grpc.method_handlers_generic_handler(service, {
+        "RunFunction": grpc.unary_unary_rpc_method_handler(lambda wire, context: runner.answer(wire))})
 
 
-class _Blocking(grpcv1.FunctionRunnerServiceServicer):
-    def __init__(self, runner: FunctionRunner):
-        self.runner = runner
+def server(runner: FunctionRunner, options: Sequence[tuple[str, Any]] = ()) -> grpc.Server:
+    """A gRPC server answering RunFunction v1 and v1beta1 (the same messages on the wire) with
+    reflection, from a thread pool: grpc's asyncio server, which the SDK's runtime uses, adds about
+    0.25 ms to every call (bench/function_bench.py), and the calls hold the GIL either way. The caller
+    adds its ports and starts it."""
+    grpc_server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=list(options))
+    grpc_server.add_generic_rpc_handlers([
+        _service(runner, module.DESCRIPTOR.services_by_name["FunctionRunnerService"].full_name)
+        for module in (fnv1, fnv1beta1)])
+    reflection.enable_server_reflection(sdk_runtime.SERVICE_NAMES, grpc_server)
+    return grpc_server
 
-    def RunFunction(self, req: fnv1.RunFunctionRequest, context: grpc.ServicerContext  # noqa: N802
-                    ) -> fnv1.RunFunctionResponse:
-        return self.runner.run(req)
+
+def serve(runner: FunctionRunner, *, debug: bool, address: str, tls_certs_dir: str | None, insecure: bool,
+          max_recv_message_size: int, max_send_message_size: int | None) -> None:
+    """`inferplane function serve`: the SDK's flags and logs (its `cli.run`), this module's server.
+    Serves until SIGTERM or SIGINT, then lets calls under way finish (the SDK's grace period)."""
+    logging.configure(level=logging.Level.DEBUG if debug else logging.Level.INFO)
+    megabytes = 1024 * 1024
+    grpc_server = server(runner, [
+        ("grpc.max_receive_message_length", max_recv_message_size * megabytes),
+        ("grpc.max_send_message_length", (max_send_message_size or max_recv_message_size) * megabytes)])
+    if tls_certs_dir is not None:
+        grpc_server.add_secure_port(address, sdk_runtime.load_credentials(tls_certs_dir))
+    if insecure:
+        grpc_server.add_insecure_port(address)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: grpc_server.stop(grace=sdk_runtime.SHUTDOWN_GRACE_PERIOD_SECONDS))
+    grpc_server.start()
+    grpc_server.wait_for_termination()
 
 
 @contextlib.contextmanager
 def serving(runner: FunctionRunner, address: str = "127.0.0.1:0") -> Iterator[str]:
-    """Serve `runner` insecurely on `address` from a thread pool while the block runs; yields the address
-    it listens on (port 0: a free one). For tests on loopback: grpc's asyncio server allows one event
-    loop per process, so several of these could not run side by side; `inferplane function serve` is
-    the production server (the SDK's asyncio runtime)."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    grpcv1.add_FunctionRunnerServiceServicer_to_server(_Blocking(runner), server)
-    port = server.add_insecure_port(address)
-    server.start()
+    """Serve `runner` insecurely on `address` while the block runs; yields the address it listens on
+    (port 0: a free one). For tests on loopback."""
+    grpc_server = server(runner)
+    port = grpc_server.add_insecure_port(address)
+    grpc_server.start()
     try:
         yield f"{address.rsplit(':', 1)[0]}:{port}"
     finally:
-        server.stop(grace=None).wait(timeout=60)
+        grpc_server.stop(grace=None).wait(timeout=60)
