@@ -218,7 +218,7 @@ def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
         to_struct(desired.resource, rsp.desired.resources[key].resource)
         rsp.desired.resources[key].ready = _READY[desired.ready]
     if out.status:
-        rsp.desired.composite.resource.CopyFrom(dict_to_struct({"status": out.status}))
+        to_struct({"status": out.status}, rsp.desired.composite.resource)
     for condition in out.conditions:
         if condition.type in RESERVED_CONDITIONS:
             if condition.status == "False":

@@ -292,3 +292,128 @@ def test_a_requirement_for_a_whole_kind_is_asked_for_by_labels_and_answered_with
             fnv1.Resource(resource=resource.dict_to_struct(c)) for c in (a, b))
         stub.RunFunction(req)
         assert [c["metadata"]["name"] for c in calls[-1]] == ["a", "b"]
+
+
+# ---- answers kept for a request seen again
+
+
+def counting_runner() -> tuple[FunctionRunner, list[str]]:
+    """A runner whose InferenceCluster function is the real one, noting each time it runs."""
+    from inferplane.engine.reconciler import composition_functions
+
+    real = composition_functions()["InferenceCluster"]
+    ran: list[str] = []
+
+    def counted(request):
+        ran.append(request.composite["metadata"]["name"])
+        return real(request)
+    return FunctionRunner({"InferenceCluster": counted}), ran
+
+
+def cluster_request(**changes) -> fnv1.RunFunctionRequest:
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    return run_request(changes.get("composite", cluster), changes.get("observed"),
+                       changes.get("required", {"class-eks-l4": l4}), tag=changes.get("tag", ""))
+
+
+def test_a_request_seen_again_gets_the_same_answer_without_composing_again():
+    runner, ran = counting_runner()
+    wire = cluster_request().SerializeToString()
+    first = runner.answer(wire)
+    assert len(ran) == 2  # learning that the class requirement names one object, then composing
+    assert runner.answer(wire) == first
+    assert len(ran) == 2
+    # The kept answer is what composing it again gives.
+    fresh, _ = counting_runner()
+    assert fresh.answer(wire) == first
+    assert desired_kinds(fnv1.RunFunctionResponse.FromString(first)) == {"cluster": "EKSCluster",
+                                                                         "serving-stack": "ServingStack"}
+
+
+def test_a_request_equal_in_content_but_written_in_another_order_is_seen_again():
+    # Crossplane (Go) writes a Struct's fields in random order; concatenated messages merge, so the
+    # composite's fields can be written in two orders.
+    runner, ran = counting_runner()
+    cluster = load(RECIPE / "cluster.yaml")
+    head = cluster_request(composite={k: cluster[k] for k in ("apiVersion", "kind")}).SerializeToString()
+    tail = run_request({k: cluster[k] for k in ("metadata", "spec")}).SerializeToString()
+    assert head + tail != tail + head
+    first = runner.answer(head + tail)
+    count = len(ran)
+    assert runner.answer(tail + head) == first
+    assert len(ran) == count
+
+
+def test_any_change_to_the_request_composes_again():
+    runner, ran = counting_runner()
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    base = fnv1.RunFunctionResponse.FromString(runner.answer(cluster_request().SerializeToString()))
+    assert [p["nodeCount"] for p in resource.struct_to_dict(
+        base.desired.resources["cluster"].resource)["spec"]["nodePools"] if p["name"] != "system"] == [2]
+
+    def answer(**changes) -> fnv1.RunFunctionResponse:
+        before = len(ran)
+        rsp = fnv1.RunFunctionResponse.FromString(runner.answer(cluster_request(**changes).SerializeToString()))
+        assert len(ran) > before, f"{sorted(changes)} answered without composing again"
+        return rsp
+
+    bigger = json.loads(json.dumps(cluster))
+    bigger["spec"]["nodePools"][0]["nodeCount"] = 3
+    assert [p["nodeCount"] for p in resource.struct_to_dict(
+        answer(composite=bigger).desired.resources["cluster"].resource)["spec"]["nodePools"]
+        if p["name"] != "system"] == [3]
+
+    ready = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster",
+             "metadata": {"name": "eks-l4"}, "status": {"conditions": [{"type": "Ready", "status": "True",
+                                                                         "reason": "Available"}]}}
+    assert conditions(answer(observed={"cluster": ready}))[0] == ("ClusterReady", "STATUS_CONDITION_TRUE", "Available")
+
+    assert conditions(answer(required={"class-eks-l4": None}))[0][2] == "WaitingForClasses"
+    other = json.loads(json.dumps(l4))
+    other["spec"]["provisioning"]["eks"]["instanceType"] = "g6.2xlarge"
+    pools = resource.struct_to_dict(answer(required={"class-eks-l4": other}).desired.resources["cluster"].resource)[
+        "spec"]["nodePools"]
+    assert {p["name"]: p["machine"]["instanceType"] for p in pools} == {"system": "m7i.xlarge", "l4": "g6.2xlarge"}
+
+    step = cluster_request()
+    step.input.update({"apiVersion": "example.org/v1", "kind": "Patch"})
+    refused = fnv1.RunFunctionResponse.FromString(runner.answer(step.SerializeToString()))
+    assert fatal_messages(refused)[0].startswith("malformed RunFunctionRequest: unknown input example.org/v1/Patch")
+
+
+def test_a_fatal_answer_is_never_kept():
+    calls = []
+
+    def broken(request):
+        calls.append(1)
+        raise KeyError("spec")
+
+    runner = FunctionRunner({"InferenceCluster": broken})
+    wire = cluster_request().SerializeToString()
+    for _ in range(2):
+        assert fatal_messages(fnv1.RunFunctionResponse.FromString(runner.answer(wire))) == [
+            "composition function failed: KeyError: 'spec'"]
+    assert len(calls) == 2
+    assert runner.answers_held == 0
+
+
+def test_answers_are_kept_within_their_bound_oldest_first():
+    runner, ran = counting_runner()
+    wires = [cluster_request(tag=f"t-{i}").SerializeToString() for i in range(3)]
+    one = len(wires[0]) + len(runner.answer(wires[0]))
+    runner.forget_answers()
+    runner.answers_bytes = 2 * one
+    for wire in wires:
+        runner.answer(wire)
+    assert runner.answers_held == 2 * one
+    composed = len(ran)
+    runner.answer(wires[2])
+    assert len(ran) == composed
+    runner.answer(wires[0])
+    assert len(ran) == composed + 1
+
+
+def test_bytes_that_are_not_a_request_get_a_fatal_answer():
+    rsp = fnv1.RunFunctionResponse.FromString(FunctionRunner().answer(b"\xff\xff\xff"))
+    assert len(fatal_messages(rsp)) == 1
+    assert fatal_messages(rsp)[0].startswith("malformed RunFunctionRequest: not a RunFunctionRequest")

@@ -142,3 +142,25 @@ def test_the_server_answers_every_embedded_call_as_the_engine_did(capturing_stub
         if wrong:
             differences.append(f"call {index}: {kind}/{request['composite']['metadata']['name']}: {', '.join(wrong)}")
     assert differences == []
+
+
+@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet"])
+def test_every_function_is_pure_so_an_answer_can_be_kept(embedded_calls, recipe):
+    """What FunctionRunner.answer relies on to send a kept answer again: for every embedded call, the
+    same request gives the same response, byte for byte, from a runner that answered it before
+    (sharing its decoded resources, which the core must not have modified) and from a new runner with
+    nothing decoded yet."""
+    from inferplane.crossplane import function as adapter
+
+    seasoned = FunctionRunner()
+    differing = []
+    for index, (kind, request, _) in enumerate(embedded_calls[recipe]):
+        req = crossplane_request(request["composite"], request["observed"], request["required"], tag=f"{index}")
+        first = seasoned.run(req).SerializeToString(deterministic=True)
+        again = seasoned.run(req).SerializeToString(deterministic=True)
+        adapter._decoded.cache_clear()
+        adapter._encoded.cache_clear()
+        new = FunctionRunner().run(req).SerializeToString(deterministic=True)
+        if not first == again == new:
+            differing.append(f"call {index}: {kind}/{request['composite']['metadata']['name']}")
+    assert differing == []
