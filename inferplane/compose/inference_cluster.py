@@ -129,9 +129,11 @@ class InferenceClusterComposer(Composer):
     # ---- steps
 
     def read_cluster(self) -> bool:
-        """Parse the composite; an unreadable one keeps what was composed and says why."""
+        """Parse the composite's spec; an unreadable one keeps what was composed and says why. Its status
+        is this function's own output, read (where it is) from the request, never from the model:
+        validating it would cost as much as the spec and could only refuse what inferplane wrote."""
         try:
-            self.cluster = InferenceCluster.model_validate(self.request.composite)
+            self.cluster = InferenceCluster.model_validate({**self.request.composite, "status": None})
         except ValidationError as error:
             self.hold("InvalidSpec", f"InferenceCluster {self.name} is invalid: {validation_problems(error)}: "
                                      "fix the spec")

@@ -14,10 +14,12 @@ placed, and the Scheduled condition says in one line which clusters refused and 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import replace
 from typing import Any, Iterable
 
+import orjson
 from pydantic import ValidationError
 
 from inferplane import API_GROUP
@@ -134,13 +136,22 @@ def snapshot_classes(required: dict[str, Any], names: Iterable[str]) -> dict[str
     classes = {}
     for name in names:
         found = required.get(class_requirement_key(name))
-        if not found:
-            continue
-        try:
-            classes[name] = pool_class(InferenceClass.model_validate(found))
-        except ValidationError:
-            continue  # the class's own status says what is wrong with it
+        if found:
+            klass = read_class(orjson.dumps(found))
+            if klass is not None:  # an unreadable class's own status says what is wrong with it
+                classes[name] = klass
     return classes
+
+
+@functools.lru_cache(maxsize=1024)
+def read_class(content: bytes) -> PoolClass | None:
+    """The class in this JSON as the scheduler reads it, None when it does not validate. Every
+    deployment reads the same few classes again and again: kept by content, with its devices' CEL
+    contexts (PoolClass is frozen, so sharing it is safe)."""
+    try:
+        return pool_class(InferenceClass.model_validate(orjson.loads(content)))
+    except ValidationError:
+        return None
 
 
 class ModelDeploymentComposer(Composer):
