@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar, Iterable, Literal
 
 from pydantic import ConfigDict, Field, create_model
@@ -141,7 +142,13 @@ class InferenceClassSpec(ApiModel):
     devices: list[DeviceSpec] = Field(min_length=1, max_length=16, json_schema_extra=list_map("name"))
 
     def claimed_drivers(self) -> list[str]:
-        return claimed_drivers(self.devices)
+        return list(self.claimed_driver_names)
+
+    @functools.cached_property
+    def claimed_driver_names(self) -> tuple[str, ...]:
+        """claimed_drivers, worked out once: composing a cluster asks it for every pool several times.
+        (Nothing modifies a class once read; pydantic leaves a cached property out of dumps and equality.)"""
+        return tuple(claimed_drivers(self.devices))
 
 
 class InferenceClass(Resource):
