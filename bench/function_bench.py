@@ -128,15 +128,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def tagged(message: fnv1.RunFunctionRequest, count: int) -> Callable[[], fnv1.RunFunctionRequest]:
-    """A call's request, a new one each time: `message` with a tag of its own, as Crossplane tags a
-    request whose content changed. The server has not answered it before, so it composes it (each
-    resource still decoded once: only the tag is new)."""
+def changed(message: fnv1.RunFunctionRequest, count: int) -> Callable[[], fnv1.RunFunctionRequest]:
+    """A call's request, a new one each time, as Crossplane sends after the composite changed: `message`
+    with the composite's resourceVersion and the tag (Crossplane's hash of the request) of its own.
+    The server has not answered it before: it decodes the composite and composes; the other resources
+    are as before, decoded once already."""
     messages = []
     for index in range(count):
         copy = fnv1.RunFunctionRequest()
         copy.CopyFrom(message)
         copy.meta.tag = f"bench-{index}"
+        if copy.observed.HasField("composite"):
+            copy.observed.composite.resource["metadata"]["resourceVersion"] = f"bench-{index}"
         messages.append(copy)
     return iter(messages).__next__
 
@@ -157,7 +160,7 @@ def main() -> None:
             print(f"{'request':<58} {'path':<16} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms':>7}")
             empty = fnv1.RunFunctionRequest()
             empty.input.update(USAGES_INPUT)
-            new_empty = tagged(empty, calls)
+            new_empty = changed(empty, calls)
             floor = percentiles(lambda: stub.RunFunction(new_empty()), server.pid)
             print(f"{'floor: Usages step, nothing desired':<58} {'gRPC':<16} {floor[0]:7.3f} {floor[1]:7.3f} "
                   f"{floor[2]:7.3f}")
@@ -176,17 +179,16 @@ def main() -> None:
                 label = f"{label} ({len(rsp.desired.resources)} desired, {message.ByteSize():,} B)"
                 wire = message.SerializeToString()
                 core = percentiles(lambda: function(request))
-                new_wire = (lambda next_message: lambda: next_message().SerializeToString())(tagged(message, calls))
+                new_wire = (lambda next_message: lambda: next_message().SerializeToString())(changed(message, calls))
                 first = percentiles(lambda: runner.answer(new_wire()))
                 again = percentiles(lambda: runner.answer(wire))
 
                 def cold():
-                    adapter._decoded.cache_clear()
-                    adapter._encoded.cache_clear()
-                    runner.forget_answers()
+                    adapter.forget_resources()
+                    runner.answers.clear()
                     runner.answer(wire)
                 uncached = percentiles(cold)
-                new_message = tagged(message, calls)
+                new_message = changed(message, calls)
                 remote_first = percentiles(lambda: stub.RunFunction(new_message()), server.pid)
                 remote_again = percentiles(lambda: stub.RunFunction(message), server.pid)
                 for path, (p50, p99, cpu) in (("core", core), ("in-process, new", first), ("in-process, cold", uncached),

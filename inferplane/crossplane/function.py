@@ -148,20 +148,64 @@ def _kind_schema(api_version: str, kind: str) -> dict[str, Any] | None:
     return {**schema, "properties": {**schema["properties"], "metadata": _METADATA_SCHEMA}}
 
 
+class Kept:
+    """What was worked out once, kept by key up to `bound` (in the units `put` is given: one per
+    entry, or bytes), the least recently used going first. Safe to share between the server's threads."""
+
+    def __init__(self, bound: int):
+        self.bound = bound
+        self.held = 0
+        self._entries: collections.OrderedDict[Any, tuple[Any, int]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: Any, value: Any, size: int = 1) -> None:
+        if size > self.bound:
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = (value, size)
+            self.held += size
+            while self.held > self.bound:
+                self.held -= self._entries.popitem(last=False)[1][1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.held = 0
+
+
 # Crossplane calls a function again and again with mostly the same resources (every reconcile of an
 # unchanged composite, the same classes for every cluster): each resource is decoded once, keyed by
-# its bytes on the wire, and the decoded data shared, as the core never modifies its request. The
-# same for what the core desires, keyed by its JSON. Bounded: a thousand resources of a few KiB each.
+# its bytes on the wire, and the decoded data shared, as the core never modifies its request. A
+# resource that changed mostly changed in one part (its metadata's resourceVersion, its status): each
+# top-level field is decoded once too, keyed by the kind and its own bytes, and a changed resource
+# shares the fields that did not change. The same for what the core desires, keyed by its JSON.
+# Bounded: a thousand resources of a few KiB each, four fields each.
 CACHED_RESOURCES = 1024
+_resources = Kept(CACHED_RESOURCES)
 
 
-@functools.lru_cache(maxsize=CACHED_RESOURCES)
-def _decoded(wire: bytes) -> Resource:
-    struct = struct_pb2.Struct.FromString(wire)
+def _decode(struct: struct_pb2.Struct) -> Resource:
     fields = struct.fields
     api_version = fields["apiVersion"].string_value if "apiVersion" in fields else ""
     kind = fields["kind"].string_value if "kind" in fields else ""
-    return struct_to_dict(struct, _kind_schema(api_version, kind))
+    return {name: _decoded_field(api_version, kind, name, value.SerializeToString(deterministic=True))
+            for name, value in fields.items()}
+
+
+@functools.lru_cache(maxsize=4 * CACHED_RESOURCES)
+def _decoded_field(api_version: str, kind: str, name: str, wire: bytes) -> Any:
+    schema = _kind_schema(api_version, kind)
+    return _from_value(struct_pb2.Value.FromString(wire), None if schema is None else schema["properties"].get(name))
 
 
 @functools.lru_cache(maxsize=CACHED_RESOURCES)
@@ -169,10 +213,22 @@ def _encoded(data: bytes) -> bytes:
     return dict_to_struct(orjson.loads(data)).SerializeToString(deterministic=True)
 
 
+def forget_resources() -> None:
+    """Drop every decoded and encoded resource (the benchmark's cold calls)."""
+    _resources.clear()
+    _decoded_field.cache_clear()
+    _encoded.cache_clear()
+
+
 def from_struct(struct: struct_pb2.Struct) -> Resource:
     """A resource as the core reads it, integers where its kind's schema says integer. Shared: never
     modify it."""
-    return _decoded(struct.SerializeToString(deterministic=True))
+    wire = struct.SerializeToString(deterministic=True)
+    resource = _resources.get(wire)
+    if resource is None:
+        resource = _decode(struct)
+        _resources.put(wire, resource)
+    return resource
 
 
 def to_struct(obj: Resource, struct: struct_pb2.Struct) -> None:
@@ -297,10 +353,7 @@ class FunctionRunner:
         self.log = logging.get_logger()
         # (kind, requirement name) -> whether the function asks for a whole kind by that name.
         self.whole_kinds: dict[tuple[str, str], bool] = {}
-        self.answers: collections.OrderedDict[bytes, bytes] = collections.OrderedDict()
-        self.answers_bytes = answers_bytes
-        self.answers_held = 0
-        self.answers_lock = threading.Lock()
+        self.answers = Kept(answers_bytes)  # request (written deterministically) -> response, in bytes
 
     def compose(self, kind: str, function: Function, request: Request,
                 req: fnv1.RunFunctionRequest) -> Response:
@@ -329,7 +382,7 @@ class FunctionRunner:
         output), so an answer is kept and sent again for a request equal to one already answered.
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
         request written again deterministically. A fatal result is never kept: a failure is logged,
-        and computed again, every time. The oldest answers go first beyond `answers_bytes`."""
+        and computed again, every time. The least recently used go first beyond `answers_bytes`."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
         except DecodeError as error:
@@ -339,30 +392,15 @@ class FunctionRunner:
             self.log.info("refused a malformed request", error=str(error))
             return rsp.SerializeToString()
         key = req.SerializeToString(deterministic=True)
-        with self.answers_lock:
-            kept = self.answers.get(key)
-            if kept is not None:
-                self.answers.move_to_end(key)
+        kept = self.answers.get(key)
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
         rsp = self.run(req)
         out = rsp.SerializeToString()
-        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results) and len(key) + len(out) <= self.answers_bytes:
-            with self.answers_lock:
-                if key not in self.answers:
-                    self.answers[key] = out
-                    self.answers_held += len(key) + len(out)
-                    while self.answers_held > self.answers_bytes:
-                        old_key, old = self.answers.popitem(last=False)
-                        self.answers_held -= len(old_key) + len(old)
+        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+            self.answers.put(key, out, len(key) + len(out))
         return out
-
-    def forget_answers(self) -> None:
-        """Drop every kept answer (the benchmark's first calls)."""
-        with self.answers_lock:
-            self.answers.clear()
-            self.answers_held = 0
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, synchronously: never raises, a failure is a fatal result (Crossplane then keeps

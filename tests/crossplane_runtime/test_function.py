@@ -394,18 +394,18 @@ def test_a_fatal_answer_is_never_kept():
         assert fatal_messages(fnv1.RunFunctionResponse.FromString(runner.answer(wire))) == [
             "composition function failed: KeyError: 'spec'"]
     assert len(calls) == 2
-    assert runner.answers_held == 0
+    assert runner.answers.held == 0
 
 
-def test_answers_are_kept_within_their_bound_oldest_first():
+def test_answers_are_kept_within_their_bound_least_recently_used_first():
     runner, ran = counting_runner()
     wires = [cluster_request(tag=f"t-{i}").SerializeToString() for i in range(3)]
     one = len(wires[0]) + len(runner.answer(wires[0]))
-    runner.forget_answers()
-    runner.answers_bytes = 2 * one
+    runner.answers.clear()
+    runner.answers.bound = 2 * one
     for wire in wires:
         runner.answer(wire)
-    assert runner.answers_held == 2 * one
+    assert runner.answers.held == 2 * one
     composed = len(ran)
     runner.answer(wires[2])
     assert len(ran) == composed
