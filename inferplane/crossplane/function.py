@@ -18,6 +18,7 @@ import threading
 import time
 import traceback
 from concurrent import futures
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import grpc
@@ -220,10 +221,9 @@ def forget_resources() -> None:
     _encoded.cache_clear()
 
 
-def from_struct(struct: struct_pb2.Struct) -> Resource:
-    """A resource as the core reads it, integers where its kind's schema says integer. Shared: never
-    modify it."""
-    wire = struct.SerializeToString(deterministic=True)
+def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
+    """A resource as the core reads it, integers where its kind's schema says integer; `wire` is the
+    struct written deterministically. Shared: never modify it."""
     resource = _resources.get(wire)
     if resource is None:
         resource = _decode(struct)
@@ -238,13 +238,53 @@ def to_struct(obj: Resource, struct: struct_pb2.Struct) -> None:
 
 # ---- request -> core
 
-def core_request(req: fnv1.RunFunctionRequest) -> tuple[str, Request]:
+@dataclass(frozen=True)
+class Resources:
+    """The resources a request carries, as the core reads them, and each written deterministically
+    (`wires`, in the order read: the composite, then observed and required resources by name)."""
+
+    composite: Resource  # {} when the request has none
+    observed: dict[str, Resource]
+    required: dict[str, list[Resource]]  # every match, by requirement name
+    wires: tuple[bytes, ...]
+
+
+def read_resources(req: fnv1.RunFunctionRequest) -> Resources:
+    wires: list[bytes] = []
+
+    def read(struct: struct_pb2.Struct) -> Resource:
+        wires.append(struct.SerializeToString(deterministic=True))
+        return from_struct(struct, wires[-1])
+
+    observed, required = req.observed, req.required_resources
+    return Resources(read(observed.composite.resource) if observed.HasField("composite") else {},
+                     {name: read(observed.resources[name].resource) for name in sorted(observed.resources)},
+                     {name: [read(item.resource) for item in required[name].items] for name in sorted(required)},
+                     tuple(wires))
+
+
+def without_resources(req: fnv1.RunFunctionRequest) -> bytes:
+    """The rest of the request, written deterministically: every resource it carries emptied (in
+    place), the names, readiness and connection details kept. With Resources.wires, the request
+    whole, each resource written once."""
+    observed = req.observed
+    if observed.HasField("composite"):
+        observed.composite.resource.Clear()
+    for resource in observed.resources.values():
+        resource.resource.Clear()
+    for found in req.required_resources.values():
+        for item in found.items:
+            item.resource.Clear()
+    return req.SerializeToString(deterministic=True)
+
+
+def core_request(resources: Resources) -> tuple[str, Request]:
     """The composite's kind and the core's request without its required resources (see
     FunctionRunner.compose); MalformedRequest when there is nothing to compose."""
-    if not req.observed.HasField("composite") or not req.observed.composite.resource.fields:
+    composite = resources.composite
+    if not composite:
         raise MalformedRequest("the request has no observed composite resource: Crossplane always sends the "
                                "composite it reconciles; call this function from a Composition's pipeline")
-    composite = from_struct(req.observed.composite.resource)
     for field in CROSSPLANE_FIELDS:
         section = composite.get(field)
         if isinstance(section, dict) and "crossplane" in section:
@@ -252,19 +292,15 @@ def core_request(req: fnv1.RunFunctionRequest) -> tuple[str, Request]:
     kind = composite.get("kind")
     if not isinstance(kind, str) or not kind:
         raise MalformedRequest("the observed composite has no kind: send the composite as Crossplane stores it")
-    observed = {name: from_struct(r.resource) for name, r in req.observed.resources.items()}
-    return kind, Request(composite, observed)
+    return kind, Request(composite, resources.observed)
 
 
-def required_resources(req: fnv1.RunFunctionRequest, whole_kind: Callable[[str], bool]) -> dict[str, Any]:
+def required_resources(resources: Resources, whole_kind: Callable[[str], bool]) -> dict[str, Any]:
     """The required resources as the core reads them: a requirement for one object maps to it (None
     when Crossplane found nothing), one for a whole kind (`whole_kind(name)`) to every match. A
     requirement Crossplane has not resolved yet is absent, so the function asks for it again."""
-    out: dict[str, Any] = {}
-    for name, found in req.required_resources.items():
-        matches = [from_struct(item.resource) for item in found.items]
-        out[name] = matches if whole_kind(name) else (matches[0] if matches else None)
-    return out
+    return {name: matches if whole_kind(name) else (matches[0] if matches else None)
+            for name, matches in resources.required.items()}
 
 
 # ---- core -> response
@@ -355,17 +391,16 @@ class FunctionRunner:
         self.whole_kinds: dict[tuple[str, str], bool] = {}
         self.answers = Kept(answers_bytes)  # request (written deterministically) -> response, in bytes
 
-    def compose(self, kind: str, function: Function, request: Request,
-                req: fnv1.RunFunctionRequest) -> Response:
+    def compose(self, kind: str, function: Function, request: Request, resources: Resources) -> Response:
         """Call the function with the required resources in the shape it asked for. The protocol does
         not say whether a requirement was for one object or a whole kind; the function's own
         requirements do, and a function names a requirement the same way every time. So what it
         answered is remembered per kind and requirement name, and a requirement not seen yet (the
         first call after a restart) is learnt by calling the function once without required
         resources, as Crossplane's first call is."""
-        if any((kind, name) not in self.whole_kinds for name in req.required_resources):
+        if any((kind, name) not in self.whole_kinds for name in resources.required):
             self.learn(kind, function(Request(request.composite, request.observed)))
-        required = required_resources(req, lambda name: self.whole_kinds.get((kind, name), False))
+        required = required_resources(resources, lambda name: self.whole_kinds.get((kind, name), False))
         response = function(Request(request.composite, request.observed, required))
         self.learn(kind, response)
         return response
@@ -381,8 +416,9 @@ class FunctionRunner:
         composite, and the functions are pure (compose/base.py: the same request gives the same
         output), so an answer is kept and sent again for a request equal to one already answered.
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
-        request written again deterministically. A fatal result is never kept: a failure is logged,
-        and computed again, every time. The least recently used go first beyond `answers_bytes`."""
+        request written again deterministically, each resource apart (it is decoded by those bytes
+        too) and the rest without them. A fatal result is never kept: a failure is logged, and
+        computed again, every time. The least recently used go first beyond `answers_bytes`."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
         except DecodeError as error:
@@ -391,19 +427,25 @@ class FunctionRunner:
                                     "function with Crossplane's RunFunction protocol v1")
             self.log.info("refused a malformed request", error=str(error))
             return rsp.SerializeToString()
-        key = req.SerializeToString(deterministic=True)
+        resources = read_resources(req)
+        rest = without_resources(req)
+        key = (rest, resources.wires)
         kept = self.answers.get(key)
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
-        rsp = self.run(req)
+        rsp = self.respond(req, resources)
         out = rsp.SerializeToString()
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
-            self.answers.put(key, out, len(key) + len(out))
+            self.answers.put(key, out, len(rest) + sum(map(len, resources.wires)) + len(out))
         return out
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-        """One call, synchronously: never raises, a failure is a fatal result (Crossplane then keeps
+        """One call, as a message (no answer kept)."""
+        return self.respond(req, read_resources(req))
+
+    def respond(self, req: fnv1.RunFunctionRequest, resources: Resources) -> fnv1.RunFunctionResponse:
+        """One call, `req`'s resources read: never raises, a failure is a fatal result (Crossplane then keeps
         every composed resource as it is and reports the message on the composite). A refused or
         failed call is logged at info; every call at debug (`--debug`): a log line costs about as much
         as composing a cluster."""
@@ -418,14 +460,14 @@ class FunctionRunner:
             if step:
                 raise MalformedRequest(f"unknown input {step.get('apiVersion')}/{step.get('kind')}: a step of this "
                                        f"function takes no input, or {INPUT_API_VERSION} Usages")
-            kind, request = core_request(req)
+            kind, request = core_request(resources)
             name = (request.composite.get("metadata") or {}).get("name")
             function = self.functions.get(kind)
             if function is None:
                 raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
                                        f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
                                        "at another function")
-            fill_response(rsp, self.compose(kind, function, request, req))
+            fill_response(rsp, self.compose(kind, function, request, resources))
         except MalformedRequest as error:
             sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
             self.log.info("refused a malformed request", tag=req.meta.tag, kind=kind, name=name, error=str(error))

@@ -400,17 +400,22 @@ def test_a_fatal_answer_is_never_kept():
 def test_answers_are_kept_within_their_bound_least_recently_used_first():
     runner, ran = counting_runner()
     wires = [cluster_request(tag=f"t-{i}").SerializeToString() for i in range(3)]
-    one = len(wires[0]) + len(runner.answer(wires[0]))
+    runner.answer(wires[0])
+    one = runner.answers.held  # each answer holds as much: the requests differ only in their tag's digit
+    assert len(wires[0]) < one < len(wires[0]) + 10_000
     runner.answers.clear()
     runner.answers.bound = 2 * one
     for wire in wires:
         runner.answer(wire)
     assert runner.answers.held == 2 * one
     composed = len(ran)
-    runner.answer(wires[2])
+    runner.answer(wires[1])  # kept, and now the most recently used
     assert len(ran) == composed
-    runner.answer(wires[0])
+    runner.answer(wires[0])  # dropped for the third: composed again, dropping the least recently used
+    runner.answer(wires[1])
     assert len(ran) == composed + 1
+    runner.answer(wires[2])
+    assert len(ran) == composed + 2
 
 
 def test_bytes_that_are_not_a_request_get_a_fatal_answer():
