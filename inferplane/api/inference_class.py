@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any, ClassVar, Iterable, Literal
 
-from pydantic import ConfigDict, Field, create_model
+import orjson
+from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.drivers import CPU, GPU_DRIVERS
@@ -163,3 +164,25 @@ class InferenceClass(Resource):
 
     spec: InferenceClassSpec
     status: dict | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def class_from_json(content: bytes) -> InferenceClass | ValidationError:
+    try:
+        return InferenceClass.model_validate(orjson.loads(content))
+    except ValidationError as error:
+        return error
+
+
+def read_class(obj: Any) -> InferenceClass | ValidationError:
+    """The class in `obj` (an InferenceClass as stored), or why it does not validate. Every cluster,
+    deployment and replica reads the same few classes at every call: each is validated once per
+    content and the model shared, so never modify it."""
+    try:
+        content = orjson.dumps(obj)
+    except TypeError:  # not JSON data (admission refuses it): validate it as it is
+        try:
+            return InferenceClass.model_validate(obj)
+        except ValidationError as error:
+            return error
+    return class_from_json(content)

@@ -20,7 +20,7 @@ from inferplane import API_GROUP
 from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
-from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_class import InferenceClass, read_class
 from inferplane.api.inference_cluster import InferenceCluster, NodePool
 from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES
@@ -158,10 +158,11 @@ class InferenceClusterComposer(Composer):
             return None
         classes, problems = {}, []
         for name in names:
-            try:
-                classes[name] = InferenceClass.model_validate(self.request.required[class_requirement_key(name)])
-            except ValidationError as error:
-                problems.append(f"InferenceClass {name} is invalid: {validation_problems(error)}")
+            klass = read_class(self.request.required[class_requirement_key(name)])
+            if isinstance(klass, ValidationError):
+                problems.append(f"InferenceClass {name} is invalid: {validation_problems(klass)}")
+            else:
+                classes[name] = klass
         if problems:
             self.hold("InvalidClass", f"{'; '.join(problems)}: fix the class that InferenceCluster {self.name} uses")
             return None

@@ -23,7 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from inferplane import API_GROUP
-from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_class import InferenceClass, class_from_json
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
@@ -137,21 +137,18 @@ def snapshot_classes(required: dict[str, Any], names: Iterable[str]) -> dict[str
     for name in names:
         found = required.get(class_requirement_key(name))
         if found:
-            klass = read_class(orjson.dumps(found))
+            klass = read_pool_class(orjson.dumps(found))
             if klass is not None:  # an unreadable class's own status says what is wrong with it
                 classes[name] = klass
     return classes
 
 
 @functools.lru_cache(maxsize=1024)
-def read_class(content: bytes) -> PoolClass | None:
-    """The class in this JSON as the scheduler reads it, None when it does not validate. Every
-    deployment reads the same few classes again and again: kept by content, with its devices' CEL
-    contexts (PoolClass is frozen, so sharing it is safe)."""
-    try:
-        return pool_class(InferenceClass.model_validate(orjson.loads(content)))
-    except ValidationError:
-        return None
+def read_pool_class(content: bytes) -> PoolClass | None:
+    """The class in this JSON as the scheduler reads it, None when it does not validate. Kept by
+    content with its devices' CEL contexts (PoolClass is frozen, so sharing it is safe)."""
+    klass = class_from_json(content)
+    return None if isinstance(klass, ValidationError) else pool_class(klass)
 
 
 class ModelDeploymentComposer(Composer):

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from inferplane import API_GROUP
 from inferplane.api.drivers import POOL_LABEL
-from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_class import InferenceClass, read_class
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, cache_volume_name
@@ -172,9 +172,8 @@ class ModelReplicaComposer(Composer):
             return False
         classes = {}
         for name in class_names:
-            try:
-                classes[name] = InferenceClass.model_validate(self.request.required[class_requirement_key(name)])
-            except (ValidationError, TypeError):
+            classes[name] = read_class(self.request.required[class_requirement_key(name)])
+            if isinstance(classes[name], ValidationError):
                 return self.hold("WaitingForCluster", f"InferenceClass {name}, which pool(s) "
                                  f"{', '.join(p for p in wanted if pools[p].class_name == name)} of InferenceCluster "
                                  f"{cluster_name} use, does not exist or is invalid: create or fix it")
