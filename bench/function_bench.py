@@ -1,24 +1,35 @@
 """RunFunction round trip over gRPC next to the same call in-process.  Run: python bench/function_bench.py
 
-The requests are the embedded engine's own: an 8-pool InferenceCluster (and a 10-replica
-ModelDeployment, once it has a composition function) is reconciled to its fixpoint and the last call
-of each kind's function is kept, with its observed and required resources. Then, for each:
+The requests are the embedded engine's own: an 8-pool InferenceCluster and a 10-replica
+ModelDeployment are reconciled to their fixpoint and the last call of each kind's function is kept,
+with its observed and required resources. Then, for each:
 
-- core: the composition function called directly with the engine's request;
-- in-process: the adapter's whole call (protobuf Struct -> the core's request, the core, the
-  response back to protobuf) without the network;
-- gRPC: a RunFunction over loopback to `inferplane function serve --insecure`, the production server
-  (the SDK's asyncio runtime, JSON logs to /dev/null), from a blocking client;
-- in-process, cold: the same with the adapter's caches of decoded and encoded resources cleared
-  before every call (the first call for a resource; Crossplane's later calls for an unchanged
-  composite are warm);
-- floor: the Usages step over an empty desired state, over the same connection: what the protocol
+- core: the composition function called directly with the engine's request (the classes it reads
+  validated once per content, as at every call after a server's first);
+- in-process, new: the adapter's whole call on the wire (FunctionRunner.answer: bytes -> request ->
+  the core -> response -> bytes) for a request it has not answered before, as Crossplane sends one
+  after the composite changed: each call's composite has a resourceVersion (and tag) of its own, the
+  other resources are as before (decoded once already);
+- in-process, cold: the same request with every cache dropped before each call (decoded and encoded
+  resources, validated classes, kept answers: a server's first call);
+- in-process, again: the same request again: the kept answer (FunctionRunner.answer keeps the
+  answer to each request, by content; the functions are pure, tested in
+  tests/crossplane_runtime/test_two_runtimes.py);
+- gRPC, new / gRPC, again: the same two over loopback to `inferplane function serve --insecure`,
+  the production server (grpc's thread-pool server, JSON logs to /dev/null), from a blocking
+  client whose own serialising of the request and parsing of the answer are in the figure;
+- floor: the Usages step over an empty desired state, a new request each call: what the protocol
   costs with nothing to compose.
 
 Figures are p50 and p99 of 1,000 calls after 100 warm-up calls (the garbage collector off while
 timing), and the CPU time per call: this process's, plus for gRPC the server process's (read from
 /proc), which other processes' load does not inflate the way it does wall-clock time on a shared
-machine. Target: gRPC p50 under 1.5 ms (the SDK's own round trip here is about 0.6 ms).
+machine. Target: p50 under 1.5 ms for the 8-pool InferenceCluster over gRPC, judged on "gRPC, new"
+(a request the server has not answered: "again" is what Crossplane's repeated calls for an unchanged
+composite cost, not the function's own cost). "new" computes everything the rows "in-process" and
+"gRPC" of earlier versions did (a repeated request, no answer kept) and decodes the composite too:
+no cost shown before is hidden. The SDK's own round trip here is about 1 ms with its
+asyncio server and 0.6 ms with grpc's thread-pool server, which `function serve` uses.
 """
 
 from __future__ import annotations
@@ -43,7 +54,9 @@ from crossplane.function import logging  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1  # noqa: E402
 
+from inferplane.api.inference_class import class_from_json  # noqa: E402
 from inferplane.compose.base import Request  # noqa: E402
+from inferplane.compose.model_deployment import read_pool_class  # noqa: E402
 from inferplane.crossplane import function as adapter  # noqa: E402
 from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner, crossplane_request  # noqa: E402
 from inferplane.engine.reconciler import composition_functions  # noqa: E402
@@ -185,6 +198,8 @@ def main() -> None:
 
                 def cold():
                     adapter.forget_resources()
+                    class_from_json.cache_clear()
+                    read_pool_class.cache_clear()
                     runner.answers.clear()
                     runner.answer(wire)
                 uncached = percentiles(cold)
@@ -195,9 +210,9 @@ def main() -> None:
                                               ("in-process, again", again), ("gRPC, new", remote_first),
                                               ("gRPC, again", remote_again)):
                     print(f"{label:<58} {path:<16} {p50:7.3f} {p99:7.3f} {cpu:7.3f}")
-                print(f"{'':<58} gRPC p50 of a new request is {remote_first[0] - first[0]:.3f} ms more than "
-                      f"in-process; target p50 under 1.5 ms for a new request: "
-                      f"{'met' if remote_first[0] < 1.5 else 'not met'} ({remote_again[0]:.3f} ms answered again)")
+                verdict = (f"; target (InferenceCluster, gRPC, new) p50 under 1.5 ms: "
+                           f"{'met' if remote_first[0] < 1.5 else 'not met'}" if kind == "InferenceCluster" else "")
+                print(f"{'':<58} gRPC, new is {remote_first[0] - first[0]:.3f} ms more than in-process{verdict}")
     finally:
         server.terminate()
         server.wait(timeout=60)
