@@ -306,9 +306,11 @@ def required_resources(resources: Resources, whole_kind: Callable[[str], bool]) 
 # ---- core -> response
 
 def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
+    resources = rsp.desired.resources
     for key, desired in out.desired.items():
-        to_struct(desired.resource, rsp.desired.resources[key].resource)
-        rsp.desired.resources[key].ready = _READY[desired.ready]
+        entry = resources[key]
+        to_struct(desired.resource, entry.resource)
+        entry.ready = _READY[desired.ready]
     if out.status:
         to_struct({"status": out.status}, rsp.desired.composite.resource)
     for condition in out.conditions:
