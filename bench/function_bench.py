@@ -1,4 +1,5 @@
 """RunFunction round trip over gRPC next to the same call in-process.  Run: python bench/function_bench.py
+[--against DIR] (DIR: another checkout whose `function serve` answers the same gRPC calls in turns).
 
 The requests are the embedded engine's own: an 8-pool InferenceCluster and a 10-replica
 ModelDeployment are reconciled to their fixpoint and the last call of each kind's function is kept,
@@ -35,6 +36,8 @@ asyncio server and 0.6 ms with grpc's thread-pool server, which `function serve`
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import gc
 import os
 import socket
@@ -44,7 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -170,65 +173,87 @@ def changed(message: fnv1.RunFunctionRequest, count: int) -> Callable[[], fnv1.R
     return iter(messages).__next__
 
 
-def main() -> None:
-    logging.configure(logging.Level.DISABLED)
-    requests = engine_requests()
-    runner = FunctionRunner()
+@contextlib.contextmanager
+def function_server(checkout: Path) -> Iterator[tuple[grpcv1.FunctionRunnerServiceStub, int]]:
+    """`inferplane function serve --insecure` run from `checkout` on a free port: a client and the
+    server's process id."""
     address = f"127.0.0.1:{free_port()}"
     server = subprocess.Popen([sys.executable, "-m", "inferplane.cli.main", "function", "serve", "--insecure",
-                               "--address", address], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    calls = ROUNDS * (BLOCK + BLOCK_WARMUP)
+                               "--address", address], cwd=checkout, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         with grpc.insecure_channel(address) as channel:
             grpc.channel_ready_future(channel).result(timeout=120)
-            stub = grpcv1.FunctionRunnerServiceStub(channel)
-            print(f"{'request':<58} {'path':<17} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms':>7}")
-            empty = fnv1.RunFunctionRequest()
-            empty.input.update(USAGES_INPUT)
-            new_empty = changed(empty, calls)
-            floor = measure({"gRPC": (lambda: stub.RunFunction(new_empty()), server.pid)})["gRPC"]
-            print(f"{'floor: Usages step, nothing desired':<58} {'gRPC':<17} {floor[0]:7.3f} {floor[1]:7.3f} "
-                  f"{floor[2]:7.3f}")
-            cases = [("InferenceCluster", f"InferenceCluster, {POOLS} pools"),
-                     ("ModelDeployment", f"ModelDeployment, {REPLICAS} replicas")]
-            for kind, label in cases:
-                if kind not in requests:
-                    print(f"{label:<58} not measured: {kind} has no composition function on this branch")
-                    continue
-                function, request = requests[kind]
-                message = crossplane_request(request.composite, request.observed, request.required)
-                rsp = runner.run(message)
-                fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
-                if fatal:
-                    raise SystemExit(f"{label}: {fatal[0]}")
-                label = f"{label} ({len(rsp.desired.resources)} desired, {message.ByteSize():,} B)"
-                wire = message.SerializeToString()
-                new_wire = (lambda next_message: lambda: next_message().SerializeToString())(changed(message, calls))
-                new_message = changed(message, calls)
-
-                def cold():
-                    adapter.forget_resources()
-                    class_from_json.cache_clear()
-                    read_pool_class.cache_clear()
-                    runner.answers.clear()
-                    runner.answer(wire)
-                figures = measure({
-                    "core": (lambda: function(request), None),
-                    "in-process, new": (lambda: runner.answer(new_wire()), None),
-                    "in-process, cold": (cold, None),
-                    "in-process, again": (lambda: runner.answer(wire), None),
-                    "gRPC, new": (lambda: stub.RunFunction(new_message()), server.pid),
-                    "gRPC, again": (lambda: stub.RunFunction(message), server.pid)})
-                for path, (p50, p99, cpu) in figures.items():
-                    print(f"{label:<58} {path:<17} {p50:7.3f} {p99:7.3f} {cpu:7.3f}")
-                remote, local = figures["gRPC, new"][0], figures["in-process, new"][0]
-                verdict = (f"; target (InferenceCluster, gRPC, new) p50 under 1.5 ms: "
-                           f"{'met' if remote < 1.5 else 'not met'}" if kind == "InferenceCluster" else "")
-                print(f"{'':<58} gRPC, new is {remote - local:.3f} ms more than in-process{verdict}")
+            yield grpcv1.FunctionRunnerServiceStub(channel), server.pid
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout (e.g. `git worktree add /tmp/base main`): its `function serve` "
+                             "answers the same gRPC calls, taking turns with this one's")
+    args = parser.parse_args()
+    logging.configure(logging.Level.DISABLED)
+    requests = engine_requests()
+    runner = FunctionRunner()
+    calls = ROUNDS * (BLOCK + BLOCK_WARMUP)
+    with contextlib.ExitStack() as servers:
+        stub, pid = servers.enter_context(function_server(REPO))
+        other = servers.enter_context(function_server(args.against.resolve())) if args.against else None
+        if other:
+            print(f"'(other)': `function serve` of {args.against.resolve()}")
+        print(f"{'request':<58} {'path':<25} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms':>7}")
+        empty = fnv1.RunFunctionRequest()
+        empty.input.update(USAGES_INPUT)
+        new_empty = changed(empty, calls)
+        floor = measure({"gRPC": (lambda: stub.RunFunction(new_empty()), pid)})["gRPC"]
+        print(f"{'floor: Usages step, nothing desired':<58} {'gRPC':<25} {floor[0]:7.3f} {floor[1]:7.3f} "
+              f"{floor[2]:7.3f}")
+        cases = [("InferenceCluster", f"InferenceCluster, {POOLS} pools"),
+                 ("ModelDeployment", f"ModelDeployment, {REPLICAS} replicas")]
+        for kind, label in cases:
+            if kind not in requests:
+                print(f"{label:<58} not measured: {kind} has no composition function on this branch")
+                continue
+            function, request = requests[kind]
+            message = crossplane_request(request.composite, request.observed, request.required)
+            rsp = runner.run(message)
+            fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+            if fatal:
+                raise SystemExit(f"{label}: {fatal[0]}")
+            label = f"{label} ({len(rsp.desired.resources)} desired, {message.ByteSize():,} B)"
+            wire = message.SerializeToString()
+            new_wire = (lambda next_message: lambda: next_message().SerializeToString())(changed(message, calls))
+            new_message = changed(message, calls)
+
+            def cold():
+                adapter.forget_resources()
+                class_from_json.cache_clear()
+                read_pool_class.cache_clear()
+                runner.answers.clear()
+                runner.answer(wire)
+            paths = {
+                "core": (lambda: function(request), None),
+                "in-process, new": (lambda: runner.answer(new_wire()), None),
+                "in-process, cold": (cold, None),
+                "in-process, again": (lambda: runner.answer(wire), None),
+                "gRPC, new": (lambda: stub.RunFunction(new_message()), pid),
+                "gRPC, again": (lambda: stub.RunFunction(message), pid)}
+            if other:
+                other_stub, other_pid = other
+                other_new = changed(message, calls)
+                paths["gRPC, new (other)"] = (lambda: other_stub.RunFunction(other_new()), other_pid)
+                paths["gRPC, again (other)"] = (lambda: other_stub.RunFunction(message), other_pid)
+            figures = measure(paths)
+            for path, (p50, p99, cpu) in figures.items():
+                print(f"{label:<58} {path:<25} {p50:7.3f} {p99:7.3f} {cpu:7.3f}")
+            remote, local = figures["gRPC, new"][0], figures["in-process, new"][0]
+            verdict = (f"; target (InferenceCluster, gRPC, new) p50 under 1.5 ms: "
+                       f"{'met' if remote < 1.5 else 'not met'}" if kind == "InferenceCluster" else "")
+            print(f"{'':<58} gRPC, new is {remote - local:.3f} ms more than in-process{verdict}")
 
 
 if __name__ == "__main__":

@@ -146,6 +146,12 @@ class InferenceClassSpec(ApiModel):
         return list(self.claimed_driver_names)
 
     @functools.cached_property
+    def devices_published(self) -> list[dict[str, Any]]:
+        """The devices as an InferenceCluster's status publishes them for each pool of this class,
+        worked out once (shared by every pool and call: the runtimes copy a status, never modify it)."""
+        return [d.model_dump(by_alias=True, exclude_none=True, mode="json") for d in self.devices]
+
+    @functools.cached_property
     def claimed_driver_names(self) -> tuple[str, ...]:
         """claimed_drivers, worked out once: composing a cluster asks it for every pool several times.
         (Nothing modifies a class once read; pydantic leaves a cached property out of dumps and equality.)"""

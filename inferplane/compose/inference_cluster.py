@@ -291,7 +291,7 @@ class InferenceClusterComposer(Composer):
                 "name": pool.name, "className": pool.class_name, "role": pool_role(klass),
                 "nodeCount": pool.node_count,
                 **self.autoscaling_maximum(pool),
-                "devices": [d.model_dump(by_alias=True, exclude_none=True, mode="json") for d in klass.spec.devices],
+                "devices": klass.spec.devices_published,
                 "drivers": klass.spec.claimed_drivers(),
             })
         observed = self.request.observed
