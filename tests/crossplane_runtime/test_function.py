@@ -422,3 +422,14 @@ def test_bytes_that_are_not_a_request_get_a_fatal_answer():
     rsp = fnv1.RunFunctionResponse.FromString(FunctionRunner().answer(b"\xff\xff\xff"))
     assert len(fatal_messages(rsp)) == 1
     assert fatal_messages(rsp)[0].startswith("malformed RunFunctionRequest: not a RunFunctionRequest")
+
+
+def test_the_v1beta1_service_answers_as_v1():
+    from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+    from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+
+    req = fnv1beta1.RunFunctionRequest.FromString(run_request(load(RECIPE / "cluster.yaml"), tag="beta")
+                                                  .SerializeToString())
+    with serving(FunctionRunner()) as address, grpc.insecure_channel(address) as channel:
+        rsp = grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(req)
+    assert (rsp.meta.tag, list(rsp.requirements.resources)) == ("beta", ["class-eks-l4"])
