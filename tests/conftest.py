@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,17 @@ def gateway_api_crds():
     from inferplane.admission.openapi import CRDSchemas
 
     return CRDSchemas.from_dir(SHARED_SCHEMAS / "gateway-api")
+
+
+@pytest.fixture
+def mutate_component(monkeypatch):
+    """mutate_component(key, **changes): the accelerator catalog with one component changed on every
+    cloud that lists it, as a broken catalog would be (undone after the test)."""
+    from inferplane.accelerators import catalog
+
+    def mutate(key, **changes):
+        clouds = {cloud: dataclasses.replace(stack, components=tuple(
+            dataclasses.replace(c, **changes) if c.key == key else c for c in stack.components))
+            for cloud, stack in catalog.CLOUDS.items()}
+        monkeypatch.setattr(catalog, "CLOUDS", clouds)
+    return mutate

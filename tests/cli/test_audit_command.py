@@ -1,12 +1,10 @@
 """`inferplane audit [DIR]`: a table of every leg's audits, exit 1 on any failure."""
 
-import dataclasses
 import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from inferplane.accelerators import catalog
 from inferplane.cli.main import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,13 +28,10 @@ def test_without_a_folder_every_leg_is_audited_and_passes():
                         "9 device-stack pods, each on its own pools (amd, cpu, nvidia), none missing"]
 
 
-def test_a_failing_audit_prints_a_row_per_finding_and_exits_1(monkeypatch, tmp_path):
+def test_a_failing_audit_prints_a_row_per_finding_and_exits_1(mutate_component, tmp_path):
     shutil.copytree(REPO / "tests" / "legs" / "civo", tmp_path / "civo")
     # The CPU chart's own default: every NoSchedule taint, and no nodeSelector.
-    clouds = {cloud: dataclasses.replace(stack, components=tuple(
-        dataclasses.replace(c, values=lambda spec: {"tolerations": [{"operator": "Exists", "effect": "NoSchedule"}]})
-        if c.key == "dra-driver-cpu" else c for c in stack.components)) for cloud, stack in catalog.CLOUDS.items()}
-    monkeypatch.setattr(catalog, "CLOUDS", clouds)
+    mutate_component("dra-driver-cpu", values=lambda spec: {"tolerations": [{"operator": "Exists", "effect": "NoSchedule"}]})
     result = run(str(tmp_path / "civo"))
     assert result.exit_code == 1, result.output
     failed = [line.split(None, 3) for line in result.output.splitlines() if " Fail " in line]

@@ -1,7 +1,6 @@
 """The audits over the seven legs (one fleet per cloud), and mutations that prove each audit can fail."""
 
 import copy
-import dataclasses
 import re
 from pathlib import Path
 
@@ -32,14 +31,6 @@ def failures(folder, audit):
     found = results(folder)
     assert found, f"nothing in {folder} was simulated: the gate refused it, so no audit ran"
     return [f for (_, name), r in found.items() if name == audit for f in r.findings]
-
-
-def mutate_component(monkeypatch, key, **changes):
-    """The catalog with one component changed on every cloud that lists it, as a broken catalog would be."""
-    clouds = {cloud: dataclasses.replace(stack, components=tuple(
-        dataclasses.replace(c, **changes) if c.key == key else c for c in stack.components))
-        for cloud, stack in catalog.CLOUDS.items()}
-    monkeypatch.setattr(catalog, "CLOUDS", clouds)
 
 
 def mutate_engines(monkeypatch, change):
@@ -102,9 +93,9 @@ def test_every_leg_passes_every_audit(leg):
 # ---- mutations: each makes a named audit fail
 
 
-def test_widening_the_cpu_drivers_tolerations_to_every_noschedule_taint_fails_the_toleration_audit(monkeypatch):
+def test_widening_the_cpu_drivers_tolerations_to_every_noschedule_taint_fails_the_toleration_audit(mutate_component):
     cpu_driver = component("dra-driver-cpu")
-    mutate_component(monkeypatch, "dra-driver-cpu",
+    mutate_component("dra-driver-cpu",
                      values=lambda spec: {**cpu_driver.values(spec), "tolerations": [WIDE_OPEN]})
     found = failures(LEGS / "existing", "toleration")
     assert [(f.reason, f.pod, f.node) for f in found] == [
@@ -120,10 +111,10 @@ def test_widening_the_cpu_drivers_tolerations_to_every_noschedule_taint_fails_th
         "that pool; tolerate exactly its own pools' taints")
 
 
-def test_the_cpu_chart_default_lands_on_every_node_and_fails_the_placement_audit(monkeypatch):
+def test_the_cpu_chart_default_lands_on_every_node_and_fails_the_placement_audit(mutate_component):
     """The chart's own default (every NoSchedule taint, no nodeSelector) puts the agent on GPU nodes."""
     cpu_driver = component("dra-driver-cpu")
-    mutate_component(monkeypatch, "dra-driver-cpu", values=lambda spec: {
+    mutate_component("dra-driver-cpu", values=lambda spec: {
         **cpu_driver.values(spec), "tolerations": [WIDE_OPEN], "nodeSelector": None})
     found = sorted(failures(LEGS / "eks", "placement"), key=lambda f: f.node)
     assert [(f.reason, f.node) for f in found] == [
@@ -137,10 +128,10 @@ def test_the_cpu_chart_default_lands_on_every_node_and_fails_the_placement_audit
         found[0].message)
 
 
-def test_a_component_tagged_with_the_wrong_driver_fails_the_placement_audit(monkeypatch):
+def test_a_component_tagged_with_the_wrong_driver_fails_the_placement_audit(mutate_component):
     # NVIDIA's DRA driver tagged as serving AMD GPUs: its kubelet plugin still goes where its affinity
     # takes it (the NVIDIA pool), which runs another driver, and never reaches the AMD pool it claims.
-    mutate_component(monkeypatch, "dra-driver-nvidia-gpu", dra_drivers=frozenset({AMD_GPU.name}))
+    mutate_component("dra-driver-nvidia-gpu", dra_drivers=frozenset({AMD_GPU.name}))
     found = sorted(failures(LEGS / "existing", "placement"), key=lambda f: (f.node, f.reason))
     assert [(f.reason, f.node) for f in found] == [
         ("DriverMissing", "leg-existing-amd-0"), ("DriverMissing", "leg-existing-amd-1"),
@@ -157,8 +148,8 @@ def test_a_component_tagged_with_the_wrong_driver_fails_the_placement_audit(monk
         found[2].message)
 
 
-def test_the_amd_operands_tagged_nvidia_fail_the_placement_audit_on_existing(monkeypatch):
-    mutate_component(monkeypatch, "amd-gpu-operator", dra_drivers=frozenset({NVIDIA_GPU.name}))
+def test_the_amd_operands_tagged_nvidia_fail_the_placement_audit_on_existing(mutate_component):
+    mutate_component("amd-gpu-operator", dra_drivers=frozenset({NVIDIA_GPU.name}))
     found = failures(LEGS / "existing", "placement")
     assert {(f.reason, f.node) for f in found} >= {
         ("DriverOnForeignPool", "leg-existing-amd-0"), ("DriverOnForeignPool", "leg-existing-amd-1")}
