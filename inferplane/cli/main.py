@@ -363,7 +363,7 @@ def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> 
     that refused it."""
     from inferplane.cli.query import fetch
     from inferplane.compose.model_deployment import compose_model_deployment, explain as explanation
-    from inferplane.engine.reconciler import call_with_requirements
+    from inferplane.engine.reconciler import call_with_requirements, resolver
     from inferplane.engine.store import Key
 
     with opened(state, create=False) as runtime:
@@ -378,7 +378,7 @@ def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> 
         answered.append(request)  # the last request is the one with every requirement answered
         return compose_model_deployment(request)
 
-    call_with_requirements(fleet, answering, objects[0], {})
+    call_with_requirements(resolver(fleet), answering, objects[0], {})
     click.echo("\n".join(explanation(answered[-1])))
 
 

@@ -8,7 +8,7 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import ValidationError
 
@@ -80,6 +80,36 @@ class Response:
         return next((c for c in self.conditions if c.type == type_), None)
 
 
+
+
+T = TypeVar("T")
+
+
+class ByVersion(Generic[T]):
+    """A pure function of a stored object, remembered by the object's uid and resourceVersion: the store
+    (as the API server) gives every change a new version, so one (uid, version) is one content. A
+    function that reads the whole fleet on every call (the fleet scheduler's snapshot) so converts
+    only the objects that changed. An object without both is converted every time."""
+
+    # Far more than a fleet's objects of one kind; past it, everything is converted afresh.
+    LIMIT = 100_000
+
+    def __init__(self, function: Callable[[Resource], T]):
+        self.function = function
+        self.memo: dict[tuple[str, str], T] = {}
+
+    def __call__(self, obj: Resource) -> T:
+        metadata = obj.get("metadata")
+        uid = metadata.get("uid") if isinstance(metadata, dict) else None
+        version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+        if not isinstance(uid, str) or not isinstance(version, str):
+            return self.function(obj)
+        found = self.memo.get((uid, version))
+        if found is None:
+            if len(self.memo) >= self.LIMIT:
+                self.memo.clear()
+            found = self.memo[(uid, version)] = self.function(obj)
+        return found
 
 
 def composite_name(composite: Resource) -> str:

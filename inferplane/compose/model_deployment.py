@@ -29,8 +29,8 @@ from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
-from inferplane.compose.base import Composer, Request, Requirement, Response, composite_name, is_ready, \
-    validation_problems
+from inferplane.compose.base import ByVersion, Composer, Request, Requirement, Response, composite_name, \
+    is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.scheduling.fleet import Placement, Schedule, schedule
 from inferplane.scheduling.matching import InvalidSelectors
@@ -127,6 +127,11 @@ def snapshot_replica(obj: dict[str, Any]) -> Replica:
                    else "", spec.get("clusterName", ""), int(index) if str(index).isdigit() else 0, engines)
 
 
+# Every call reads the whole fleet: only the clusters and replicas that changed since are read again.
+snapshot_cluster_of = ByVersion(snapshot_cluster)
+snapshot_replica_of = ByVersion(snapshot_replica)
+
+
 def required_class_names(clusters: Iterable[Cluster]) -> list[str]:
     return sorted({pool.class_name for cluster in clusters for pool in cluster.pools})
 
@@ -200,7 +205,7 @@ class ModelDeploymentComposer(Composer):
         if CLUSTERS_REQUIREMENT not in required or REPLICAS_REQUIREMENT not in required:
             self.keep_observed()  # first call: the runtime fetches them and calls again
             return None
-        clusters = tuple(snapshot_cluster(c) for c in required[CLUSTERS_REQUIREMENT])
+        clusters = tuple(snapshot_cluster_of(c) for c in required[CLUSTERS_REQUIREMENT])
         names = required_class_names(clusters)
         for name in names:
             requirements[class_requirement_key(name)] = Requirement(
@@ -208,7 +213,7 @@ class ModelDeploymentComposer(Composer):
         if any(class_requirement_key(n) not in required for n in names):
             self.keep_observed()
             return None
-        replicas = tuple(snapshot_replica(r) for r in required[REPLICAS_REQUIREMENT])
+        replicas = tuple(snapshot_replica_of(r) for r in required[REPLICAS_REQUIREMENT])
         classes = snapshot_classes(required, names)
         if not self.pinned_classes_known(clusters, classes, replicas):
             return None

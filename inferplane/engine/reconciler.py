@@ -76,12 +76,27 @@ def composition_functions() -> dict[str, Callable[[Request], Response]]:
     return functions
 
 
-def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Request], Response],
-                           composite: Resource, observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
-    """Call a function, answering the resources it requires from `objects` until it asks for nothing
-    new (bounded): its last response, and the keys whose changes call it again (Key.every for a whole
-    kind, unless the requirement's `watch` narrows it), as its last word on each requirement says."""
-    required: dict[str, Any] = {}
+Resolve = Callable[[Requirement], Any]
+
+
+def call_with_requirements(resolve: Resolve, function: Callable[[Request], Response], composite: Resource,
+                           observed: dict[str, Resource], known: dict[str, Requirement] | None = None
+                           ) -> tuple[Response, set[Key]]:
+    """Call a function, answering the resources it requires (`resolve`) until it asks for nothing new
+    (bounded): its last response, and the keys whose changes call it again (Key.every for a whole kind,
+    unless the requirement's `watch` narrows it), as its last word on each requirement says.
+
+    `known`: what it asked for when it was last called. Those are answered up front (read afresh), so
+    that a function whose needs did not change is called once rather than once per round. Its response
+    stands only if it asks for exactly those again; otherwise it is called afresh, round by round, as
+    if nothing were known: either way the last call is answered exactly what the rounds would answer."""
+    if known:
+        required = {name: resolve(requirement) for name, requirement in known.items()}
+        response = function(Request(composite, observed, required))
+        if response.requirements.keys() == known.keys() and all(
+                same_answer(response.requirements[name], requirement) for name, requirement in known.items()):
+            return response, watched_keys(response.requirements)
+    required = {}
     asked: dict[str, Requirement] = {}
     response = function(Request(composite, observed, required))
     for _ in range(MAX_REQUIREMENT_ROUNDS):
@@ -90,19 +105,48 @@ def call_with_requirements(objects: dict[Key, Resource], function: Callable[[Req
         if not wanted:
             break
         for name, requirement in wanted.items():
-            group = requirement.api_version.rsplit("/", 1)[0]
-            if requirement.match_labels is not None:
-                required[name] = matching(objects, group, requirement.kind, requirement.namespace or "",
-                                          dict(requirement.match_labels))
-                continue
-            if requirement.name is None:
-                kind = sorted(k for k in objects if k.kind == requirement.kind and k.group == group)
-                required[name] = [objects[k] for k in kind]
-                continue
-            required[name] = objects.get(Key(group, requirement.kind, requirement.namespace or "", requirement.name))
+            required[name] = resolve(requirement)
         response = function(Request(composite, observed, dict(required)))
     asked.update(response.requirements)
-    return response, {key for requirement in asked.values() for key in watched(requirement)}
+    return response, watched_keys(asked)
+
+
+def same_answer(one: Requirement, other: Requirement) -> bool:
+    """Whether two requirements are answered alike (what they watch may differ)."""
+    return (one.api_version, one.kind, one.name, one.namespace, one.match_labels) == \
+        (other.api_version, other.kind, other.name, other.namespace, other.match_labels)
+
+
+def watched_keys(asked: dict[str, Requirement]) -> set[Key]:
+    return {key for requirement in asked.values() for key in watched(requirement)}
+
+
+def requirement_kind(requirement: Requirement) -> tuple[str, str]:
+    """(group, kind) of what a requirement asks for."""
+    return requirement.api_version.rsplit("/", 1)[0], requirement.kind
+
+
+def resolver(objects: dict[Key, Resource]) -> Resolve:
+    """Answers requirements from a plain map of objects (for a one-off call; the reconciler keeps an index)."""
+    def resolve(requirement: Requirement) -> Any:
+        group, kind = requirement_kind(requirement)
+        return answer(requirement, [objects[k] for k in sorted(objects) if (k.group, k.kind) == (group, kind)],
+                      objects.get)
+    return resolve
+
+
+def answer(requirement: Requirement, of_kind: list[Resource], get: Callable[[Key], Resource | None]) -> Any:
+    """A requirement's answer, given every object of its kind in key order and a lookup by key: the named
+    object (or None), every object of the kind, or those in its namespace carrying its labels."""
+    group, kind = requirement_kind(requirement)
+    namespace = requirement.namespace or ""
+    if requirement.match_labels is not None:
+        labels = dict(requirement.match_labels).items()
+        return [obj for obj in of_kind if (obj["metadata"].get("namespace") or "") == namespace
+                and labels <= (obj["metadata"].get("labels") or {}).items()]
+    if requirement.name is None:
+        return of_kind
+    return get(Key(group, kind, namespace, requirement.name))
 
 
 def watched(requirement: Requirement) -> set[Key]:
@@ -114,14 +158,6 @@ def watched(requirement: Requirement) -> set[Key]:
     if requirement.watch is None:
         return {Key.every(group, requirement.kind)}
     return {Key(group, requirement.kind, namespace, name) for namespace, name in requirement.watch}
-
-
-def matching(objects: dict[Key, Resource], group: str, kind: str, namespace: str,
-             labels: dict[str, str]) -> list[Resource]:
-    """Every object of a kind in a namespace carrying `labels`, by name."""
-    return [obj for key, obj in sorted(objects.items())
-            if (key.group, key.kind, key.namespace) == (group, kind, namespace)
-            and labels.items() <= (obj["metadata"].get("labels") or {}).items()]
 
 
 MODEL_REPLICA = "ModelReplica"
@@ -189,6 +225,11 @@ class Reconciler:
         self.owned: dict[str, set[Key]] = {}
         self.by_uid: dict[str, Key] = {}
         self.cluster_scoped: dict[tuple[str, str], Key] = {}
+        # (group, kind) -> its objects' keys, and the same in key order (kept until one comes or goes).
+        self.by_kind: dict[tuple[str, str], set[Key]] = {}
+        self.sorted_kind: dict[tuple[str, str], list[Key]] = {}
+        # composite -> the requirements its function last asked for (answered up front next time).
+        self.asked: dict[Key, dict[str, Requirement]] = {}
         # cluster name -> the ModelReplicas pinned to it (their engines are part of its simulation).
         self.pinned: dict[str, set[Key]] = {}
         # composite -> what it required last time, and the reverse.
@@ -225,6 +266,7 @@ class Reconciler:
 
     def _load(self) -> None:
         self.objects, self.owned, self.by_uid, self.cluster_scoped, self.pinned = {}, {}, {}, {}, {}
+        self.by_kind, self.sorted_kind = {}, {}
         self.affected = {}
         # The version first: anything written while the list is read is read again by the watch.
         self.seen = self.store.latest_version()
@@ -246,6 +288,8 @@ class Reconciler:
         if previous is not None:
             self._forget_owner(key, previous)
             self._unpin(key, previous)
+        else:
+            self._index_kind(key, add=True)
         self.objects[key] = obj
         if key.kind == MODEL_REPLICA:
             self.pinned.setdefault(pinned_cluster(obj), set()).add(key)
@@ -257,6 +301,22 @@ class Reconciler:
             self.owned.setdefault(owner, set()).add(key)
         if int(resource_version(obj) or 0) == self.seen + 1:
             self.seen += 1  # our own write, and nobody else's came in between
+
+    def _index_kind(self, key: Key, add: bool) -> None:
+        kind = (key.group, key.kind)
+        keys = self.by_kind.setdefault(kind, set())
+        keys.add(key) if add else keys.discard(key)
+        self.sorted_kind.pop(kind, None)
+
+    def _of_kind(self, group: str, kind: str) -> list[Resource]:
+        """Every cached object of a kind, in key order."""
+        keys = self.sorted_kind.get((group, kind))
+        if keys is None:
+            keys = self.sorted_kind[(group, kind)] = sorted(self.by_kind.get((group, kind), ()))
+        return [self.objects[k] for k in keys]
+
+    def _resolve(self, requirement: Requirement) -> Any:
+        return answer(requirement, self._of_kind(*requirement_kind(requirement)), self.objects.get)
 
     def _forget_owner(self, key: Key, obj: Resource) -> None:
         owner = controller_of(obj)
@@ -414,7 +474,7 @@ class Reconciler:
         required: set[Key] = set()
         failure: Exception | None = None
         try:
-            response, required = self._call(function, composite, observed)
+            response, required = self._call(key, function, composite, observed)
         except Exception as exc:  # noqa: BLE001 - a function's bug must not stop the fleet or delete anything
             failure = exc
         with self.store.transaction(durable=False):
@@ -457,14 +517,17 @@ class Reconciler:
         self.store.record_event(key, "Warning", "ReconcileError", message)
         self._put_status(key, status)
 
-    def _call(self, function: Callable[[Request], Response], composite: Resource,
+    def _call(self, key: Key, function: Callable[[Request], Response], composite: Resource,
               observed: dict[str, Resource]) -> tuple[Response, set[Key]]:
         """The function's response, and the objects it required. The request holds the cache's own
         objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
-        return call_with_requirements(self.objects, function, composite, observed)
+        response, required = call_with_requirements(self._resolve, function, composite, observed, self.asked.get(key))
+        self.asked[key] = dict(response.requirements)
+        return response, required
 
-    def _of_kind(self, kind: str) -> list[Resource]:
-        return [obj for key, obj in sorted(self.objects.items()) if key.kind == kind]
+    def _of_kind_named(self, kind: str) -> list[Resource]:
+        """Every cached object of a kind in any group (the provider's gateway controllers ask by kind)."""
+        return [obj for group, known in sorted(self.by_kind) if known == kind for obj in self._of_kind(group, kind)]
 
     def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
         """Apply one desired composed resource; returns its key. A resource that another composite
@@ -492,7 +555,7 @@ class Reconciler:
             return child_key
         stored, changed = self._put(obj)
         if changed and obj["kind"] not in self.functions:
-            self._put_status(child_key, self.provider.observe(stored, self._of_kind))
+            self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
         return child_key
 
     def _garbage_collect(self, key: Key) -> None:
@@ -505,6 +568,8 @@ class Reconciler:
         if target is not None:
             self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)  # its engines stop
         del self.objects[key]
+        self._index_kind(key, add=False)
+        self.asked.pop(key, None)
         self._forget_owner(key, obj)
         self._unpin(key, obj)
         uid = obj["metadata"]["uid"]
