@@ -380,14 +380,15 @@ class Reconciler:
             self.store.enqueue(RECONCILE, list(self.affected))
             self.affected.clear()
 
-    def _put(self, obj: Resource) -> tuple[Resource, bool]:
-        """Write a composed resource's spec: a composite reconciles next; a managed resource's composite
-        observes it next."""
+    def _put(self, obj: Resource, status: Callable[[Resource], dict[str, Any]] | None = None
+             ) -> tuple[Resource, bool]:
+        """Write a composed resource's spec (and `status`: see Store.put): a composite reconciles next; a
+        managed resource's composite observes it next."""
         key = Key.of(obj)
         existing = self.objects.get(key)
         if existing is not None:
             obj["metadata"]["resourceVersion"] = resource_version(existing)
-        stored, changed = self.store.put(obj, known=existing)
+        stored, changed = self.store.put(obj, known=existing, status=status)
         if changed:
             self._remember(stored)
             self._enqueue_affected(key, stored, itself=key.kind in self.functions)
@@ -561,9 +562,10 @@ class Reconciler:
             conflicts.append(message)
             self.store.record_event(Key.of(composite), "Warning", CONFLICT, message)
             return child_key
-        stored, changed = self._put(obj)
-        if changed and obj["kind"] not in self.functions:
-            self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
+        # A managed resource's provider reports on it as soon as it is applied: its status is written
+        # with it, in one version.
+        managed = obj["kind"] not in self.functions
+        self._put(obj, (lambda applied: self.provider.observe(applied, self._of_kind_named)) if managed else None)
         return child_key
 
     def _garbage_collect(self, key: Key) -> None:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -444,12 +444,16 @@ class Store:
             raise Conflict(f"{key}: the write was based on resourceVersion {based_on or '(none: a create)'}, "
                            f"but {now}")
 
-    def _write(self, key: Key, current: Resource | None, stored: Resource) -> tuple[Resource, bool]:
-        """Store `stored` unless it equals `current` (resourceVersion aside); bumps the version."""
+    def _write(self, key: Key, current: Resource | None, stored: Resource,
+               status: Callable[[Resource], dict[str, Any]] | None = None) -> tuple[Resource, bool]:
+        """Store `stored` unless it equals `current` (resourceVersion aside); bumps the version. `status`:
+        see `put`."""
         if current is not None:
             unchanged = {**stored, "metadata": {**stored["metadata"], "resourceVersion": resource_version(current)}}
             if unchanged == current:
                 return current, False
+        if status is not None:
+            stored["status"] = status(stored)
         version = self._next_version()
         stored["metadata"]["resourceVersion"] = str(version)
         self._db.execute(
@@ -470,11 +474,14 @@ class Store:
                 return known
         return self.get(key)
 
-    def put(self, obj: Resource, known: Resource | None = None) -> tuple[Resource, bool]:
+    def put(self, obj: Resource, known: Resource | None = None,
+            status: Callable[[Resource], dict[str, Any]] | None = None) -> tuple[Resource, bool]:
         """Create or update what a user writes: spec and metadata, never status (the current one is
         kept). `metadata.resourceVersion` is the version the write is based on: absent for a create,
         else it must be the current one (`Conflict` otherwise). Bumps generation when the spec changes.
-        `known`: the caller's copy of the stored object, if it has one. Returns (stored, changed)."""
+        `known`: the caller's copy of the stored object, if it has one. `status`: when the write changes
+        the object, its status is what this says of the object as stored, written in the same version
+        (a provider that reports on what it was just given). Returns (stored, changed)."""
         key = Key.of(obj)
         with self.transaction():
             current = self._current(key, known)
@@ -494,7 +501,7 @@ class Store:
             stored["metadata"] = {k: v for k, v in meta.items() if v is not None}
             if current is not None and "status" in current:
                 stored["status"] = current["status"]
-            return self._write(key, current, stored)
+            return self._write(key, current, stored, status)
 
     def put_status(self, key: Key, status: dict[str, Any], known: Resource) -> tuple[Resource, bool]:
         """Replace only the status of `known`, the object as the caller read it (`Conflict` if it has
