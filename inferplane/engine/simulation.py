@@ -26,6 +26,7 @@ The audits in `audits.py` read those objects back and report what a real cluster
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -268,7 +269,7 @@ class ClusterSimulation:
         candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
         desired = running = 0
         for info in self.nodes:
-            if not filter_nodes(candidate, [info], DAEMONSET_PREDICATES)[0]:
+            if any(predicate.filter(candidate, info) for predicate in DAEMONSET_PREDICATES):
                 continue  # the DaemonSet controller creates no pod for this node
             desired += 1
             spec = {**candidate, "affinity": pin_to_node(candidate.get("affinity"), info.name)}
@@ -703,8 +704,10 @@ def _owner_of(workload: Workload) -> str:
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+@functools.lru_cache(maxsize=16384)
 def _suffix(text: str, length: int) -> str:
-    """A stable generated-name suffix: the same text always gives the same characters."""
+    """A stable generated-name suffix: the same text always gives the same characters (cached: every
+    cluster names the same workloads, and every DaemonSet the same nodes)."""
     digest = hashlib.sha256(text.encode()).digest()
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:length])
 

@@ -32,6 +32,8 @@ INSUFFICIENT = "Insufficient {resource}"
 
 # Only these effects keep a pod off a node; PreferNoSchedule is a scoring hint, never a filter.
 FILTERING_EFFECTS = ("NoSchedule", "NoExecute")
+# One zero for every resource nobody requested yet (a Fraction costs a microsecond to make).
+ZERO = Fraction(0)
 
 
 # ---- the snapshot
@@ -62,26 +64,39 @@ class NodeInfo:
     def allocatable(self, resource: str) -> Fraction:
         if resource not in self._allocatable:
             value = ((self.node.get("status") or {}).get("allocatable") or {}).get(resource)
-            self._allocatable[resource] = parse_quantity(str(value)) if value is not None else Fraction(0)
+            self._allocatable[resource] = parse_quantity(str(value)) if value is not None else ZERO
         return self._allocatable[resource]
 
     def bind(self, pod: PodSpec) -> None:
         """Account for a pod placed here, so the next pod sees what is left."""
         for resource, amount in pod_requests(pod).items():
-            self.requested[resource] = self.requested.get(resource, Fraction(0)) + amount
+            self.requested[resource] = self.requested.get(resource, ZERO) + amount
         self.pods += 1
 
 
-def pod_requests(pod: PodSpec) -> dict[str, Fraction]:
+# The containers (and init containers) pod_requests last read, and what they request: the pods of one
+# workload share their template's lists (nothing modifies a pod spec once built), and each is checked
+# against many nodes and then bound, so the same lists are read again and again in a row. Holding the
+# lists keeps their identities from being reused.
+_last_requests: tuple[Any, Any, dict[str, Fraction]] = (None, None, {})
+
+
+def pod_requests(pod: PodSpec) -> Mapping[str, Fraction]:
     """The pod's effective requests: its containers' requests summed, or its largest init container's
-    request where that is larger (init containers run one at a time, before the others)."""
+    request where that is larger (init containers run one at a time, before the others). Read only."""
+    global _last_requests
+    containers, init_containers = pod.get("containers"), pod.get("initContainers")
+    last_containers, last_init, last_total = _last_requests
+    if containers is last_containers and init_containers is last_init and containers is not None:
+        return last_total
     total: dict[str, Fraction] = {}
-    for container in pod.get("containers") or []:
+    for container in containers or []:
         for resource, value in _requests(container).items():
-            total[resource] = total.get(resource, Fraction(0)) + value
-    for container in pod.get("initContainers") or []:
+            total[resource] = total.get(resource, ZERO) + value
+    for container in init_containers or []:
         for resource, value in _requests(container).items():
-            total[resource] = max(total.get(resource, Fraction(0)), value)
+            total[resource] = max(total.get(resource, ZERO), value)
+    _last_requests = (containers, init_containers, total)
     return total
 
 
@@ -221,9 +236,9 @@ class NodeResourcesFit:
             reasons.append(TOO_MANY_PODS)
         requests = pod_requests(pod)
         for resource in self.resources:
-            wanted = requests.get(resource, Fraction(0))
+            wanted = requests.get(resource, ZERO)
             # A resource the pod does not request never fails it, even on a full node.
-            if wanted > 0 and wanted > node.allocatable(resource) - node.requested.get(resource, Fraction(0)):
+            if wanted > 0 and wanted > node.allocatable(resource) - node.requested.get(resource, ZERO):
                 reasons.append(INSUFFICIENT.format(resource=resource))
         return reasons
 

@@ -205,6 +205,23 @@ def test_binding_consumes_what_the_next_pod_sees():
     assert filter_nodes(pod, [info]) == ([], {"n1": ["Insufficient cpu"]})
 
 
+def test_requests_are_read_from_each_pods_own_containers():
+    """pod_requests remembers the containers it read last (a workload's pods share them): a pod with
+    other containers, even right after, is read afresh, and pods sharing one template read alike."""
+    info = NodeInfo(node(allocatable={"cpu": "1", "memory": "1Gi", "pods": "10"}))
+    small = pod_requesting(cpu="100m")
+    shared = {**small, "nodeName": "n1"}  # a new pod dict over the same containers
+    large = pod_requesting(cpu="2")
+    assert NodeResourcesFit().filter(small, info) == []
+    assert NodeResourcesFit().filter(large, info) == ["Insufficient cpu"]
+    assert NodeResourcesFit().filter(shared, info) == []
+    for pod in (small, shared, small):
+        info.bind(pod)
+    assert str(info.requested["cpu"]) == "3/10"
+    grown = {"containers": [*small["containers"], {"name": "d", "resources": {"requests": {"cpu": "800m"}}}]}
+    assert NodeResourcesFit().filter(grown, info) == ["Insufficient cpu"]
+
+
 # ---- the pipeline and its message
 
 
