@@ -1,6 +1,7 @@
 """Conventions of every Crossplane managed resource inferplane composes (cloud resources, Helm
 releases, Kubernetes objects)."""
 
+import functools
 import hashlib
 
 # The composites are cluster-scoped but the providers' `.m.` kinds are namespaced: composed managed
@@ -18,6 +19,7 @@ NAME_MAX = 63
 NAME_HASH_LENGTH = 12
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every reconcile of a composite names the same resources again
 def composed_name(owner: str, *parts: str, scope: str = "") -> str:
     """A composed resource's name, unique to its owner and parts: `<owner>-<parts>-<hash>`.
 

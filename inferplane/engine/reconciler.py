@@ -546,7 +546,8 @@ class Reconciler:
         obj = {k: v for k, v in resource.items() if k != "status"}
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         # As Crossplane names what a function leaves unnamed: the composite's name and a hash.
-        meta.setdefault("name", composed_name(composite["metadata"]["name"], name, scope=composite["kind"]))
+        if "name" not in meta:
+            meta["name"] = composed_name(composite["metadata"]["name"], name, scope=composite["kind"])
         meta["annotations"] = {**(meta.get("annotations") or {}), COMPOSITION_KEY: name}
         meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: composite["metadata"]["name"]}
         meta["ownerReferences"] = [{
