@@ -201,6 +201,57 @@ def test_a_failing_function_reports_synced_false_and_deletes_nothing():
         "False", "ReconcileError", "composition function failed: ValueError: boom")
 
 
+def test_requirements_asked_before_are_answered_up_front_and_a_changed_need_is_asked_afresh():
+    """The reconciler answers what a function asked for last time in its first call; when the function
+    then asks for something else (its spec now names another object), it is called round by round
+    again, and the new object's content reaches it, as do later changes to that object."""
+    from inferplane.compose.base import Requirement, Response
+    from inferplane.engine.store import Store
+
+    store = Store(None)
+    reconciler = Reconciler(store, functions={"InferenceCluster": None})
+
+    def config_map(name, value):  # any kind the function requires by name; a class here
+        return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
+                "spec": {"value": value}}
+
+    def cluster(source):
+        return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
+                "spec": {"source": source}}
+
+    for obj in (config_map("a", "from a"), config_map("b", "from b"), cluster("a")):
+        reconciler.submit(obj)
+    requests = []
+
+    def copies_its_config(request):
+        requests.append(sorted(request.required))
+        name = request.composite["spec"]["source"]
+        response = Response(requirements={f"config-{name}": Requirement("inferplane.dev/v1alpha1", "InferenceClass",
+                                                                         name)})
+        found = request.required.get(f"config-{name}")
+        if found is not None:
+            response.status["value"] = found["spec"]["value"]
+        return response
+
+    reconciler.functions = {"InferenceCluster": copies_its_config}
+
+    def value():
+        return store.get(Key("inferplane.dev", "InferenceCluster", "", "x"))["status"]["value"]
+
+    assert reconciler.run().converged and value() == "from a"
+    assert requests == [[], ["config-a"]]  # asked, then answered
+
+    requests.clear()
+    reconciler.submit(cluster("b"))
+    assert reconciler.run().converged and value() == "from b"
+    assert requests == [["config-a"], [], ["config-b"]]  # a answered up front; it asks for b: afresh
+
+    requests.clear()
+    reconciler.submit(config_map("b", "b, edited"))
+    assert reconciler.run().converged and value() == "b, edited"
+    assert requests == [["config-b"]]  # b answered up front: one call
+
+
 def test_a_renamed_composed_resource_replaces_the_old_one():
     from inferplane.compose.base import Desired, Response
     from inferplane.engine.store import Store
