@@ -30,7 +30,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
@@ -70,6 +70,8 @@ DRIVERS_ANNOTATION = f"{API_GROUP}/drivers"
 # On a cluster the gate holds: the drivers a node's class wants that the cluster does not run.
 HELD_DRIVERS_ANNOTATION = f"{API_GROUP}/held-drivers"
 APP_LABEL = "app.kubernetes.io/name"
+# The kubelet's label naming its node: the only label that differs between the nodes of one pool.
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
 # from its class's `cpu` capacity, which is what the CPU driver hands out.
@@ -268,8 +270,9 @@ class ClusterSimulation:
         template = workload.pod_spec()
         candidate = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
         desired = running = 0
+        verdict = self.static_verdicts(candidate)
         for info in self.nodes:
-            if any(predicate.filter(candidate, info) for predicate in DAEMONSET_PREDICATES):
+            if verdict(info):
                 continue  # the DaemonSet controller creates no pod for this node
             desired += 1
             spec = {**candidate, "affinity": pin_to_node(candidate.get("affinity"), info.name)}
@@ -298,7 +301,7 @@ class ClusterSimulation:
         every node's reasons as the scheduler's does."""
         feasible, rejected = filter_nodes(spec, [pinned], PINNED_PREDICATES) if pinned is not None else ([], {})
         if not feasible:
-            feasible, rejected = filter_nodes(spec, self.nodes)
+            feasible, rejected = self.filter_all(spec)
         chosen = None
         if feasible:
             infos, running = self.node_by_name, self.running
@@ -314,6 +317,35 @@ class ClusterSimulation:
         if message is not None and pinned is None:  # a DaemonSet pod waits for its own node only
             self.unplaced.append(Unplaced(pod, spec, [], message))
         return chosen is not None and workload.crash is None
+
+    def static_verdicts(self, pod: Resource) -> Callable[[NodeInfo], list[str]]:
+        """The reasons the DaemonSet predicates (taints, selector, affinity) give for `pod` on a node,
+        each found once per pool: a pool's nodes differ only in their name and the hostname label that
+        repeats it, so a pod that names no node gets one answer on all of them (kube-scheduler's
+        equivalence cache reused predicate results the same way)."""
+        per_pool = not names_a_node(pod)
+        verdicts: dict[tuple[str, str], list[str]] = {}
+
+        def reasons(info: NodeInfo) -> list[str]:
+            pool = self.pool_of.get(info.name) if per_pool else None
+            key = ("pool", pool.name) if pool is not None else ("node", info.name)
+            if key not in verdicts:
+                verdicts[key] = next((r for p in DAEMONSET_PREDICATES if (r := p.filter(pod, info))), [])
+            return verdicts[key]
+        return reasons
+
+    def filter_all(self, spec: Resource) -> tuple[list[str], dict[str, list[str]]]:
+        """filter_nodes with the default filters over every node, the static ones answered per pool."""
+        verdict, fit = self.static_verdicts(spec), PINNED_PREDICATES[0]
+        feasible: list[str] = []
+        rejected: dict[str, list[str]] = {}
+        for info in self.nodes:
+            reasons = verdict(info) or fit.filter(spec, info)
+            if reasons:
+                rejected[info.name] = list(reasons)
+            else:
+                feasible.append(info.name)
+        return feasible, rejected
 
     def publish_slices(self) -> None:
         for workload, pod in self.pods:
@@ -348,7 +380,7 @@ class ClusterSimulation:
         spec = json_copy(dict(template.get("spec") or {}))
         claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
                   for c in spec.get("resourceClaims") or []]
-        feasible, rejected = filter_nodes(spec, self.nodes)
+        feasible, rejected = self.filter_all(spec)
         infos = {info.name: info for info in self.nodes}
         chosen, allocation = None, None
         # The emptiest feasible node first (names break ties), as the scheduler's spreading would.
@@ -573,7 +605,7 @@ def kwok_node(name: str, pool: Pool) -> Resource:
             "name": name,
             "annotations": annotations,
             # The kubelet's well-known labels first; the pool's own labels may not override `type`.
-            "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+            "labels": {"kubernetes.io/arch": "amd64", HOSTNAME_LABEL: name, "kubernetes.io/os": "linux",
                        **pool.labels, KWOK_LABEL: "kwok"},
         },
         "spec": {},
@@ -662,6 +694,16 @@ def workload_object(workload: Workload, *, desired: int, ready: int) -> Resource
         "spec": spec,
         "status": status,
     }
+
+
+def names_a_node(pod: Mapping[str, Any]) -> bool:
+    """Whether a pod's nodeSelector or required node affinity reads a node's name or hostname label."""
+    if HOSTNAME_LABEL in (pod.get("nodeSelector") or {}):
+        return True
+    required = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    return any(term.get("matchFields") or any(e.get("key") == HOSTNAME_LABEL for e in term.get("matchExpressions") or [])
+               for term in required.get("nodeSelectorTerms") or [])
 
 
 def pin_to_node(affinity: Mapping[str, Any] | None, node: str) -> Resource:

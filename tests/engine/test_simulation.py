@@ -407,3 +407,26 @@ def test_a_held_back_driver_that_runs_anyway_fails_the_held_audit():
     assert {(f.reason, f.node) for f in found["held"]} == {("HeldDriverRunning", "c1-mi300x-0")}
     assert "serves gpu.amd.com, which the gate holds back from this cluster, yet runs on node c1-mi300x-0" \
         in found["held"][0].message
+
+
+def test_pools_nodes_are_judged_alike_unless_a_pod_names_one():
+    """The static predicates are answered once per pool for a pod that names no node; a pod that names
+    one (hostname label or metadata.name field) is judged node by node."""
+    from inferplane.api.cloud_cluster import PoolRole
+    from inferplane.engine.simulation import ClusterSimulation
+
+    pools = [Pool("gpu", PoolRole.GPU, 2, taints=({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)),
+             Pool("system", PoolRole.SYSTEM, 2)]
+    simulation = ClusterSimulation("c", pools, {})
+    simulation.make_nodes()
+    tolerant = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert simulation.filter_all({"tolerations": tolerant})[0] == ["c-gpu-0", "c-gpu-1", "c-system-0", "c-system-1"]
+    assert simulation.filter_all({}) == (["c-system-0", "c-system-1"], {
+        "c-gpu-0": ["node(s) had untolerated taint {nvidia.com/gpu: true}"],
+        "c-gpu-1": ["node(s) had untolerated taint {nvidia.com/gpu: true}"]})
+    by_label = {"tolerations": tolerant, "nodeSelector": {"kubernetes.io/hostname": "c-gpu-1"}}
+    assert simulation.filter_all(by_label)[0] == ["c-gpu-1"]
+    by_field = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c-system-1"]}]}]}}}}
+    feasible, rejected = simulation.filter_all(by_field)
+    assert feasible == ["c-system-1"] and rejected["c-system-0"] == ["node(s) didn't match Pod's node affinity/selector"]
