@@ -20,7 +20,7 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.base import SYSTEM_POOL_NODES, scaling_of
+from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.engine.audits import audit
 from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
@@ -55,9 +55,10 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
             return None
         typed = InferenceCluster.model_validate(cluster)
         entries = [EXISTING_SYSTEM_POOL]
-        # An existing cluster's nodes are its operator's: no autoscaler of inferplane's grows them.
-        entries += [without_maximum(node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source))
+        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
                     for pool in typed.spec.node_pools]
+        if not CLOUD_MODULES[source].autoscales_pools:
+            entries = [without_maximum(e) for e in entries]
     else:
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
         if cloud_cluster is None:
@@ -108,7 +109,7 @@ def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list
             "runs": sorted(runs), "heldBack": sorted(claimed(wanted) - served)}
 
 
-def simulated_size(module: Any, entry: dict[str, Any]) -> dict[str, Any]:
+def simulated_size(module: ProvisionedCloud, entry: dict[str, Any]) -> dict[str, Any]:
     """A cloud pool's entry with the nodes the cloud creates for it, and the maximum its cluster
     autoscaler may grow it to, only where the cloud autoscales it (GKE counts both per zone)."""
     zones = entry.get("zones") or []
