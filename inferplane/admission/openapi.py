@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import jsonschema
 import yaml
 
 from inferplane.admission.structural import Plan, apply_defaults, plan_for, rule_failures
 from inferplane.api.json_data import json_copy
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # Keys that carry meaning for the API server but none for JSON Schema validation.
 _DROPPED = {"description", "x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
@@ -77,6 +79,8 @@ def field_path(parts: Any) -> str:
 
 def violations(validator: jsonschema.protocols.Validator, obj: Any) -> Iterator[SchemaViolation]:
     """Every violation, leaves first: anyOf/oneOf failures are expanded to their best branch."""
+    import jsonschema.exceptions
+
     for error in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         leaf = jsonschema.exceptions.best_match([error]) if error.context else error
         detail: Any = None
@@ -87,6 +91,10 @@ def violations(validator: jsonschema.protocols.Validator, obj: Any) -> Iterator[
 
 
 def openapi_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    # Imported here: loading jsonschema's metaschemas takes a tenth of a second, and admission needs
+    # this validator only to describe a manifest that failed the fast check.
+    import jsonschema
+
     return jsonschema.Draft7Validator(to_jsonschema(schema))
 
 

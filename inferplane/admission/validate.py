@@ -11,7 +11,7 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import jsonschema_rs
 from pydantic import ValidationError
@@ -29,6 +29,9 @@ from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNE
 from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
 from inferplane.routing.addresses import pool_range, url_target
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # Metadata the API server sets itself and ignores in a request (rest.BeforeCreate / BeforeUpdate).
 SERVER_SET_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
@@ -147,11 +150,15 @@ class KindAdmission:
     def __init__(self, kind: type[Resource]):
         self.kind = kind
         self.schema = openapi_schema(kind)
-        self.validator = openapi_validator(self.schema)
         # Rust-backed, ~1 us for a typical manifest: the common case (valid) pays nothing more; only
         # a failure takes the slower path that reports every error with its field path.
         self._fast = jsonschema_rs.validator_for(to_jsonschema(self.schema))
         self.plan = plan_for(self.schema)
+
+    @functools.cached_property
+    def validator(self) -> jsonschema.protocols.Validator:
+        """The validator that reports every error with its field path: built on the first failure."""
+        return openapi_validator(self.schema)
 
     def check(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         """Default `body` in place and return every (field path, message) wrong with it."""

@@ -52,7 +52,7 @@ SYSTEM_POOL_NAME = "system"
 class ApiModel(BaseModel):
     """Fields are camelCase on the wire; unknown fields are refused, never silently dropped."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel, defer_build=True)
 
 
 Quantity = Annotated[
@@ -89,7 +89,7 @@ class PoolSize(ApiModel):
 class ObjectMeta(BaseModel):
     """Kubernetes object metadata; the fields the runtime sets are kept as they come."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     name: str
     namespace: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
@@ -138,7 +138,7 @@ class LabelSelector(ApiModel):
 class Resource(BaseModel):
     """A whole object: apiVersion, kind, metadata, spec, status. Subclasses set the ClassVars."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     GROUP: ClassVar[str]
     VERSION: ClassVar[str]
