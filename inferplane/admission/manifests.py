@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ import yaml
 from inferplane.admission.limits import MAX_DEPTH, MAX_OBJECT_BYTES, HugeInteger, size_problem
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# `-f -` reads the manifests from standard input, as kubectl does; their source is named so.
+STDIN = "-"
+STDIN_SOURCE = "<stdin>"
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,13 @@ def manifest_files(path: Path) -> list[Path]:
 def load(paths: list[Path]) -> tuple[list[Manifest], list[LoadError]]:
     manifests: list[Manifest] = []
     errors: list[LoadError] = []
+    stdin_read = False
     for root in paths:
+        if str(root) == STDIN:
+            if not stdin_read:  # standard input can be read once: `-f - -f -` means it once
+                stdin_read = True
+                _load_stdin(manifests, errors)
+            continue
         if not root.exists():
             errors.append(LoadError(str(root), "no such file or folder"))
             continue
@@ -48,12 +58,25 @@ def load(paths: list[Path]) -> tuple[list[Manifest], list[LoadError]]:
     return manifests, errors
 
 
+def _load_stdin(manifests: list[Manifest], errors: list[LoadError]) -> None:
+    try:
+        text = sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(LoadError(STDIN_SOURCE, f"cannot read standard input: {exc}"))
+        return
+    _load_text(STDIN_SOURCE, text, manifests, errors)
+
+
 def _load_file(path: Path, manifests: list[Manifest], errors: list[LoadError]) -> None:
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(LoadError(str(path), f"cannot read: {exc}"))
         return
+    _load_text(str(path), text, manifests, errors)
+
+
+def _load_text(path: str, text: str, manifests: list[Manifest], errors: list[LoadError]) -> None:
     try:
         documents = parse(text)
     except yaml.YAMLError as exc:

@@ -25,7 +25,7 @@ def cli() -> None:
 
 @cli.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True, type=click.Path(path_type=Path),
-              help="A manifest file or a folder of them (repeatable).")
+              help="A manifest file, a folder of them, or - for standard input (repeatable).")
 def validate(paths: tuple[Path, ...]) -> None:
     """Check manifests as the API server would; print every error, exit 1 if any."""
     from inferplane.admission import admit_paths
@@ -73,7 +73,8 @@ STATE_OPTION = click.option(
     "--state", type=click.Path(path_type=Path), default=None,
     help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
 FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
-                            type=click.Path(path_type=Path), help="A manifest file or a folder of them (repeatable).")
+                            type=click.Path(path_type=Path),
+                            help="A manifest file, a folder of them, or - for standard input (repeatable).")
 NAMESPACE_OPTION = click.option("-n", "--namespace", default=None,
                                 help="Namespace of a namespaced kind (default: default).")
 

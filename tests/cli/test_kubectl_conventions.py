@@ -296,7 +296,7 @@ def test_apply_of_an_empty_file_says_it_found_no_objects(tmp_path):
                             "kind and metadata\n"
 
 
-# ---- 8. --help answers at once
+# ---- 8. --help answers at once, validate starts light, -f - reads standard input
 
 
 def test_help_imports_nothing_heavy():
@@ -306,6 +306,56 @@ def test_help_imports_nothing_heavy():
              "'inferplane.engine', 'inferplane.admission', 'inferplane.api') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout == "[]\n"
+
+
+def test_validate_imports_only_what_a_valid_manifest_needs():
+    """A loop over a folder, one `validate` per file, pays the start for every file (bench/cli_bench.py):
+    the recipe's class, cluster, deployment (CEL selectors) and service are admitted without them."""
+    probe = ("import sys; from click.testing import CliRunner; from inferplane.cli.main import cli; "
+             f"result = CliRunner().invoke(cli, ['validate', '-f', {str(EKS_RECIPE)!r}]); "
+             "assert result.exit_code == 0, result.output; "
+             "print(sorted(m for m in ('prompt_toolkit', 'rich', 'jsonschema', 'kubernetes_validate', 'grpc', "
+             "'inferplane.engine') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout == "[]\n"
+
+
+def test_the_cel_packages_command_line_loads_when_read():
+    """It is deferred (it pulls in prompt_toolkit), not gone."""
+    probe = ("import sys, inferplane.cel; assert 'prompt_toolkit' not in sys.modules; "
+             "import cel.cli; print(callable(cel.cli.main), 'prompt_toolkit' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout == "True True\n"
+
+
+def test_an_invalid_manifest_still_gets_every_error_with_its_path(tmp_path):
+    """The validator that describes failures is built on the first failure: what it says is unchanged."""
+    bad = write(tmp_path / "class.yaml", "apiVersion: inferplane.dev/v1alpha1\nkind: InferenceClass\n"
+                "metadata: {name: l4}\nspec:\n  devices:\n"
+                "  - {name: gpu, driver: 7, deviceClassName: gpu.nvidia.com, extra: 1}\n")
+    errors = run("validate", "-f", bad, code=1).stderr
+    assert "InferenceClass/l4: spec.devices[0].driver: must be a string" in errors
+    assert 'InferenceClass/l4: spec.devices[0].extra: unknown field "extra": remove it' in errors
+    assert errors.endswith("0 valid, 2 errors\n")
+
+
+def test_dash_reads_manifests_from_standard_input(tmp_path):
+    """`-f -`, as kubectl: with files beside it, and its errors named <stdin>."""
+    piped = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", "-", "-f",
+                            str(EKS_RECIPE / "class.yaml")], input=(EKS_RECIPE / "model.yaml").read_text(),
+                           capture_output=True, text=True, cwd=REPO)
+    assert piped.returncode == 0, piped.stderr
+    assert re.search(r"ModelDeployment\s+\S+\s+<stdin>\n", piped.stdout)
+    assert "InferenceClass" in piped.stdout and piped.stdout.endswith("2 valid, 0 errors\n")
+    broken = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", "-"],
+                            input="kind: [\n", capture_output=True, text=True, cwd=REPO)
+    assert broken.returncode == 1
+    assert broken.stderr.startswith("error: <stdin>:2:1: malformed YAML")
+    state = tmp_path / "state"
+    applied = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "apply", "-f", "-", "--state", str(state)],
+                             input=(EKS_RECIPE / "class.yaml").read_text(), capture_output=True, text=True, cwd=REPO)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout == "inferenceclass.inferplane.dev/eks-l4 created\n"
 
 
 # ---- 9. small things users hit
