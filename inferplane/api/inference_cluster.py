@@ -73,8 +73,10 @@ class SchedulablePool(ApiModel):
     name: str
     class_name: str
     role: str
+    # The nodes the pool has: its spec's nodeCount, times its zones on GKE (which counts per zone).
     node_count: int
-    # How far the cloud's cluster autoscaler may grow the pool; absent where nothing autoscales it.
+    # How far the cloud's cluster autoscaler may grow the pool (per zone times zones on GKE too);
+    # absent where nothing autoscales it.
     max_node_count: int | None = None
     # The class's devices as the pool was last composed with them (Modelplane's gpuPools[].devices):
     # while the gate holds the cluster they stay what its nodes run, whatever the class says now.

@@ -11,6 +11,9 @@ class Existing:
     source = "Existing"
     autoscales_pools = False  # its nodes are its operator's: nothing of inferplane's grows them
 
+    def nodes_created(self, node_count: int, zones: list[str]) -> int:
+        return node_count  # the nodes its operator says the pool has
+
     def system_pool(self) -> None:
         # The stack's components run wherever the operator's cluster has room for them.
         return None

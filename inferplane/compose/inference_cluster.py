@@ -273,7 +273,12 @@ class InferenceClusterComposer(Composer):
         _, high = pool_bounds(pool, self.source)
         if not CLOUD_MODULES[self.source].autoscales_pools or high is None or high <= pool.node_count:
             return {}
-        return {"maxNodeCount": high}
+        return {"maxNodeCount": self.nodes_created(pool, high)}
+
+    def nodes_created(self, pool: NodePool, count: int) -> int:
+        """The nodes the cloud creates for `count` in the pool's spec: per zone on GKE."""
+        zones = list(pool.zones) if self.source in ZONED_SOURCES else []
+        return CLOUD_MODULES[self.source].nodes_created(count, zones)
 
     def kubeconfig_secret_ref(self) -> dict[str, str]:
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
@@ -289,7 +294,7 @@ class InferenceClusterComposer(Composer):
             klass = classes[pool.class_name]
             pools.append({
                 "name": pool.name, "className": pool.class_name, "role": pool_role(klass),
-                "nodeCount": pool.node_count,
+                "nodeCount": self.nodes_created(pool, pool.node_count),
                 **self.autoscaling_maximum(pool),
                 "devices": klass.spec.devices_published,
                 "drivers": klass.spec.claimed_drivers(),

@@ -404,6 +404,37 @@ def test_a_gke_pool_over_two_zones_has_its_count_in_each(tmp_path):
     assert nodes == [f"node/gke-us-central-l4-{i}" for i in range(4)]
 
 
+
+def test_a_gke_pool_over_two_zones_takes_a_replica_on_each_of_its_nodes(tmp_path):
+    """GKE counts a pool's nodes per zone: the scheduler counts the nodes the pool has, not its spec's
+    per-zone count (it placed one replica on this two-node pool, and the second never ran)."""
+    documents = [d for f in ("classes.yaml", "clusters.yaml", "models.yaml") for d in
+                 yaml.safe_load_all((MIXED / f).read_text()) if d]
+    klass = next(d for d in documents if d["metadata"]["name"] == "gke-l4")
+    cluster = next(d for d in documents if d["metadata"]["name"] == "gke-us-central")
+    # A fixed pool (GKE pools autoscale by default): one node in each of two zones.
+    cluster["spec"]["nodePools"] = [{"name": "l4", "className": "gke-l4", "nodeCount": 1, "maxNodeCount": 1,
+                                     "zones": ["us-central1-a", "us-central1-b"]}]
+    qwen = next(d for d in documents if d["metadata"]["name"] == "qwen2-5-7b")
+    qwen["spec"]["replicas"] = 3  # one more than the pool's nodes: it waits, unplaced
+    fleet = write(tmp_path / "fleet.yaml", yaml.safe_dump_all([klass, cluster, qwen]))
+    state = tmp_path / "state"
+    run("apply", "-f", fleet, state=state)
+    status = json.loads(run("get", "inferencecluster", "gke-us-central", "-o", "json", state=state).stdout)["status"]
+    assert [(p["name"], p["nodeCount"], p.get("maxNodeCount")) for p in status["schedulablePools"]] == [("l4", 2, None)]
+    replicas = run("get", "modelreplicas", "-o", "name", state=state).stdout.split()
+    assert replicas == ["modelreplica.inferplane.dev/qwen2-5-7b-gke-us-central-0",
+                        "modelreplica.inferplane.dev/qwen2-5-7b-gke-us-central-1"]
+    pods = run("get", "pods", "--cluster", "gke-us-central", "-A", "-o", "json", state=state).stdout
+    engine_nodes = sorted(p["spec"]["nodeName"] for p in json.loads(pods)["items"]
+                          if p["metadata"]["name"].startswith("qwen2-5-7b") and p["status"]["phase"] == "Running")
+    assert engine_nodes == ["gke-us-central-l4-0", "gke-us-central-l4-1"]
+    deployment = json.loads(run("get", "modeldeployment", "qwen2-5-7b", "-o", "json", state=state).stdout)["status"]
+    assert deployment["replicas"] == {"ready": 2, "total": 2}
+    scheduled = next(c for c in deployment["conditions"] if c["type"] == "Scheduled")
+    assert "2 of 3 replicas placed on gke-us-central; 1 fit nowhere (gke-us-central: pool l4: 0 of 2 nodes free" \
+        in scheduled["message"]
+
 # ---- 10. what "external" means
 
 
