@@ -331,10 +331,12 @@ def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
 
 
 def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
-    """A requirement without a name asks for every object of its kind: no labels to match."""
+    """A requirement without a name asks for every object of its kind carrying its labels (none: every
+    object of the kind)."""
     selector = fnv1.ResourceSelector(api_version=requirement.api_version, kind=requirement.kind)
     if requirement.name is None:
         selector.match_labels.SetInParent()
+        selector.match_labels.labels.update(requirement.match_labels or ())
     else:
         selector.match_name = requirement.name
     if requirement.namespace:

@@ -63,7 +63,9 @@ def answer_of_core(response: Response) -> dict[str, Any]:
         "status": normal(response.status) if response.status else None,
         "conditions": [(c.type, c.status, c.reason, c.message) for c in response.conditions
                        if c.type not in RESERVED_CONDITIONS],
-        "requirements": {n: (r.api_version, r.kind, r.name, r.namespace or "") for n, r in response.requirements.items()},
+        "requirements": {n: (r.api_version, r.kind, r.name, r.namespace or "",
+                             None if r.name is not None else r.match_labels or ())
+                         for n, r in response.requirements.items()},
     }
 
 
@@ -76,7 +78,9 @@ def answer_over_grpc(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
         "status": normal(status) if status else None,
         "conditions": [(c.type, statuses[c.status], c.reason, c.message) for c in rsp.conditions],
         "requirements": {n: (s.api_version, s.kind, s.match_name if s.WhichOneof("match") == "match_name" else None,
-                             s.namespace) for n, s in rsp.requirements.resources.items()},
+                             s.namespace, tuple(sorted(s.match_labels.labels.items()))
+                             if s.WhichOneof("match") == "match_labels" else None)
+                         for n, s in rsp.requirements.resources.items()},
     }
 
 
