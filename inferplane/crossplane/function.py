@@ -209,16 +209,35 @@ def _decoded_field(api_version: str, kind: str, name: str, wire: bytes) -> Any:
     return _from_value(struct_pb2.Value.FromString(wire), None if schema is None else schema["properties"].get(name))
 
 
+# A response is written as its parts' serialised messages one after the other (protobuf: concatenated
+# messages parse as one, merged): each desired resource and the composite's status is a response of its
+# own, serialised once per content and kept, so the answer is not built up as a message and written
+# again. Merged, a desired resource replaces one of the same name from an earlier step whole.
+
 @functools.lru_cache(maxsize=CACHED_RESOURCES)
-def _encoded(data: bytes) -> bytes:
-    return dict_to_struct(orjson.loads(data)).SerializeToString(deterministic=True)
+def _desired_part(key: str, ready: int, data: bytes) -> bytes:
+    """A response desiring only the resource `key` (`data`: its JSON), serialised."""
+    rsp = fnv1.RunFunctionResponse()
+    entry = rsp.desired.resources[key]
+    entry.resource.CopyFrom(dict_to_struct(orjson.loads(data)))
+    entry.ready = ready
+    return rsp.SerializeToString(deterministic=True)
+
+
+@functools.lru_cache(maxsize=CACHED_RESOURCES)
+def _status_part(data: bytes) -> bytes:
+    """A response setting only the composite's status (`data`: its JSON), serialised."""
+    rsp = fnv1.RunFunctionResponse()
+    rsp.desired.composite.resource.CopyFrom(dict_to_struct({"status": orjson.loads(data)}))
+    return rsp.SerializeToString(deterministic=True)
 
 
 def forget_resources() -> None:
-    """Drop every decoded and encoded resource (the benchmark's cold calls)."""
+    """Drop every decoded resource and serialised part (the benchmark's cold calls)."""
     _resources.clear()
     _decoded_field.cache_clear()
-    _encoded.cache_clear()
+    _desired_part.cache_clear()
+    _status_part.cache_clear()
 
 
 def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
@@ -230,10 +249,6 @@ def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
         _resources.put(wire, resource)
     return resource
 
-
-def to_struct(obj: Resource, struct: struct_pb2.Struct) -> None:
-    """Fill `struct` with `obj`."""
-    struct.MergeFromString(_encoded(orjson.dumps(obj)))
 
 
 # ---- request -> core
@@ -305,14 +320,13 @@ def required_resources(resources: Resources, whole_kind: Callable[[str], bool]) 
 
 # ---- core -> response
 
-def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
-    resources = rsp.desired.resources
-    for key, desired in out.desired.items():
-        entry = resources[key]
-        to_struct(desired.resource, entry.resource)
-        entry.ready = _READY[desired.ready]
+def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> list[bytes]:
+    """Fill `rsp` with the core's conditions, events and requirements; the serialised parts to write
+    after it: the desired resources and the composite's status."""
+    parts = [_desired_part(key, _READY[desired.ready], orjson.dumps(desired.resource))
+             for key, desired in out.desired.items()]
     if out.status:
-        to_struct({"status": out.status}, rsp.desired.composite.resource)
+        parts.append(_status_part(orjson.dumps(out.status)))
     for condition in out.conditions:
         if condition.type in RESERVED_CONDITIONS:
             if condition.status == "False":
@@ -328,6 +342,7 @@ def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> None:
                                        message=event.message, target=fnv1.TARGET_COMPOSITE))
     for name, requirement in out.requirements.items():
         rsp.requirements.resources[name].CopyFrom(resource_selector(requirement))
+    return parts
 
 
 def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
@@ -438,21 +453,20 @@ class FunctionRunner:
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
-        rsp = self.respond(req, resources)
-        out = rsp.SerializeToString()
-        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+        out, fatal = self.respond(req, resources)
+        if not fatal:
             self.answers.put(key, out, len(rest) + sum(map(len, resources.wires)) + len(out))
         return out
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, as a message (no answer kept)."""
-        return self.respond(req, read_resources(req))
+        return fnv1.RunFunctionResponse.FromString(self.respond(req, read_resources(req))[0])
 
-    def respond(self, req: fnv1.RunFunctionRequest, resources: Resources) -> fnv1.RunFunctionResponse:
-        """One call, `req`'s resources read: never raises, a failure is a fatal result (Crossplane then keeps
-        every composed resource as it is and reports the message on the composite). A refused or
-        failed call is logged at info; every call at debug (`--debug`): a log line costs about as much
-        as composing a cluster."""
+    def respond(self, req: fnv1.RunFunctionRequest, resources: Resources) -> tuple[bytes, bool]:
+        """One call, `req`'s resources read: the serialised response, and whether it is fatal. Never
+        raises, a failure is a fatal result (Crossplane then keeps every composed resource as it is and
+        reports the message on the composite). A refused or failed call is logged at info; every call
+        at debug (`--debug`): a log line costs about as much as composing a cluster."""
         started = time.perf_counter()
         rsp = sdk_response.to(req)
         kind = name = None
@@ -460,7 +474,7 @@ class FunctionRunner:
             step = struct_to_dict(req.input) if req.HasField("input") else {}
             if step.get("kind") == USAGES_INPUT["kind"]:
                 add_usages(req, rsp)
-                return rsp
+                return rsp.SerializeToString(), False
             if step:
                 raise MalformedRequest(f"unknown input {step.get('apiVersion')}/{step.get('kind')}: a step of this "
                                        f"function takes no input, or {INPUT_API_VERSION} Usages")
@@ -471,20 +485,21 @@ class FunctionRunner:
                 raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
                                        f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
                                        "at another function")
-            fill_response(rsp, self.compose(kind, function, request, resources))
+            out = self.compose(kind, function, request, resources)
+            parts = fill_response(rsp, out)
         except MalformedRequest as error:
             sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
             self.log.info("refused a malformed request", tag=req.meta.tag, kind=kind, name=name, error=str(error))
-            return rsp
+            return rsp.SerializeToString(), True
         except Exception as error:  # noqa: BLE001 - a bug in one call must not stop the server
             sdk_response.fatal(rsp, f"composition function failed: {type(error).__name__}: {error}")
             self.log.info("composition function failed", tag=req.meta.tag, kind=kind, name=name, error=str(error),
                           traceback=traceback.format_exc())
-            return rsp
-        self.log.debug("composed", tag=req.meta.tag, kind=kind, name=name, desired=len(rsp.desired.resources),
-                       requirements=len(rsp.requirements.resources),
+            return rsp.SerializeToString(), True
+        self.log.debug("composed", tag=req.meta.tag, kind=kind, name=name, desired=len(out.desired),
+                       requirements=len(out.requirements),
                        milliseconds=round((time.perf_counter() - started) * 1000, 3))
-        return rsp
+        return b"".join([rsp.SerializeToString(), *parts]), False
 
 
 def _service(runner: FunctionRunner, service: str) -> grpc.GenericRpcHandler:

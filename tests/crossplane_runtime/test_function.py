@@ -17,7 +17,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from inferplane.compose.base import Requirement, Response
+from inferplane.compose.base import Desired, Requirement, Response
 from inferplane.crossplane.function import FunctionRunner, dict_to_struct, serving, struct_to_dict
 from inferplane.crossplane.function import crossplane_request as run_request
 from inferplane.engine.synthetic_fleet import fleet_manifests
@@ -186,6 +186,40 @@ def test_the_core_reads_integers_from_a_request_that_carried_doubles():
     assert (seen["composite"]["metadata"]["generation"], type(seen["composite"]["metadata"]["generation"])) == (4, int)
     eks = seen["class"]["spec"]["provisioning"]["eks"]
     assert [(v, type(v)) for v in (eks["diskSizeGb"], eks["accelerator"]["count"])] == [(200, int), (1, int)]
+
+
+
+def test_each_desired_resource_and_the_status_is_answered_as_composed_by_name_readiness_and_content():
+    # Each desired resource and the status is serialised once per content and kept (function.py): a
+    # kept part must never stand in for one differing in name, readiness or content.
+    def echo(request):
+        spec = request.composite["spec"]
+        return Response(desired={spec["name"]: Desired({"apiVersion": "v1", "kind": "ConfigMap",
+                                                        "data": {"size": spec["size"]}}, spec["ready"])},
+                        status={"size": spec["size"]})
+
+    runner = FunctionRunner({"Echo": echo})
+
+    def answer(earlier: dict | None = None, **spec) -> tuple[dict, dict]:
+        req = run_request({"apiVersion": "example.org/v1", "kind": "Echo", "metadata": {"name": "e"}, "spec": spec})
+        for name, obj in (earlier or {}).items():  # desired by an earlier step of the pipeline
+            req.desired.resources[name].resource.CopyFrom(dict_to_struct(obj))
+        rsp = fnv1.RunFunctionResponse.FromString(runner.answer(req.SerializeToString()))
+        assert fatal_messages(rsp) == []
+        return ({k: (struct_to_dict(d.resource).get("data"), fnv1.Ready.Name(d.ready))
+                 for k, d in sorted(rsp.desired.resources.items())}, struct_to_dict(rsp.desired.composite.resource))
+
+    assert answer(name="a", ready=True, size=1) == ({"a": ({"size": 1}, "READY_TRUE")}, {"status": {"size": 1}})
+    assert answer(name="b", ready=True, size=1) == ({"b": ({"size": 1}, "READY_TRUE")}, {"status": {"size": 1}})
+    assert answer(name="b", ready=False, size=1) == ({"b": ({"size": 1}, "READY_FALSE")}, {"status": {"size": 1}})
+    assert answer(name="b", ready=None, size=1) == ({"b": ({"size": 1}, "READY_UNSPECIFIED")},
+                                                    {"status": {"size": 1}})
+    assert answer(name="b", ready=None, size=2) == ({"b": ({"size": 2}, "READY_UNSPECIFIED")},
+                                                    {"status": {"size": 2}})
+    # What earlier steps desired is kept; a resource this function desires by the same name replaces theirs.
+    assert answer({"b": {"kind": "Secret", "data": {"old": 1}}, "c": {"kind": "Secret", "data": {"c": 3}}},
+                  name="b", ready=True, size=1) == (
+        {"b": ({"size": 1}, "READY_TRUE"), "c": ({"c": 3}, "READY_UNSPECIFIED")}, {"status": {"size": 1}})
 
 
 # ---- what goes wrong
