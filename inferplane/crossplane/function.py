@@ -189,18 +189,26 @@ class Kept:
 # its bytes on the wire, and the decoded data shared, as the core never modifies its request. A
 # resource that changed mostly changed in one part (its metadata's resourceVersion, its status): each
 # top-level field is decoded once too, keyed by the kind and its own bytes, and a changed resource
-# shares the fields that did not change. The same for what the core desires, keyed by its JSON.
-# Bounded: a thousand resources of a few KiB each, four fields each.
+# shares the fields that did not change. The composite, the resource that changes, is keyed by its
+# fields' bytes alone (it is not written whole as well). The same for what the core desires, keyed by
+# its JSON. Bounded: a thousand resources of a few KiB each, four fields each.
 CACHED_RESOURCES = 1024
 _resources = Kept(CACHED_RESOURCES)
 
+FieldWires = tuple[tuple[str, bytes], ...]
 
-def _decode(struct: struct_pb2.Struct) -> Resource:
-    fields = struct.fields
-    api_version = fields["apiVersion"].string_value if "apiVersion" in fields else ""
-    kind = fields["kind"].string_value if "kind" in fields else ""
-    return {name: _decoded_field(api_version, kind, name, value.SerializeToString(deterministic=True))
-            for name, value in fields.items()}
+
+def field_wires(struct: struct_pb2.Struct) -> FieldWires:
+    """A Struct's content: each field's value written deterministically, by field name."""
+    return tuple(sorted((name, value.SerializeToString(deterministic=True)) for name, value in struct.fields.items()))
+
+
+def _decode(struct: struct_pb2.Struct, fields: FieldWires) -> Resource:
+    """`struct` as the core reads it, from its field_wires."""
+    values = struct.fields
+    api_version = values["apiVersion"].string_value if "apiVersion" in values else ""
+    kind = values["kind"].string_value if "kind" in values else ""
+    return {name: _decoded_field(api_version, kind, name, wire) for name, wire in fields}
 
 
 @functools.lru_cache(maxsize=4 * CACHED_RESOURCES)
@@ -245,7 +253,7 @@ def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
     struct written deterministically. Shared: never modify it."""
     resource = _resources.get(wire)
     if resource is None:
-        resource = _decode(struct)
+        resource = _decode(struct, field_wires(struct))
         _resources.put(wire, resource)
     return resource
 
@@ -255,13 +263,19 @@ def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
 
 @dataclass(frozen=True)
 class Resources:
-    """The resources a request carries, as the core reads them, and each written deterministically
-    (`wires`, in the order read: the composite, then observed and required resources by name)."""
+    """The resources a request carries, as the core reads them, and their content: the composite's
+    field_wires, and every other resource written deterministically (`wires`, in the order read:
+    observed and required resources by name)."""
 
     composite: Resource  # {} when the request has none
     observed: dict[str, Resource]
     required: dict[str, list[Resource]]  # every match, by requirement name
+    composite_fields: FieldWires
     wires: tuple[bytes, ...]
+
+    def size(self) -> int:
+        """Bytes of their content."""
+        return sum(len(wire) for _, wire in self.composite_fields) + sum(map(len, self.wires))
 
 
 def read_resources(req: fnv1.RunFunctionRequest) -> Resources:
@@ -272,16 +286,20 @@ def read_resources(req: fnv1.RunFunctionRequest) -> Resources:
         return from_struct(struct, wires[-1])
 
     observed, required = req.observed, req.required_resources
-    return Resources(read(observed.composite.resource) if observed.HasField("composite") else {},
+    composite, composite_fields = {}, ()
+    if observed.HasField("composite"):
+        composite_fields = field_wires(observed.composite.resource)
+        composite = _decode(observed.composite.resource, composite_fields)
+    return Resources(composite,
                      {name: read(observed.resources[name].resource) for name in sorted(observed.resources)},
                      {name: [read(item.resource) for item in required[name].items] for name in sorted(required)},
-                     tuple(wires))
+                     composite_fields, tuple(wires))
 
 
 def without_resources(req: fnv1.RunFunctionRequest) -> bytes:
     """The rest of the request, written deterministically: every resource it carries emptied (in
-    place), the names, readiness and connection details kept. With Resources.wires, the request
-    whole, each resource written once."""
+    place), the names, readiness and connection details kept. With the Resources' content, the
+    request whole, each resource written once."""
     observed = req.observed
     if observed.HasField("composite"):
         observed.composite.resource.Clear()
@@ -436,7 +454,7 @@ class FunctionRunner:
         output), so an answer is kept and sent again for a request equal to one already answered.
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
         request written again deterministically, each resource apart (it is decoded by those bytes
-        too) and the rest without them. A fatal result is never kept: a failure is logged, and
+        too; the composite field by field) and the rest without them. A fatal result is never kept: a failure is logged, and
         computed again, every time. The least recently used go first beyond `answers_bytes`."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
@@ -448,14 +466,14 @@ class FunctionRunner:
             return rsp.SerializeToString()
         resources = read_resources(req)
         rest = without_resources(req)
-        key = (rest, resources.wires)
+        key = (rest, resources.composite_fields, resources.wires)
         kept = self.answers.get(key)
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
         out, fatal = self.respond(req, resources)
         if not fatal:
-            self.answers.put(key, out, len(rest) + sum(map(len, resources.wires)) + len(out))
+            self.answers.put(key, out, len(rest) + resources.size() + len(out))
         return out
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:

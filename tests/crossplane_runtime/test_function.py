@@ -397,6 +397,9 @@ def test_any_change_to_the_request_composes_again():
         answer(composite=bigger).desired.resources["cluster"].resource)["spec"]["nodePools"]
         if p["name"] != "system"] == [3]
 
+    # The composite is keyed field by field: a field it did not have is a change too.
+    answer(composite={**cluster, "status": {"draDrivers": ["gpu.nvidia.com"]}})
+
     ready = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster",
              "metadata": {"name": "eks-l4"}, "status": {"conditions": [{"type": "Ready", "status": "True",
                                                                          "reason": "Available"}]}}
