@@ -26,7 +26,7 @@ import orjson
 from crossplane.function import logging, response as sdk_response, runtime as sdk_runtime
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
-from google.protobuf import struct_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
@@ -186,29 +186,58 @@ class Kept:
 
 # Crossplane calls a function again and again with mostly the same resources (every reconcile of an
 # unchanged composite, the same classes for every cluster): each resource is decoded once, keyed by
-# its bytes on the wire, and the decoded data shared, as the core never modifies its request. A
-# resource that changed mostly changed in one part (its metadata's resourceVersion, its status): each
-# top-level field is decoded once too, keyed by the kind and its own bytes, and a changed resource
-# shares the fields that did not change. The composite, the resource that changes, is keyed by its
-# fields' bytes alone (it is not written whole as well). The same for what the core desires, keyed by
-# its JSON. Bounded: a thousand resources of a few KiB each, four fields each.
+# its bytes written deterministically, and the decoded data shared, as the core never modifies its
+# request. A resource that changed mostly changed in one part (its metadata's resourceVersion, its
+# status): each top-level field is decoded once too, keyed by the kind and its own bytes, and a changed
+# resource shares the fields that did not change. The same for what the core desires, keyed by its
+# JSON. Bounded: a thousand resources of a few KiB each, four fields each.
 CACHED_RESOURCES = 1024
 _resources = Kept(CACHED_RESOURCES)
 
-FieldWires = tuple[tuple[str, bytes], ...]
+
+def _unparsed_messages() -> tuple[type, type]:
+    """RunFunctionRequest with every resource left as its bytes, and a Struct with each field's value
+    left as its bytes: the same messages on the wire (protobuf: bytes and an embedded message are
+    compatible), from which a request written deterministically yields each resource's bytes, and
+    each field's, without writing them again one by one."""
+    pool = descriptor_pool.DescriptorPool()
+    file = descriptor_pb2.FileDescriptorProto()
+    fnv1.DESCRIPTOR.CopyToProto(file)
+    for dependency in fnv1.DESCRIPTOR.dependencies:
+        proto = descriptor_pb2.FileDescriptorProto()
+        dependency.CopyToProto(proto)
+        pool.Add(proto)
+    file.ClearField("service")
+    resource = next(m for m in file.message_type if m.name == "Resource")
+    field = next(f for f in resource.field if f.name == "resource")
+    field.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
+    field.ClearField("type_name")
+    fields = file.message_type.add(name="UnparsedStruct")
+    entry = fields.nested_type.add(name="FieldsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    fields.field.add(name="fields", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                     label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+                     type_name=f".{file.package}.UnparsedStruct.FieldsEntry")
+    pool.Add(file)
+    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{file.package}.{name}"))
+                 for name in ("RunFunctionRequest", "UnparsedStruct"))
 
 
-def field_wires(struct: struct_pb2.Struct) -> FieldWires:
-    """A Struct's content: each field's value written deterministically, by field name."""
-    return tuple(sorted((name, value.SerializeToString(deterministic=True)) for name, value in struct.fields.items()))
+UnparsedRequest, UnparsedStruct = _unparsed_messages()
 
 
-def _decode(struct: struct_pb2.Struct, fields: FieldWires) -> Resource:
-    """`struct` as the core reads it, from its field_wires."""
-    values = struct.fields
-    api_version = values["apiVersion"].string_value if "apiVersion" in values else ""
-    kind = values["kind"].string_value if "kind" in values else ""
-    return {name: _decoded_field(api_version, kind, name, wire) for name, wire in fields}
+def _decode(wire: bytes) -> Resource:
+    """A Struct written deterministically, as the core reads it: each field in name order."""
+    fields = UnparsedStruct.FromString(wire).fields
+    api_version = _decoded_field("", "", "apiVersion", fields["apiVersion"]) if "apiVersion" in fields else ""
+    kind = _decoded_field("", "", "kind", fields["kind"]) if "kind" in fields else ""
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        api_version = kind = ""  # not a Kubernetes object: no schema
+    return {name: _decoded_field(api_version, kind, name, fields[name]) for name in sorted(fields)}
 
 
 @functools.lru_cache(maxsize=4 * CACHED_RESOURCES)
@@ -248,12 +277,12 @@ def forget_resources() -> None:
     _status_part.cache_clear()
 
 
-def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
-    """A resource as the core reads it, integers where its kind's schema says integer; `wire` is the
-    struct written deterministically. Shared: never modify it."""
+def from_wire(wire: bytes) -> Resource:
+    """A resource as the core reads it, integers where its kind's schema says integer, from its Struct
+    written deterministically. Shared: never modify it."""
     resource = _resources.get(wire)
     if resource is None:
-        resource = _decode(struct, field_wires(struct))
+        resource = _decode(wire)
         _resources.put(wire, resource)
     return resource
 
@@ -263,52 +292,21 @@ def from_struct(struct: struct_pb2.Struct, wire: bytes) -> Resource:
 
 @dataclass(frozen=True)
 class Resources:
-    """The resources a request carries, as the core reads them, and their content: the composite's
-    field_wires, and every other resource written deterministically (`wires`, in the order read:
-    observed and required resources by name)."""
+    """The resources a request carries, as the core reads them."""
 
     composite: Resource  # {} when the request has none
     observed: dict[str, Resource]
     required: dict[str, list[Resource]]  # every match, by requirement name
-    composite_fields: FieldWires
-    wires: tuple[bytes, ...]
-
-    def size(self) -> int:
-        """Bytes of their content."""
-        return sum(len(wire) for _, wire in self.composite_fields) + sum(map(len, self.wires))
 
 
-def read_resources(req: fnv1.RunFunctionRequest) -> Resources:
-    wires: list[bytes] = []
-
-    def read(struct: struct_pb2.Struct) -> Resource:
-        wires.append(struct.SerializeToString(deterministic=True))
-        return from_struct(struct, wires[-1])
-
+def read_resources(canonical: bytes) -> Resources:
+    """The resources of a request written deterministically. The composite, which is what changes from
+    call to call, is decoded field by field, not kept whole."""
+    req = UnparsedRequest.FromString(canonical)
     observed, required = req.observed, req.required_resources
-    composite, composite_fields = {}, ()
-    if observed.HasField("composite"):
-        composite_fields = field_wires(observed.composite.resource)
-        composite = _decode(observed.composite.resource, composite_fields)
-    return Resources(composite,
-                     {name: read(observed.resources[name].resource) for name in sorted(observed.resources)},
-                     {name: [read(item.resource) for item in required[name].items] for name in sorted(required)},
-                     composite_fields, tuple(wires))
-
-
-def without_resources(req: fnv1.RunFunctionRequest) -> bytes:
-    """The rest of the request, written deterministically: every resource it carries emptied (in
-    place), the names, readiness and connection details kept. With the Resources' content, the
-    request whole, each resource written once."""
-    observed = req.observed
-    if observed.HasField("composite"):
-        observed.composite.resource.Clear()
-    for resource in observed.resources.values():
-        resource.resource.Clear()
-    for found in req.required_resources.values():
-        for item in found.items:
-            item.resource.Clear()
-    return req.SerializeToString(deterministic=True)
+    return Resources(_decode(observed.composite.resource) if observed.HasField("composite") else {},
+                     {name: from_wire(observed.resources[name].resource) for name in sorted(observed.resources)},
+                     {name: [from_wire(item.resource) for item in required[name].items] for name in sorted(required)})
 
 
 def core_request(resources: Resources) -> tuple[str, Request]:
@@ -453,9 +451,8 @@ class FunctionRunner:
         composite, and the functions are pure (compose/base.py: the same request gives the same
         output), so an answer is kept and sent again for a request equal to one already answered.
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
-        request written again deterministically, each resource apart (it is decoded by those bytes
-        too; the composite field by field) and the rest without them. A fatal result is never kept: a failure is logged, and
-        computed again, every time. The least recently used go first beyond `answers_bytes`."""
+        request written again deterministically (each resource is decoded by its bytes in it too). A
+        fatal result is never kept: a failure is logged, and computed again, every time. The least recently used go first beyond `answers_bytes`."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
         except DecodeError as error:
@@ -464,21 +461,20 @@ class FunctionRunner:
                                     "function with Crossplane's RunFunction protocol v1")
             self.log.info("refused a malformed request", error=str(error))
             return rsp.SerializeToString()
-        resources = read_resources(req)
-        rest = without_resources(req)
-        key = (rest, resources.composite_fields, resources.wires)
-        kept = self.answers.get(key)
+        canonical = req.SerializeToString(deterministic=True)
+        kept = self.answers.get(canonical)
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
-        out, fatal = self.respond(req, resources)
+        out, fatal = self.respond(req, read_resources(canonical))
         if not fatal:
-            self.answers.put(key, out, len(rest) + resources.size() + len(out))
+            self.answers.put(canonical, out, len(canonical) + len(out))
         return out
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, as a message (no answer kept)."""
-        return fnv1.RunFunctionResponse.FromString(self.respond(req, read_resources(req))[0])
+        return fnv1.RunFunctionResponse.FromString(
+            self.respond(req, read_resources(req.SerializeToString(deterministic=True)))[0])
 
     def respond(self, req: fnv1.RunFunctionRequest, resources: Resources) -> tuple[bytes, bool]:
         """One call, `req`'s resources read: the serialised response, and whether it is fatal. Never
