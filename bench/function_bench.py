@@ -28,9 +28,9 @@ with its observed and required resources. Then, for each:
 
 Figures are p50 and p99 of 1,000 calls per path, taken in rounds of 100 (after 10 untimed) with
 every path of a request taking its turn each round, so that load that comes and goes on a shared
-machine weighs on all of them alike (the garbage collector off while timing), and the CPU time per call: this process's, plus for gRPC the server process's (read from
-/proc), which other processes' load does not inflate the way it does wall-clock time on a shared
-machine. Target: p50 under 1.5 ms for the 8-pool InferenceCluster over gRPC, judged on "gRPC, new"
+machine weighs on all of them alike (the garbage collector off while timing), and the CPU time per
+call: this process's, plus for gRPC the server process's (read from /proc), which other processes'
+load does not inflate the way it does wall-clock time on a shared machine. Target: p50 under 1.5 ms for the 8-pool InferenceCluster over gRPC, judged on "gRPC, new"
 (a request the server has not answered: "again" is what Crossplane's repeated calls for an unchanged
 composite cost, not the function's own cost). "new" computes everything the rows "in-process" and
 "gRPC" of earlier versions did (a repeated request, no answer kept) and decodes the composite too:

@@ -287,7 +287,6 @@ def from_wire(wire: bytes) -> Resource:
     return resource
 
 
-
 # ---- request -> core
 
 @dataclass(frozen=True)
@@ -452,7 +451,8 @@ class FunctionRunner:
         output), so an answer is kept and sent again for a request equal to one already answered.
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
         request written again deterministically (each resource is decoded by its bytes in it too). A
-        fatal result is never kept: a failure is logged, and computed again, every time. The least recently used go first beyond `answers_bytes`."""
+        fatal result is never kept: a failure is logged, and computed again, every time. The least
+        recently used go first beyond `answers_bytes`."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
         except DecodeError as error:
