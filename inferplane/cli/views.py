@@ -260,14 +260,16 @@ def trace_table(tree: dict[str, Any]) -> str:
 def cluster_readiness(cluster: Resource) -> tuple[str, str]:
     """(READY, REASON) of an InferenceCluster: ready only when the cluster and its stack both are.
 
-    The reason is what holds it (the gate, an invalid stack, provisioning) or, when ready, how the
-    cluster came to be (Available, Existing)."""
+    The reason is what holds it (the gate, an invalid stack, provisioning, a reconcile that failed)
+    or, when ready, how the cluster came to be (Available, Existing)."""
     overall = condition(cluster, "Ready")
     parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
     if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
         return "True", parts[0].get("reason", "")
     if not overall and not any(parts):
-        return "Unknown", ""
+        # Nothing composed it yet; a reconcile that failed says why in Synced (ReconcileError).
+        synced = condition(cluster, "Synced")
+        return "Unknown", synced.get("reason", "") if synced.get("status") == "False" else ""
     held = next((p for p in parts if p.get("status") != "True"), None) or overall
     return "False", held.get("reason", "")
 

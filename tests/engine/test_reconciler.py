@@ -201,6 +201,22 @@ def test_a_failing_function_reports_synced_false_and_deletes_nothing():
         "False", "ReconcileError", "composition function failed: ValueError: boom")
 
 
+def test_the_fleet_table_says_a_cluster_never_composed_failed_to_reconcile():
+    from inferplane.cli.views import fleet_table
+    from inferplane.engine.store import Store
+
+    def broken(request):
+        raise ValueError("boom")
+
+    store = Store(None)
+    reconciler = Reconciler(store, functions={"InferenceCluster": broken})
+    reconciler.submit({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "x"},
+                       "spec": {"cluster": {"source": "Existing"}}})
+    reconciler.run()
+    row = fleet_table(store.list()).splitlines()[1].split()
+    assert row[:4] == ["x", "Existing", "Unknown", "ReconcileError"]
+
+
 def test_requirements_asked_before_are_answered_up_front_and_a_changed_need_is_asked_afresh():
     """The reconciler answers what a function asked for last time in its first call; when the function
     then asks for something else (its spec now names another object), it is called round by round
