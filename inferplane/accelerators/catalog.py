@@ -19,12 +19,11 @@ from inferplane.accelerators.component import (
     Component,
     Render,
     gpu_toleration,
-    is_pinned_version,
     pin_errors,
     shape_errors,
     tag_errors,
 )
-from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, NVIDIA_GPU, Taint
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.mappings import builtin_mappings
@@ -365,28 +364,48 @@ CPU_DRA_DRIVER = Component(
     dra_drivers=frozenset({CPU.name}),
 )
 
+# ---- DRANET on EKS: AWS's chart, which publishes each node's EFA interfaces as dra.net devices
+
+
+def _aws_dranet_values(spec: ServingStackSpec) -> dict[str, Any]:
+    return {
+        # The chart's required affinity keeps it to EFA-capable instance types (and off EKS Auto
+        # Mode nodes); the selector keeps it to the pools whose classes claim DRANET.
+        "nodeSelector": dict(DRANET.node_labels),
+        # Its default tolerates nothing but CriticalAddonsOnly (built into the template, no pool of
+        # ours carries it); it must reach those pools, which are GPU or CPU pools by their other devices.
+        "tolerations": [Taint(t.key, t.value, t.effect).toleration() for t in spec.pool_taints.get(DRANET.name, [])],
+        # The chart's own default, named here because classes claim it by this name.
+        "deviceClass": {"create": True, "name": DRANET.device_class},
+    }
+
+
+AWS_DRANET = Component(
+    key="aws-dranet",
+    # Where AWS's EKS guide and Modelplane install it; its pods run at system-node-critical, which
+    # kube-system admits without a quota.
+    namespace="kube-system",
+    chart=Chart("aws-dranet", "https://aws.github.io/eks-charts", "1.0.0"),
+    values=_aws_dranet_values,
+    dra_drivers=frozenset({DRANET.name}),
+)
+
 # ---- per cloud
 
 
 @dataclass(frozen=True)
 class CloudStack:
-    """What one cloud installs, in install order, and the drivers it provides itself."""
+    """What one cloud installs, in install order."""
 
     components: tuple[Component, ...]
-    external: frozenset[str] = frozenset()
-
-
-# What provides dra.net on EKS: AWS's DRANET chart, installed with the cluster's EFA pools (the EKS
-# cloud module's concern, not the serving stack's), which is why EKS declares dra.net external.
-AWS_DRANET_CHART = Chart("aws-dranet", "https://aws.github.io/eks-charts", "1.0.0")
 
 # Clouds that provision their own pools label GPU nodes with the driver's node labels
 # (`nvidia.com/gpu.present`), which the NVIDIA driver's affinity accepts, so they need no NFD.
 _PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER, CPU_DRA_DRIVER)
 
 CLOUDS: dict[str, CloudStack] = {
-    # EKS provides DRANET itself (aws-dranet, installed with EFA pools), so dra.net is external.
-    "EKS": CloudStack(_PROVISIONED, external=frozenset({DRANET.name})),
+    # DRANET (EFA) is served on EKS only: aws-dranet is AWS's chart for EC2's EFA interfaces.
+    "EKS": CloudStack((*_PROVISIONED, AWS_DRANET)),
     "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
                        DCGM_EXPORTER, CPU_DRA_DRIVER)),
     "AKS": CloudStack(_PROVISIONED),
@@ -417,9 +436,8 @@ def component_drivers(key: str) -> frozenset[str]:
 
 
 def supported_drivers(cloud: str) -> tuple[str, ...]:
-    """The drivers a cloud can serve, sorted: its components' tags plus what it provides itself."""
-    tagged = {d for c in _sound(cloud) for d in c.dra_drivers}
-    return tuple(sorted(tagged | cloud_stack(cloud).external))
+    """The drivers a cloud can serve, sorted: its components' tags."""
+    return tuple(sorted({d for c in _sound(cloud) for d in c.dra_drivers}))
 
 
 def stack_drivers(spec: ServingStackSpec) -> frozenset[str]:
@@ -438,7 +456,7 @@ def components(cloud: str, claimed: Iterable[str]) -> tuple[Component, ...]:
 
 
 def serving(cloud: str, driver: str) -> tuple[Component, ...]:
-    """The components of a cloud that serve one driver (empty for an external or unsupported one)."""
+    """The components of a cloud that serve one driver (empty for an unsupported one)."""
     return tuple(c for c in _sound(cloud) if driver in c.dra_drivers)
 
 
@@ -455,17 +473,12 @@ def sample_spec(cloud: str) -> ServingStackSpec:
 def catalog_errors() -> list[str]:
     """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
     errors: list[str] = []
-    if not is_pinned_version(AWS_DRANET_CHART.version):
-        errors.append(f"chart {AWS_DRANET_CHART.name} version {AWS_DRANET_CHART.version!r} is not an exact pin")
     if set(CLOUDS) != set(SOURCES):
         errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
     for cloud, stack in CLOUDS.items():
         keys = [c.key for c in stack.components]
         if len(keys) != len(set(keys)):
             errors.append(f"{cloud} lists a component key twice: {keys}")
-        unknown = sorted(stack.external - DRIVERS.keys())
-        if unknown:
-            errors.append(f"{cloud} declares unknown external drivers {unknown}")
         spec = sample_spec(cloud)
         for component in stack.components:
             errors += tag_errors(component) + shape_errors(component)

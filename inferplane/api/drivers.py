@@ -17,6 +17,9 @@ CPU_LABEL = f"{API_GROUP}/cpu"
 # CPU pools are tainted so that system workloads (and DaemonSets that tolerate only their own
 # vendor's taint) stay off the cores the CPU DRA driver hands out.
 CPU_TAINT_KEY = CPU_LABEL
+# Pools whose class claims DRANET carry this label, which its DaemonSet selects: its pools are GPU or
+# CPU pools by their other devices, so neither role's label tells them apart from pools without it.
+DRANET_LABEL = f"{API_GROUP}/dranet"
 
 
 class DriverKind(str, Enum):
@@ -87,9 +90,11 @@ CPU = Driver(
     # DRAConsumableCapacity, beta and on by default from Kubernetes 1.36.
     min_kubernetes_version="1.36",
 )
-# DRANET publishes resource.k8s.io/v1 slices, GA from Kubernetes 1.34 (*unconfirmed* against a
-# stated minimum of aws-dranet 1.0.0, which AWS installs on EKS).
-DRANET = Driver(name="dra.net", device_class="dra.net", kind=DriverKind.NETWORK, min_kubernetes_version="1.34")
+# DRANET, as EKS runs it: AWS's aws-dranet chart publishes each node's EFA interfaces under the
+# driver name dra.net and creates the DeviceClass efa.networking.k8s.aws that selects them (the
+# name Modelplane's EFA classes claim). aws-dranet 1.0.0's README asks for Kubernetes 1.35 or later.
+DRANET = Driver(name="dra.net", device_class="efa.networking.k8s.aws", kind=DriverKind.NETWORK,
+                node_labels={DRANET_LABEL: "true"}, min_kubernetes_version="1.35")
 
 DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))

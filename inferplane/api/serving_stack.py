@@ -8,7 +8,8 @@ from pydantic import Field
 
 from inferplane import API_VERSION, INFRA_GROUP
 from inferplane.api.cloud import Source
-from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Condition, Name, Resource, SecretKeyRef, list_map
+from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Condition, Name, Resource, SecretKeyRef, Taint, \
+    list_map
 
 
 class StackSecrets(ApiModel):
@@ -41,6 +42,10 @@ class ServingStackSpec(ApiModel):
         None, json_schema_extra={"x-kubernetes-list-type": "set"},
         description="Drivers the cluster's classes claim. Absent: not yet stamped, the cloud's full list is "
                     "installed so that an upgrade never strips a running stack. Empty: no device stack.")
+    pool_taints: dict[str, list[Taint]] = Field(
+        default_factory=dict,
+        description="For each claimed driver whose pools carry no taint of its own (DRANET's are GPU or CPU "
+                    "pools), the taints of the pools whose classes claim it: its node agents tolerate exactly these.")
     secrets: StackSecrets = Field(default_factory=StackSecrets)
     versions: StackVersions = Field(default_factory=StackVersions)
     gateway: Gateway = Field(default_factory=Gateway)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable, NamedTuple
 
-from inferplane.accelerators import CLOUDS
-from inferplane.accelerators.catalog import cloud_stack
-from inferplane.accelerators.report import provided_by
+from inferplane.accelerators import CLOUDS, serving
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
@@ -154,10 +152,9 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
              [(p["name"], p.get("role"), p.get("nodeCount"),
                ", ".join(f"{d['count']}x{d['driver']} ({d['claim']})" for d in p.get("devices", [])))
               for p in status.get("schedulablePools") or []])
-    external = cloud_stack(source).external if source in CLOUDS else frozenset()
     _section(lines, "DRA Drivers", ("DRIVER", "SERVED BY"),
-             [(d, provided_by(source) if d in external
-               else "the serving stack") for d in status.get("draDrivers") or []])
+             [(d, ", ".join(c.key for c in serving(source, d)) if source in CLOUDS and serving(source, d)
+               else f"nothing: {source} does not serve it") for d in status.get("draDrivers") or []])
 
 
 def event_rows(events: list[dict[str, Any]], now: datetime | None = None) -> list[tuple]:

@@ -59,16 +59,20 @@ def pool_role(klass: InferenceClass) -> PoolRole:
 def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: PoolRole) -> tuple[dict[str, str], list[dict]]:
     labels = {POOL_LABEL: pool.name}
     taints: list[dict[str, str]] = []
+    claimed = [DRIVERS[name] for name in klass.spec.claimed_drivers() if name in DRIVERS]
     if role == PoolRole.CPU:
         labels.update(CPU.node_labels)
         taints.append(CPU.pool_taint.to_dict())
     else:
-        for name in klass.spec.claimed_drivers():
-            driver = DRIVERS.get(name)
-            if driver and driver.kind is DriverKind.GPU:
+        for driver in claimed:
+            if driver.kind is DriverKind.GPU:
                 labels.update(driver.node_labels)
                 if driver.pool_taint:
                     taints.append(driver.pool_taint.to_dict())
+    # A network driver's pools are GPU or CPU pools: its label is what tells them from the others.
+    for driver in claimed:
+        if driver.kind is DriverKind.NETWORK:
+            labels.update(driver.node_labels)
     return labels, taints
 
 
@@ -122,7 +126,7 @@ class InferenceClusterComposer(Composer):
             return self.response
         self.warn_ignored_zones()
         self.compose_cloud_cluster(classes)
-        self.compose_serving_stack(drivers)
+        self.compose_serving_stack(drivers, classes)
         self.compose_status(classes, drivers)
         return self.response
 
@@ -255,10 +259,13 @@ class InferenceClusterComposer(Composer):
             "spec": {"managementPolicies": ["Observe"], "forProvider": {"manifest": copy.deepcopy(KUBEADM_CONFIG)},
                      "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": config_name}}})
 
-    def compose_serving_stack(self, drivers: list[str]) -> None:
+    def compose_serving_stack(self, drivers: list[str], classes: dict[str, InferenceClass]) -> None:
         version = cluster_kubernetes_version(self.cluster)[0] or self.reported_version
         spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
                                 "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
+        pool_taints = self.pool_taints(classes)
+        if pool_taints:
+            spec["poolTaints"] = pool_taints
         identity = self.cluster.spec.cluster.settings().identity_secret_ref if self.source == "Existing" else None
         if identity is not None:
             spec["identitySecretRef"] = identity.model_dump(by_alias=True, exclude_none=True)
@@ -266,6 +273,20 @@ class InferenceClusterComposer(Composer):
             spec["versions"] = {"kubernetes": version}
         self.desire(STACK_KEY, {"apiVersion": ServingStack.api_version_string(), "kind": ServingStack.KIND,
                                 "metadata": {"name": self.name}, "spec": spec})
+
+    def pool_taints(self, classes: dict[str, InferenceClass]) -> dict[str, list[dict[str, str]]]:
+        """For each claimed driver whose pools carry no taint of its own (DRANET's are GPU or CPU pools),
+        the taints of those pools, once each and sorted: what its node agents tolerate."""
+        taints: dict[str, dict[tuple[str, ...], dict[str, str]]] = {}
+        for pool in self.cluster.spec.node_pools:
+            klass = classes[pool.class_name]
+            _, pool_taints = pool_labels_and_taints(pool, klass, pool_role(klass))
+            for driver in klass.spec.claimed_drivers():
+                if driver not in DRIVERS or DRIVERS[driver].pool_taint is not None:
+                    continue
+                for taint in pool_taints:
+                    taints.setdefault(driver, {})[tuple(sorted(taint.items()))] = taint
+        return {driver: [by_id[k] for k in sorted(by_id)] for driver, by_id in sorted(taints.items())}
 
     def autoscaling_maximum(self, pool: NodePool) -> dict[str, int]:
         """{maxNodeCount} where the cloud's autoscaler grows the pool past its nodeCount: the scheduler

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, cloud_stack, supported_drivers
+from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, supported_drivers
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS
@@ -23,7 +23,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.engine.audits import audit
-from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool, installed_components
+from inferplane.engine.simulation import (INSTANCE_TYPE_LABEL, ClusterSimulation, EngineObject, Pool,
+                                          installed_components)
 from inferplane.engine.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
@@ -64,7 +65,6 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         if cloud_cluster is None:
             return None
         entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]]
-    provided = cloud_stack(source).external
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
     composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}
@@ -76,7 +76,7 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         pool: dict[str, Any] = {"entry": entry, "devices": devices}
         if held:
             pool.update(held_pool(entry, composed_with.get(entry["name"], devices), devices,
-                                  served_drivers(stack) | provided))
+                                  served_drivers(stack)))
         pools.append(pool)
     # The uid too: an Object deleted and created again (it reports Creating) is simulated again.
     engines = [{"namespace": o["metadata"]["namespace"], "name": o["metadata"]["name"],
@@ -84,7 +84,7 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
                for replica in pinned(name) for o in children(replica["metadata"]["uid"])
                if o["kind"] == "Object" and (o["spec"].get("providerConfigRef") or {}).get("name") == name]
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
-            "provided": sorted(provided), "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+            "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
 
 
 def served_drivers(stack: Resource) -> set[str]:
@@ -141,7 +141,7 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None
     # The inputs are the reconciler's cache's own objects, uncopied: the simulation never modifies
     # them (checked in the tests), and a copy of every chart's values was a tenth of a simulation.
     pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
-    simulation = ClusterSimulation(name, pools, inputs["installed"], inputs["provided"],
+    simulation = ClusterSimulation(name, pools, inputs["installed"],
                                    [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
     simulated = simulation.simulate()
     _keep_creation_times(simulated, store.cluster_objects(name).get(name, []), store.clock())
@@ -165,9 +165,15 @@ def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
 
 
 def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
-    """Labels the cloud itself puts on a pool's nodes: GKE marks GPU nodes with their accelerator."""
-    accelerator = ((entry.get("machine") or {}).get("accelerator") or {}).get("type")
-    return {GKE_ACCELERATOR_LABEL: accelerator} if source == "GKE" and accelerator else {}
+    """Labels the cloud itself puts on a pool's nodes, where a chart reads them: GKE marks GPU nodes
+    with their accelerator, and EKS nodes carry their instance type (aws-dranet's affinity)."""
+    machine = entry.get("machine") or {}
+    accelerator = (machine.get("accelerator") or {}).get("type")
+    if source == "GKE" and accelerator:
+        return {GKE_ACCELERATOR_LABEL: accelerator}
+    if source == "EKS" and machine.get("instanceType"):
+        return {INSTANCE_TYPE_LABEL: machine["instanceType"]}
+    return {}
 
 
 def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:

@@ -72,6 +72,9 @@ HELD_DRIVERS_ANNOTATION = f"{API_GROUP}/held-drivers"
 APP_LABEL = "app.kubernetes.io/name"
 # The kubelet's label naming its node: the only label that differs between the nodes of one pool.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# The kubelet's label naming its node's machine type, as the cloud reports it (aws-dranet's affinity
+# reads it on EKS).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
 # from its class's `cpu` capacity, which is what the CPU driver hands out.
@@ -177,27 +180,23 @@ class WorkloadReadiness:
     message: str
 
 
-def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource],
-                     provided: Iterable[str] = ()) -> list[Resource]:
+def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]) -> list[Resource]:
     """The objects the cluster would hold: Nodes, workloads, Pods, ResourceSlices, in a fixed order.
 
     `installed` are the serving stack's composed resources (provider-helm Releases and
     provider-kubernetes Objects carrying the component label); resources without the label are not
     serving-stack components and are ignored. A labelled component without a workload description
-    raises `UnknownComponent`. `provided` are the drivers the cloud itself runs on every node (EKS's
-    dra.net): their slices are published wherever a pool declares their devices.
+    raises `UnknownComponent`.
     """
-    return ClusterSimulation(cluster_name, pools, installed_components(installed), provided).simulate()
+    return ClusterSimulation(cluster_name, pools, installed_components(installed)).simulate()
 
 
 class ClusterSimulation:
     def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource],
-                 provided: Iterable[str] = (), engines: Sequence[EngineObject] = ()):
-        """`components`: what `installed_components` reads from the stack's resources; `provided`: the
-        drivers the cloud provides itself; `engines`: the Objects of the ModelReplicas pinned to the
-        cluster."""
+                 engines: Sequence[EngineObject] = ()):
+        """`components`: what `installed_components` reads from the stack's resources; `engines`: the
+        Objects of the ModelReplicas pinned to the cluster."""
         self.cluster = cluster_name
-        self.provided = sorted(provided)
         self.engines = sorted(engines, key=lambda e: e.ref)
         # Object ref -> how its workload runs (engine workloads only).
         self.readiness: dict[str, WorkloadReadiness] = {}
@@ -352,8 +351,6 @@ class ClusterSimulation:
             node, driver = pod["spec"].get("nodeName"), workload.publishes_slices_for
             if node and driver:
                 self.objects.extend(pool_slices(node, self.pool_of[node], [driver]))
-        for info in self.nodes:
-            self.objects.extend(pool_slices(info.name, self.pool_of[info.name], self.provided))
 
     # ---- engine workloads
 
@@ -459,9 +456,9 @@ class ClusterSimulation:
 
     def new_node(self, pool: Pool, index: int) -> tuple[NodeInfo, DeviceAllocator]:
         """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
-        that would land on it bound, and the slices their plugins (and the cloud's) would publish."""
+        that would land on it bound, and the slices their plugins would publish."""
         info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool))
-        drivers = list(self.provided)
+        drivers = []
         for workload in self.workloads:
             if workload.kind != "DaemonSet":
                 continue

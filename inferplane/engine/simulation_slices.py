@@ -140,8 +140,8 @@ def _cpu(node: str, index: int, _: Mapping[str, Attribute], capacity: Mapping[st
 
 def _dranet(node: str, index: int, _: Mapping[str, Attribute], __: Mapping[str, str]) -> SliceDevice:
     d = DRANET.name
-    # A secondary network interface as DRANET reports it (on EKS an EFA interface, which the cloud's
-    # own aws-dranet publishes): one device per interface, named after it.
+    # A secondary network interface as DRANET reports it (on EKS an EFA interface, which aws-dranet
+    # publishes): one device per interface, named after it.
     return SliceDevice(f"eth{index + 1}", {
         f"{d}/ifName": {"string": f"eth{index + 1}"},
         f"{d}/kind": {"string": "network"},

@@ -102,9 +102,9 @@ def test_neutral_components_are_on_every_cloud():
         assert tuple(c for c in stack.components if c.neutral) == NEUTRAL
 
 
-def test_supported_drivers_are_the_tags_plus_what_the_cloud_provides():
+def test_supported_drivers_are_the_tags():
     assert {cloud: supported_drivers(cloud) for cloud in CLOUDS} == {
-        "EKS": ("dra.cpu", "dra.net", "gpu.nvidia.com"),  # dra.net: provided by EKS itself
+        "EKS": ("dra.cpu", "dra.net", "gpu.nvidia.com"),  # dra.net: aws-dranet
         "GKE": ("dra.cpu", "gpu.nvidia.com"),
         "AKS": ("dra.cpu", "gpu.nvidia.com"),
         "Nebius": ("dra.cpu", "gpu.nvidia.com"),
@@ -114,10 +114,10 @@ def test_supported_drivers_are_the_tags_plus_what_the_cloud_provides():
     }
 
 
-def test_amd_only_on_existing_and_dranet_external_on_eks():
+def test_amd_only_on_existing_and_dranet_only_on_eks_by_aws_dranet():
     assert [c for c in CLOUDS if AMD_GPU.name in supported_drivers(c)] == ["Existing"]
-    assert [c for c, s in CLOUDS.items() if s.external] == ["EKS"]
-    assert DRANET.name in supported_drivers("EKS") and serving("EKS", DRANET.name) == ()
+    assert [c for c in CLOUDS if DRANET.name in supported_drivers(c)] == ["EKS"]
+    assert [c.key for c in serving("EKS", DRANET.name)] == ["aws-dranet"]
 
 
 NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "gateway", "kube-prometheus-stack", "lws"]
@@ -126,7 +126,10 @@ NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "gateway", "ku
 @pytest.mark.parametrize("cloud,claimed,installed", [
     ("EKS", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
      [*NEUTRAL_KEYS, "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dcgm-exporter", "dra-driver-cpu"]),
+    ("EKS", [DRANET.name, NVIDIA_GPU.name],
+     [*NEUTRAL_KEYS, "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dcgm-exporter", "aws-dranet"]),
     ("GKE", [CPU.name], [*NEUTRAL_KEYS, "dra-driver-cpu"]),
+    ("GKE", [DRANET.name], NEUTRAL_KEYS),  # not served on GKE: the gate refuses such a cluster first
     ("Civo", [], NEUTRAL_KEYS),
     ("Existing", [NVIDIA_GPU.name, CPU.name, AMD_GPU.name],
      [*NEUTRAL_KEYS, "node-feature-discovery", "dra-driver-nvidia-gpu", "nvidia-critical-pods-quota",

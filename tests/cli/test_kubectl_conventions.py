@@ -208,7 +208,7 @@ def test_a_held_cluster_shows_its_stack_held_and_fleet_separates_running_from_wa
     assert re.search(r"Node Pools:\n  NAME +CLASS +NODES +ZONES\n  l4 +eks-l4 +2 +<none>", described)
     assert re.search(r"Schedulable Pools:\n  NAME +ROLE +NODES +DEVICES\n  l4 +GPU +2 +1xgpu.nvidia.com \(DRA\)",
                      described)
-    assert re.search(r"DRA Drivers:\n  DRIVER +SERVED BY\n  gpu.amd.com +the serving stack", described)
+    assert re.search(r"DRA Drivers:\n  DRIVER +SERVED BY\n  gpu.amd.com +nothing: EKS does not serve it", described)
     trace = run("trace", "icluster", "eks-l4", state=state).stdout
     assert re.search(r"ServingStack/eks-l4 +True +Held +UnsupportedDevices", trace)
     fleet = run("fleet", state=state).stdout.splitlines()
@@ -435,17 +435,28 @@ def test_a_gke_pool_over_two_zones_takes_a_replica_on_each_of_its_nodes(tmp_path
     assert "2 of 3 replicas placed on gke-us-central; 1 fit nowhere (gke-us-central: pool l4: 0 of 2 nodes free" \
         in scheduled["message"]
 
-# ---- 10. what "external" means
+
+# ---- 10. DRANET: served on EKS by AWS's chart, published where its DaemonSet runs
 
 
-def test_a_driver_the_cloud_provides_is_said_so_and_publishes_its_slices(tmp_path):
-    assert "EKS        dra.net          provided by EKS (external: inferplane installs nothing)" in run("stacks").stdout
+def test_dranet_on_eks_is_served_by_aws_dranet_which_publishes_its_slices(tmp_path):
+    assert "EKS        dra.net          aws-dranet" in run("stacks").stdout
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"].append({"name": "nic", "driver": "dra.net", "deviceClassName": "dra.net", "count": 2})
-    run("apply", "-f", write(tmp_path / "class.yaml", yaml.safe_dump(klass)), "-f", EKS_RECIPE / "cluster.yaml",
-        state=tmp_path / "state")
+    klass["spec"]["provisioning"]["eks"]["instanceType"] = "g6.12xlarge"  # EFA-capable (the chart's list)
+    klass["spec"]["devices"].append({"name": "nic", "driver": "dra.net", "deviceClassName": "efa.networking.k8s.aws",
+                                     "count": 2})
+    cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
+    cluster["spec"]["cluster"]["eks"]["kubernetesVersion"] = "1.35"  # aws-dranet's minimum
+    run("apply", "-f", write(tmp_path / "class.yaml", yaml.safe_dump(klass)),
+        "-f", write(tmp_path / "cluster.yaml", yaml.safe_dump(cluster)), state=tmp_path / "state")
     described = run("describe", "icluster", "eks-l4", state=tmp_path / "state").stdout
-    assert re.search(r"  dra.net +provided by EKS \(external: inferplane installs nothing\)", described)
+    assert re.search(r"DRA Drivers:\n  DRIVER +SERVED BY\n  dra.net +aws-dranet\n"
+                     r"  gpu.nvidia.com +dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter", described)
+    trace = run("trace", "icluster", "eks-l4", state=tmp_path / "state").stdout
+    assert re.search(r"Release/eks-l4-aws-dranet-\w+ +True +True +Available", trace)
+    pods = run("get", "pods", "-n", "kube-system", "--cluster", "eks-l4", "-o", "name",
+               state=tmp_path / "state").stdout.split()
+    assert len([p for p in pods if p.startswith("pod/aws-dranet-")]) == 2
     slices = json.loads(run("get", "resourceslices", "--cluster", "eks-l4", "-o", "json",
                             state=tmp_path / "state").stdout)["items"]
     net = [s for s in slices if s["spec"]["driver"] == "dra.net"]

@@ -7,7 +7,7 @@ from inferplane.cli.main import cli
 EXPECTED = """\
 CLOUD      DRIVER           COMPONENTS
 EKS        dra.cpu          dra-driver-cpu
-EKS        dra.net          provided by EKS (external: inferplane installs nothing)
+EKS        dra.net          aws-dranet
 EKS        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 GKE        dra.cpu          dra-driver-cpu
 GKE        gpu.nvidia.com   nvidia-driver-installer, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter

@@ -315,3 +315,45 @@ def test_capacity_blocks_and_fabrics_reach_the_cloud_pools():
     _, p5, l4 = response.desired["cluster"].resource["spec"]["nodePools"]
     assert (p5["capacityBlock"], p5["fabric"]) == ({"capacityReservationId": "cr-0123456789abcdef0"}, {"type": "EFA"})
     assert "capacityBlock" not in l4 and "fabric" not in l4
+
+
+EFA = {"name": "efa", "claim": "DRA", "driver": "dra.net", "deviceClassName": "efa.networking.k8s.aws", "count": 4,
+       "attributes": {}, "capacity": {}}
+SYNTHETIC_EFA = {**EFA, "claim": "Synthetic"}
+
+
+def test_pools_whose_classes_claim_dranet_are_labelled_and_their_taints_stamped_on_the_stack():
+    classes = [klass("nv-efa", "EKS", [NVIDIA, EFA], True), klass("cpu-efa", "EKS", [CPU, EFA], False),
+               klass("nv", "EKS", [NVIDIA], True), klass("nv-syn", "EKS", [NVIDIA, SYNTHETIC_EFA], True)]
+    composite = cluster("EKS", [("h100", "nv-efa"), ("cpus", "cpu-efa"), ("l4", "nv"), ("a10", "nv-syn")])
+    response = compose_inference_cluster(request(composite, classes))
+    pools = {p["name"]: p for p in response.desired["cluster"].resource["spec"]["nodePools"]}
+    assert pools["h100"]["labels"] == {"inferplane.dev/pool": "h100", "nvidia.com/gpu.present": "true",
+                                       "inferplane.dev/dranet": "true"}
+    assert pools["cpus"]["labels"] == {"inferplane.dev/pool": "cpus", "inferplane.dev/cpu": "true",
+                                       "inferplane.dev/dranet": "true"}
+    # A pool that claims no DRANET device (a Synthetic one claims nothing) is not labelled.
+    assert pools["l4"]["labels"] == pools["a10"]["labels"] | {"inferplane.dev/pool": "l4"} == {
+        "inferplane.dev/pool": "l4", "nvidia.com/gpu.present": "true"}
+    stack = response.desired["serving-stack"].resource["spec"]
+    assert stack["draDrivers"] == ["dra.cpu", "dra.net", "gpu.nvidia.com"]
+    # Only DRANET's: the GPU and CPU drivers' pools carry their own taint.
+    assert stack["poolTaints"] == {"dra.net": [
+        {"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}
+
+
+def test_a_cluster_without_dranet_pools_stamps_no_pool_taints():
+    classes = [klass("nv-syn", "EKS", [NVIDIA, SYNTHETIC_EFA], True)]
+    response = compose_inference_cluster(request(cluster("EKS", [("a10", "nv-syn")]), classes))
+    assert "poolTaints" not in response.desired["serving-stack"].resource["spec"]
+
+
+@pytest.mark.parametrize("source", [s for s in SOURCES if s != "EKS"])
+def test_dranet_off_eks_is_refused_before_anything_is_provisioned(source):
+    classes = [klass("nv-efa", source, [NVIDIA, EFA], True)]
+    response = compose_inference_cluster(request(cluster(source, [("gpus", "nv-efa")]), classes))
+    assert response.desired == {}
+    ready = response.condition("ClusterReady")
+    assert (ready.status, ready.reason) == ("False", "UnsupportedDevices")
+    assert ready.message.startswith("class nv-efa claims dra.net; ")

@@ -61,8 +61,8 @@ CASES = [
         (cloud, [CPU_], CPU_KEYS, []),
         (cloud, [NV, CPU_], nvidia | CPU_KEYS, []),
         (cloud, [AMD], set(), [AMD]),
-        # EKS provides DRANET itself: supported with no component; elsewhere it is unsupported.
-        (cloud, [NET], set(), [] if cloud == "EKS" else [NET]),
+        # DRANET is served on EKS only, by AWS's chart; elsewhere it is unsupported.
+        (cloud, [NET], {"release-aws-dranet"} if cloud == "EKS" else set(), [] if cloud == "EKS" else [NET]),
     ]],
     ("Existing", [], set(), []),
     ("Existing", [NV], NFD_KEYS | NVIDIA_KEYS, []),
@@ -135,6 +135,35 @@ def test_cpu_driver_stays_on_cpu_pools(cloud):
         "tolerations": [{"key": "inferplane.dev/cpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
         "driverConfig": {"reservedCPUs": "0-1", "cpuDeviceMode": "grouped"},
     }
+
+
+def test_aws_dranet_reaches_exactly_the_pools_whose_classes_claim_dranet(crossplane_crds):
+    cpu_taint = {"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}
+    gpu_taint = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    response = compose("EKS", [NET, NV, CPU_], poolTaints={NET: [cpu_taint, gpu_taint]},
+                       kubeconfigSecretRef=KUBECONFIG)
+    release = response.desired["release-aws-dranet"].resource
+    assert crossplane_crds.validate(release) == []
+    assert release["metadata"]["annotations"] == {"crossplane.io/external-name": "aws-dranet"}
+    assert release["metadata"]["labels"] == {"inferplane.dev/component": "aws-dranet"}
+    assert release["spec"] == {
+        "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "cluster-1"},
+        "forProvider": {
+            "chart": {"name": "aws-dranet", "repository": "https://aws.github.io/eks-charts", "version": "1.0.0"},
+            "namespace": "kube-system",
+            "values": {
+                "nodeSelector": {"inferplane.dev/dranet": "true"},
+                "tolerations": [
+                    {"key": "inferplane.dev/cpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+                    {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+                "deviceClass": {"create": True, "name": "efa.networking.k8s.aws"},
+            }}}
+    # The stack's other drivers' pool taints are not DRANET's to tolerate.
+    only_gpu = compose("EKS", [NET, NV, CPU_], poolTaints={NET: [gpu_taint]})
+    assert values(only_gpu, "release-aws-dranet")["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    # Unstamped (the cloud's full list): it tolerates nothing, so it reaches no pool of ours.
+    assert values(compose("EKS"), "release-aws-dranet")["tolerations"] == []
 
 
 @pytest.mark.parametrize("cloud", SOURCES)
@@ -313,9 +342,9 @@ def test_join_properties(cloud, claimed, data):
 
     # Every installed tagged component serves a claimed driver.
     assert all(c.neutral or c.dra_drivers & set(claimed) for c in installed)
-    # Every claimed supported driver has a component or is provided by the cloud.
+    # Every claimed supported driver has a component.
     for driver in set(claimed) & supported:
-        assert any(driver in c.dra_drivers for c in installed) or driver in CLOUDS[cloud].external
+        assert any(driver in c.dra_drivers for c in installed)
     # Neutral components are always present.
     assert [c for c in installed if c.neutral] == list(NEUTRAL)
     # Unsupported drivers are reported exactly when claimed.

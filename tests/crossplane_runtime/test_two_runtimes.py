@@ -3,9 +3,10 @@ function, replayed through the RunFunction server over gRPC, gives the same desi
 status, conditions and requirements, after normalising what protobuf cannot carry (every number is a
 double; a map has no order).
 
-The calls come from reconciling every recipe and a synthetic fleet with a cluster on every cloud, and
-the test requires every registered composition function to have been called: a kind registered later
-is replayed without editing this test, and one no recipe exercises fails it."""
+The calls come from reconciling every recipe, a synthetic fleet with a cluster on every cloud and the
+EKS leg (the fleet whose pool claims DRANET, so its stack composes aws-dranet), and the test requires
+every registered composition function to have been called: a kind registered later is replayed
+without editing this test, and one no recipe exercises fails it."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from inferplane.engine.synthetic_fleet import write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())
+EKS_LEG = REPO / "tests" / "legs" / "eks"
 
 
 def normal(value: Any) -> str:
@@ -86,9 +88,15 @@ def answer_over_grpc(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def embedded_calls(tmp_path_factory):
-    """Every recipe, and a fleet of seven clusters: one per source."""
+    """Every recipe, a fleet of seven clusters (one per source) and the EKS leg."""
     fleet = write_fleet(tmp_path_factory.mktemp("fleet"), 7)
-    return {**{folder.name: record(folder) for folder in RECIPES}, "fleet": record(fleet)}
+    return {**{folder.name: record(folder) for folder in RECIPES}, "fleet": record(fleet),
+            "leg-eks": record(EKS_LEG)}
+
+
+def test_the_eks_leg_composes_aws_dranet(embedded_calls):
+    assert any("release-aws-dranet" in embedded["desired"] for kind, _, embedded in embedded_calls["leg-eks"]
+               if kind == "ServingStack")
 
 
 def test_every_registered_composition_function_was_called(embedded_calls):
@@ -127,7 +135,7 @@ def capturing_stub():
         yield grpcv1.FunctionRunnerServiceStub(channel), received
 
 
-@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet"])
+@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks"])
 def test_the_server_answers_every_embedded_call_as_the_engine_did(capturing_stub, embedded_calls, recipe):
     stub, received = capturing_stub
     calls = embedded_calls[recipe]
@@ -148,7 +156,7 @@ def test_the_server_answers_every_embedded_call_as_the_engine_did(capturing_stub
     assert differences == []
 
 
-@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet"])
+@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks"])
 def test_every_function_is_pure_so_an_answer_can_be_kept(embedded_calls, recipe):
     """What FunctionRunner.answer relies on to send a kept answer again: for every embedded call, the
     same request gives the same response, byte for byte, from a runner that answered it before

@@ -36,14 +36,14 @@ def failures(folder, audit):
 def mutate_engines(monkeypatch, change):
     """Every simulated cluster asked to run its engine workloads with `change(pod spec)` applied."""
     class Mutated(ClusterSimulation):
-        def __init__(self, name, pools, components, provided=(), engines=()):
+        def __init__(self, name, pools, components, engines=()):
             mutated = []
             for engine in engines:
                 manifest = copy.deepcopy(dict(engine.manifest))
                 if manifest.get("kind") == "Deployment":
                     change(manifest["spec"]["template"]["spec"])
                 mutated.append(EngineObject(engine.namespace, engine.name, manifest))
-            super().__init__(name, pools, components, provided, mutated)
+            super().__init__(name, pools, components, mutated)
 
     monkeypatch.setattr(fleet, "ClusterSimulation", Mutated)
 
@@ -74,19 +74,24 @@ def test_every_leg_passes_every_audit(leg):
     assert {a: r.findings for (_, a), r in found.items()} == {
         "placement": (), "toleration": (), "claims": (), "held": ()}
     placement = found[(f"leg-{leg}", "placement")].checked
-    # Two NVIDIA nodes with the kubelet plugin and dcgm-exporter each (plus GKE's driver installer),
-    # the CPU node with the CPU driver, and on Existing two AMD nodes with the DRA driver and exporter.
+    # Two NVIDIA nodes with the kubelet plugin and dcgm-exporter each (plus GKE's driver installer, and
+    # EKS's aws-dranet for their EFA interfaces), the CPU node with the CPU driver, and on Existing two
+    # AMD nodes with the DRA driver and exporter.
     assert placement == {
         "existing": "9 device-stack pods, each on its own pools (amd, cpu, nvidia), none missing",
         "gke": "7 device-stack pods, each on its own pools (cpu, nvidia), none missing",
+        "eks": "7 device-stack pods, each on its own pools (cpu, nvidia), none missing",
     }.get(leg, "5 device-stack pods, each on its own pools (cpu, nvidia), none missing")
     gpus = "amd, cpu, nvidia" if leg == "existing" else "cpu, nvidia"
-    drivers = "dra.cpu, gpu.amd.com, gpu.nvidia.com" if leg == "existing" else "dra.cpu, gpu.nvidia.com"
+    drivers = {"existing": "dra.cpu, gpu.amd.com, gpu.nvidia.com",
+               "eks": "dra.cpu, dra.net, gpu.nvidia.com"}.get(leg, "dra.cpu, gpu.nvidia.com")
     engines = 3 if leg == "existing" else 2
-    # One ModelDeployment per pool: each engine pod runs on its own pool with its driver's device.
+    # One ModelDeployment per pool: each engine pod runs on its own pool with its drivers' devices (on
+    # EKS the NVIDIA one claims an EFA interface beside its GPU).
+    claims = engines + (leg == "eks")
     assert found[(f"leg-{leg}", "toleration")].checked.endswith(f", {engines} engine pods on their own pools ({gpus})")
     assert found[(f"leg-{leg}", "claims")].checked == (
-        f"{engines} claims allocated from their own drivers' slices ({drivers})")
+        f"{claims} claims allocated from their own drivers' slices ({drivers})")
     assert found[(f"leg-{leg}", "held")].checked == "not held by the gate"
 
 
@@ -122,7 +127,7 @@ def test_the_cpu_chart_default_lands_on_every_node_and_fails_the_placement_audit
         ("DriverOnForeignPool", "leg-eks-system-0"), ("DriverOnForeignPool", "leg-eks-system-1")]
     assert re.fullmatch(
         r"DaemonSet/dra-driver-cpu pod kube-system/dra-driver-cpu-\w+ serves dra.cpu but landed on node "
-        r"leg-eks-nvidia-0 of GPU pool nvidia, which runs gpu.nvidia.com: TaintToleration: taint "
+        r"leg-eks-nvidia-0 of GPU pool nvidia, which runs dra.net, gpu.nvidia.com: TaintToleration: taint "
         r"nvidia.com/gpu=true:NoSchedule is tolerated by \{operator: Exists, effect: NoSchedule\} \(it tolerates "
         r"every taint with effect NoSchedule\); limit its nodeSelector and tolerations to its own pools",
         found[0].message)

@@ -297,7 +297,7 @@ def test_devices_report_the_facts_of_the_part_their_class_names():
 
 def test_synthetic_devices_and_unsimulated_drivers_publish_nothing():
     # The NVIDIA driver runs on this pool and publishes its claimed GPU only: not the synthetic one
-    # beside it, and nothing for dra.net, which the simulation does not model.
+    # beside it, and nothing for dra.net, whose driver (aws-dranet) this stack does not install.
     mixed = composed_pool("syn", [device(NVIDIA_GPU.name), device(NVIDIA_GPU.name, name="shadow", claim="Synthetic"),
                                   device("dra.net", name="nic")], nodes=1)
     objects = simulate_cluster("c1", [SYSTEM, mixed], stack("EKS", [NVIDIA_GPU.name]))
