@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from inferplane.accelerators import supported_drivers
 from inferplane import API_GROUP
-from inferplane.api.drivers import CPU, DRIVERS, POOL_LABEL, DriverKind
+from inferplane.api.drivers import CPU, DRANET, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass, read_class
@@ -125,6 +125,7 @@ class InferenceClusterComposer(Composer):
             self.response.status["draDrivers"] = drivers  # what the classes claim, blocked or not
             return self.response
         self.warn_ignored_zones()
+        self.warn_dranet_without_efa(classes)
         self.compose_cloud_cluster(classes)
         self.compose_serving_stack(drivers, classes)
         self.compose_status(classes, drivers)
@@ -230,6 +231,18 @@ class InferenceClusterComposer(Composer):
                 "Warning", "ZonesIgnored",
                 f"pool{'s' if len(zoned) > 1 else ''} {', '.join(zoned)} of InferenceCluster {self.name} set zones, "
                 f"which {self.source} clusters ignore (zones apply on {', '.join(ZONED_SOURCES)}): remove them"))
+
+    def warn_dranet_without_efa(self, classes: dict[str, InferenceClass]) -> None:
+        """DRANET (served on EKS only) publishes a node's EFA interfaces, which an EKS node has only when
+        its pool asks for them: without `fabric.type: EFA` its class's dra.net devices never appear."""
+        bare = [p.name for p in self.cluster.spec.node_pools if (p.fabric is None or p.fabric.type != "EFA")
+                and DRANET.name in classes[p.class_name].spec.claimed_drivers()]
+        for name in bare:
+            self.response.events.append(Event(
+                "Warning", "NoEFAInterfaces",
+                f"pool {name} of InferenceCluster {self.name} claims dra.net devices (EFA interfaces) but has no "
+                "fabric.type: EFA, so its nodes get no EFA interface for aws-dranet to publish: set fabric.type: EFA "
+                "on the pool"))
 
     def compose_cloud_cluster(self, classes: dict[str, InferenceClass]) -> None:
         if self.source == "Existing":

@@ -447,6 +447,7 @@ def test_dranet_on_eks_is_served_by_aws_dranet_which_publishes_its_slices(tmp_pa
                                      "count": 2})
     cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
     cluster["spec"]["cluster"]["eks"]["kubernetesVersion"] = "1.35"  # aws-dranet's minimum
+    cluster["spec"]["nodePools"][0]["fabric"] = {"type": "EFA"}
     run("apply", "-f", write(tmp_path / "class.yaml", yaml.safe_dump(klass)),
         "-f", write(tmp_path / "cluster.yaml", yaml.safe_dump(cluster)), state=tmp_path / "state")
     described = run("describe", "icluster", "eks-l4", state=tmp_path / "state").stdout

@@ -357,3 +357,16 @@ def test_dranet_off_eks_is_refused_before_anything_is_provisioned(source):
     ready = response.condition("ClusterReady")
     assert (ready.status, ready.reason) == ("False", "UnsupportedDevices")
     assert ready.message.startswith("class nv-efa claims dra.net; ")
+
+
+def test_a_pool_claiming_dranet_without_the_efa_fabric_is_warned_about():
+    classes = [klass("nv-efa", "EKS", [NVIDIA, EFA], True)]
+    composite = cluster("EKS", [("bare", "nv-efa"), ("efa", "nv-efa")])
+    composite["spec"]["nodePools"][1]["fabric"] = {"type": "EFA"}
+    response = compose_inference_cluster(request(composite, classes))
+    assert [(e.type, e.reason, e.message) for e in response.events] == [(
+        "Warning", "NoEFAInterfaces",
+        "pool bare of InferenceCluster c1 claims dra.net devices (EFA interfaces) but has no fabric.type: EFA, so "
+        "its nodes get no EFA interface for aws-dranet to publish: set fabric.type: EFA on the pool")]
+    # Still composed: the warning stops nothing.
+    assert set(response.desired) == {"cluster", "serving-stack"}

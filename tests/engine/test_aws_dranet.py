@@ -30,7 +30,9 @@ def cluster(name, pools, source="EKS"):
     settings = {"region": "us-east-2"} if source == "EKS" else {"project": "p", "region": "us-central1"}
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
             "spec": {"cluster": {"source": source, source.lower(): settings},
-                     "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]}}
+                     # A pool whose class claims EFA interfaces asks EKS for them.
+                     "nodePools": [{"name": p, "className": c, "nodeCount": 2,
+                                    **({"fabric": {"type": "EFA"}} if c.endswith("-efa") else {})} for p, c in pools]}}
 
 
 def apply(runtime, tmp_path, *documents):
