@@ -3,12 +3,14 @@
 A cluster's simulation depends on its pools (from the cloud cluster's node pools, or an Existing
 cluster's own spec), the devices of the classes those pools use, the components its serving
 stack installs, and the Objects of the ModelReplicas pinned to it. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
-simulated from keeps its objects.
+simulated from keeps its objects. A cluster whose inputs equal another's, as most clusters of one cloud in a
+fleet do, is derived from that one's simulation by renaming its nodes (`Templates`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import orjson
@@ -19,12 +21,20 @@ from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.engine.audits import audit
-from inferplane.engine.simulation import (INSTANCE_TYPE_LABEL, ClusterSimulation, EngineObject, Pool,
-                                          installed_components)
+from inferplane.engine.simulation import (
+    INSTANCE_TYPE_LABEL,
+    ClusterSimulation,
+    EngineObject,
+    Pool,
+    installed_components,
+    node_names,
+    renamed,
+)
 from inferplane.engine.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
@@ -125,33 +135,111 @@ def without_maximum(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k != "maxNodeCount"}
 
 
-def fingerprint(inputs: dict[str, Any] | None) -> str:
-    return hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
+def encoded(inputs: dict[str, Any] | None) -> bytes:
+    """Simulation inputs as canonical JSON: equal inputs, equal bytes."""
+    return orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)
 
 
-def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None
-             ) -> tuple[list[dict[str, Any]], dict[Key, dict[str, Any]]]:
-    """Simulate one cluster from its inputs and keep its objects. Returns the audit's findings (also
-    recorded as Warning events on the InferenceCluster) and, for every engine workload's Object, the
-    status its provider would report (`engine_object_status`) for the caller to write."""
-    name = cluster["metadata"]["name"]
-    if inputs is None:
-        store.replace_cluster_objects(name, [], fingerprint(None))
-        return [], {}
+def fingerprint(inputs: dict[str, Any] | None, encoding: bytes | None = None) -> str:
+    return hashlib.sha256(encoded(inputs) if encoding is None else encoding).hexdigest()
+
+
+@dataclass(frozen=True)
+class Template:
+    """A simulation kept for clusters with equal inputs: the cluster it ran for, its pools as simulated
+    ((name, node count), after any growth), and its objects before creation times were stamped (a copy:
+    nothing modifies them after, `renamed` included)."""
+
+    cluster: str
+    pools: tuple[tuple[str, int], ...]
+    objects: list[Resource]
+
+
+class Templates:
+    """Simulations kept by their inputs' fingerprint, so that a cluster whose inputs equal another's (in a
+    fleet, most clusters of one cloud share their classes, pools and stack) is derived from that one's
+    objects by renaming its nodes (`renamed`) instead of being simulated again. Kept only where that is
+    sound: no engine workloads, no audit findings (they would name nodes), and inputs that name neither
+    cluster. Bounded: the least recently used goes first."""
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self.kept: dict[str, Template] = {}
+        self.reused = 0  # clusters derived from a template rather than simulated
+
+    def derive(self, name: str, encoding: bytes, print_: str) -> list[Resource] | None:
+        """The objects cluster `name` simulates to, from a template of equal inputs (`encoding`, and its
+        fingerprint `print_`); None without one."""
+        template = self.kept.pop(print_, None)
+        if template is None:
+            return None
+        self.kept[print_] = template  # used most recently
+        if name.encode() in encoding:
+            return None
+        objects = renamed(template.objects, template.cluster, template.pools, name)
+        if objects is None or _names_a_node_of(objects, template):
+            return None
+        self.reused += 1
+        return objects
+
+    def keep(self, name: str, inputs: dict[str, Any], encoding: bytes, print_: str, simulation: ClusterSimulation,
+             objects: list[Resource], findings: list[Any]) -> None:
+        """Keep a simulation just run (its objects before stamping) for clusters of equal inputs, where sound."""
+        if inputs["engines"] or findings or name.encode() in encoding or print_ in self.kept:
+            return
+        pools = tuple((p.name, p.node_count) for p in simulation.pools)
+        if node_names(name, pools) is None:
+            return
+        while self.kept and len(self.kept) >= self.LIMIT:
+            del self.kept[next(iter(self.kept))]
+        self.kept[print_] = Template(name, pools, json_copy(objects))
+
+
+def _names_a_node_of(objects: list[Resource], template: Template) -> bool:
+    """Whether renamed objects still hold a value that starts as the template's nodes' names do (a place
+    `renamed` does not know of; the inputs hold no such value): then the cluster is simulated instead."""
+    return f'"{template.cluster}-'.encode() in orjson.dumps(objects)
+
+
+def cluster_simulation(name: str, inputs: dict[str, Any]) -> ClusterSimulation:
+    """The simulation of cluster `name` from its inputs, not yet run."""
     # The inputs are the reconciler's cache's own objects, uncopied: the simulation never modifies
     # them (checked in the tests), and a copy of every chart's values was a tenth of a simulation.
     pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
-    simulation = ClusterSimulation(name, pools, inputs["installed"],
-                                   [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
-    simulated = simulation.simulate()
+    return ClusterSimulation(name, pools, inputs["installed"],
+                             [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
+
+
+def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, templates: Templates | None = None
+             ) -> tuple[list[dict[str, Any]], dict[Key, dict[str, Any]]]:
+    """Simulate one cluster from its inputs (or derive it from `templates`) and keep its objects. Returns
+    the audit's findings (also recorded as Warning events on the InferenceCluster) and, for every engine
+    workload's Object, the status its provider would report (`engine_object_status`) for the caller to
+    write."""
+    name = cluster["metadata"]["name"]
+    encoding = encoded(inputs)
+    print_ = fingerprint(inputs, encoding)
+    if inputs is None:
+        store.replace_cluster_objects(name, [], print_)
+        return [], {}
+    statuses: dict[Key, dict[str, Any]] = {}
+    findings: list[dict[str, Any]] = []
+    simulated = templates.derive(name, encoding, print_) if templates is not None else None
+    if simulated is None:
+        simulation = cluster_simulation(name, inputs)
+        simulated = simulation.simulate()
+        findings = [f.to_dict() for f in audit(simulated)]
+        if templates is not None:
+            templates.keep(name, inputs, encoding, print_, simulation, simulated, findings)
+        statuses = {Key(OBJECT_GROUP, "Object", *ref.split("/", 1)):
+                    engine_object_status(readiness.ready, readiness.message)
+                    for ref, readiness in simulation.readiness.items()}
     _keep_creation_times(simulated, store.cluster_objects(name).get(name, []), store.clock())
-    findings = [f.to_dict() for f in audit(simulated)]
     with store.transaction():
-        store.replace_cluster_objects(name, simulated, fingerprint(inputs))
+        store.replace_cluster_objects(name, simulated, print_)
         for finding in findings:
             store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
-    statuses = {Key(OBJECT_GROUP, "Object", *ref.split("/", 1)): engine_object_status(readiness.ready, readiness.message)
-                for ref, readiness in simulation.readiness.items()}
     return findings, statuses
 
 
@@ -176,8 +264,8 @@ def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
-def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
-    """Simulate every cluster afresh; the placement audit's findings by cluster."""
+def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
+    """Every stored cluster with its simulation inputs, read from the store (the reconciler reads its cache)."""
     from inferplane.engine.reconciler import controller_of
 
     everything = store.list()
@@ -190,11 +278,17 @@ def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
             owned.setdefault(owner, []).append(obj)
         if obj["kind"] == "ModelReplica":
             pinned.setdefault((obj.get("spec") or {}).get("clusterName", ""), []).append(obj)
+    return [(cluster, simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
+                                        lambda uid: owned.get(uid, []), lambda name: pinned.get(name, [])))
+            for cluster in everything if cluster["kind"] == "InferenceCluster"]
+
+
+def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Simulate every cluster again, whatever its fingerprint; the placement audit's findings by cluster."""
     findings: dict[str, list[dict[str, Any]]] = {}
-    for cluster in (o for o in everything if o["kind"] == "InferenceCluster"):
-        inputs = simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
-                                   lambda uid: owned.get(uid, []), lambda name: pinned.get(name, []))
-        found, _ = simulate(store, cluster, inputs)
+    templates = Templates()
+    for cluster, inputs in fleet_inputs(store):
+        found, _ = simulate(store, cluster, inputs, templates)
         if inputs is not None:
             findings[cluster["metadata"]["name"]] = found
     return findings

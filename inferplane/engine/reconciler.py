@@ -28,7 +28,7 @@ from inferplane.api.json_data import json_copy
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import CONFLICT, Request, Requirement, Response, is_ready
-from inferplane.engine.fleet import fingerprint, simulate, simulation_inputs
+from inferplane.engine.fleet import Templates, fingerprint, simulate, simulation_inputs
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.store import RECONCILE, SIMULATE, Conflict, Key, Resource, Store, resource_version
@@ -240,6 +240,8 @@ class Reconciler:
         # Composites the writes of the current reconcile affect, in the order they were first affected:
         # queued once when it ends, rather than once per write (a stack's dozen releases each affect it).
         self.affected: dict[Key, None] = {}
+        # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
+        self.templates = Templates()
 
     # ---- writes users make
 
@@ -646,7 +648,7 @@ class Reconciler:
             inputs = simulation_inputs(cluster, self._lookup, self._children, self._pinned)
             if self.store.simulated_inputs(key.name) == fingerprint(inputs):
                 return 0
-            _, statuses = simulate(self.store, cluster, inputs)
+            _, statuses = simulate(self.store, cluster, inputs, self.templates)
             # The engine workloads' Objects report how they run, as their provider would; each change
             # reconciles the replica that composed it.
             for object_key, status in sorted(statuses.items()):

@@ -195,6 +195,26 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
     }
 
 
+def renamed_slice(slice_: Resource, nodes: Mapping[str, str]) -> Resource | None:
+    """A slice `resource_slice` made, moved to the node `nodes` maps its node to: its name, node, pool and
+    the device identities derived from the node's name (an NVIDIA GPU's uuid, unless its class declares
+    one). New dicts where it differs; `slice_` is left as it was. None when it is not shaped as
+    `resource_slice` makes it."""
+    spec, metadata = slice_["spec"], slice_["metadata"]
+    old, driver = spec.get("nodeName"), spec.get("driver")
+    if old not in nodes or spec["pool"]["name"] != old or metadata["name"] != f"{old}-{driver}":
+        return None
+    new = nodes[old]
+    devices = spec["devices"]
+    if driver == NVIDIA_GPU.name:
+        key = _spelled(f"{driver}/uuid", driver, SHAPES[driver])
+        devices = [{**device, "attributes": {**device["attributes"], key: {"string": f"GPU-{_uuid(new, index)}"}}}
+                   if device["attributes"].get(key) == {"string": f"GPU-{_uuid(old, index)}"} else device
+                   for index, device in enumerate(devices)]
+    return {**slice_, "metadata": {**metadata, "name": f"{new}-{driver}"},
+            "spec": {**spec, "nodeName": new, "pool": {**spec["pool"], "name": new}, "devices": devices}}
+
+
 def _attribute(value: Any) -> Attribute:
     """A class attribute (AttributeValue) in the ResourceSlice's typed form."""
     for field_name, key in (("string", "string"), ("version", "version"), ("bool_", "bool"), ("int_", "int")):

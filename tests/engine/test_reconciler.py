@@ -403,9 +403,9 @@ def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
     simulate = reconciler.simulate
     simulated = []
 
-    def checked(store, cluster, inputs):
+    def checked(store, cluster, inputs, templates=None):
         before = json.dumps([cluster, inputs], sort_keys=True)
-        result = simulate(store, cluster, inputs)
+        result = simulate(store, cluster, inputs, templates)
         assert json.dumps([cluster, inputs], sort_keys=True) == before, f"{cluster['metadata']['name']}: inputs modified"
         simulated.append(cluster["metadata"]["name"])
         return result
