@@ -78,10 +78,11 @@ def _prometheus_values(spec: ServingStackSpec) -> dict[str, Any]:
                                        "podMonitorSelectorNilUsesHelmValues": False}
     # A GPU scrape job and the vendor's recording rules for each GPU exporter this stack installs.
     exporters = [c.metrics for c in components(spec.source, stack_drivers(spec)) if c.metrics and c.when(spec)]
-    gpu = gpu_metrics_values(exporters)
-    prometheus_spec.update(gpu.pop("prometheus", {}).get("prometheusSpec", {}))
+    gpu = gpu_metrics_values(exporters)  # read only: shared between stacks
+    prometheus_spec.update(gpu.get("prometheus", {}).get("prometheusSpec", {}))
     # inferplane reads metrics through Prometheus; dashboards are the user's choice.
-    return {"prometheus": {"prometheusSpec": prometheus_spec}, "grafana": {"enabled": False}, **gpu}
+    return {"prometheus": {"prometheusSpec": prometheus_spec}, "grafana": {"enabled": False},
+            **{key: value for key, value in gpu.items() if key != "prometheus"}}
 
 
 PROMETHEUS = Component(

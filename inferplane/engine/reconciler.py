@@ -240,6 +240,10 @@ class Reconciler:
         # Composites the writes of the current reconcile affect, in the order they were first affected:
         # queued once when it ends, rather than once per write (a stack's dozen releases each affect it).
         self.affected: dict[Key, None] = {}
+        # (composite uid, composition key) -> what was applied there last: the desired resource as the
+        # function returned it, the composite's apiVersion, and the key and resourceVersion it left. An
+        # equal resource applied over that same version changes nothing, and is not built and compared again.
+        self.applied: dict[tuple[str, str], tuple[Resource, str, Key, str | None]] = {}
         # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
         self.templates = Templates()
 
@@ -271,6 +275,7 @@ class Reconciler:
         self.objects, self.owned, self.by_uid, self.cluster_scoped, self.pinned = {}, {}, {}, {}, {}
         self.by_kind, self.sorted_kind = {}, {}
         self.affected = {}
+        self.applied = {}  # a batch rolled back may have left versions that the next writes number again
         # The version first: anything written while the list is read is read again by the watch.
         self.seen = self.store.latest_version()
         for obj in self.store.list():
@@ -543,6 +548,15 @@ class Reconciler:
     def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
         """Apply one desired composed resource; returns its key. A resource that another composite
         controls is left alone, and why is added to `conflicts`."""
+        uid = composite["metadata"]["uid"]
+        last = self.applied.get((uid, name))
+        if last is not None:
+            desired, api_version, child_key, version = last
+            current = self.objects.get(child_key)
+            # What this apply would write is what the last one wrote, and nothing wrote it since: unchanged.
+            if current is not None and resource_version(current) == version and api_version == composite["apiVersion"] \
+                    and desired == resource:
+                return child_key
         # New dicts for what is written here only: the rest is shared, as nothing in the engine
         # modifies an object once built (the function may have returned the cache's own objects).
         obj = {k: v for k, v in resource.items() if k != "status"}
@@ -568,7 +582,9 @@ class Reconciler:
         # A managed resource's provider reports on it as soon as it is applied: its status is written
         # with it, in one version.
         managed = obj["kind"] not in self.functions
-        self._put(obj, (lambda applied: self.provider.observe(applied, self._of_kind_named)) if managed else None)
+        stored, _ = self._put(obj, (lambda applied: self.provider.observe(applied, self._of_kind_named))
+                              if managed else None)
+        self.applied[(uid, name)] = (resource, composite["apiVersion"], child_key, resource_version(stored))
         return child_key
 
     def _garbage_collect(self, key: Key) -> None:

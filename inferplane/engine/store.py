@@ -374,7 +374,7 @@ class Store:
 
     def trust_cached_copies(self) -> None:
         """For the rest of this transaction, a `known` copy a caller passes to `put`/`put_status` is taken
-        as current without reading its version back. Only for a caller whose cache read every write up to
+        as current without reading its version back (and no copy as no object). Only for a caller whose cache read every write up to
         `latest_version()` inside this transaction (nobody else can write until it commits) and that
         remembers its own writes, as the reconciler does."""
         assert self._depth > 0, "only inside a transaction"
@@ -463,8 +463,9 @@ class Store:
 
     def _current(self, key: Key, known: Resource | None) -> Resource | None:
         """The stored object: `known` (a caller's cached copy) if it is still at the stored version,
-        which spares reading and decoding the body."""
-        if known is not None and self._cache_trusted:
+        which spares reading and decoding the body. With cached copies trusted, `known` is the stored
+        object, None included (the cache holds no such object: it is a create)."""
+        if self._cache_trusted:
             return known
         if known is not None:
             row = self._db.execute("SELECT rv FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?",

@@ -3,6 +3,7 @@ the recording rules of the vendors those exporters serve, and nothing when there
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable
 
 from inferplane.metrics.mappings import mappings_for
@@ -14,7 +15,14 @@ RULES_NAME = "inferplane-gpu"
 
 
 def gpu_metrics_values(endpoints: Iterable[MetricsEndpoint]) -> dict[str, Any]:
-    endpoints = sorted(endpoints, key=lambda e: e.job)
+    """Read only: shared between calls with equal endpoints (every stack of one cloud and driver set
+    installs the same exporters, and the rules are most of a stack's values)."""
+    return _gpu_metrics_values(tuple(sorted(endpoints, key=lambda e: e.job)))
+
+
+# Bounded by the catalog: one entry per set of exporters a cloud's driver sets install.
+@functools.lru_cache(maxsize=64)
+def _gpu_metrics_values(endpoints: tuple[MetricsEndpoint, ...]) -> dict[str, Any]:
     if not endpoints:
         return {}
     return {

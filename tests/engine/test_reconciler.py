@@ -414,3 +414,42 @@ def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
     runtime = Runtime(None)
     assert runtime.apply([REPO / "recipes" / recipe]).report.converged
     assert sorted(simulated) == sorted(o["metadata"]["name"] for o in runtime.list("InferenceCluster"))
+
+
+def eks_gpu_group(store):
+    return next(o for o in store.list("NodeGroup") if "-gpu-a" in o["metadata"]["name"])
+
+
+def test_a_composed_resource_changed_since_the_reconciler_applied_it_is_applied_again(tmp_path, monkeypatch):
+    """Within a run the reconciler skips building and comparing a resource its function desires exactly
+    as it last applied it, only while the stored one is still the version that apply left: a write by
+    anyone else between two batches is undone by the composite's next reconcile."""
+    from inferplane.engine import reconciler as module
+    from inferplane.engine.reconciler import RECONCILE
+    from inferplane.engine.synthetic_fleet import write_fleet
+
+    runtime = Runtime(None)
+    assert runtime.apply([write_fleet(tmp_path / "fleet", 1)]).report.converged
+    size = eks_gpu_group(runtime.store)["spec"]["initProvider"]["scalingConfig"]["desiredSize"]
+    owner = Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-0000")
+    monkeypatch.setattr(module, "BATCH_SECONDS", 0.0)  # one queue item per batch
+    run_batch = module.Reconciler._run_batch
+    resized = []
+
+    def between_batches(self, report):
+        if str(owner) in report.reconciled and not resized:  # its reconcile applied the group: resize it
+            group = eks_gpu_group(self.store)
+            scaling = {**group["spec"]["initProvider"]["scalingConfig"], "desiredSize": size + 5}
+            with self.store.transaction():
+                self.store.put({**group, "spec": {**group["spec"], "initProvider": {
+                    **group["spec"]["initProvider"], "scalingConfig": scaling}}}, known=group)
+                self.store.enqueue(RECONCILE, [owner])
+            resized.append(self.applied[next(k for k in self.applied if k[1] == "nodepool-gpu-a")])
+        return run_batch(self, report)
+
+    monkeypatch.setattr(module.Reconciler, "_run_batch", between_batches)
+    reconciler = runtime._reconciler()
+    reconciler.resync()
+    report = reconciler.run()
+    assert resized and report.converged and report.reconciled[str(owner)] >= 2
+    assert eks_gpu_group(runtime.store)["spec"]["initProvider"]["scalingConfig"]["desiredSize"] == size

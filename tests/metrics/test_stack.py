@@ -97,3 +97,30 @@ def test_a_component_exporting_metrics_of_a_driver_it_does_not_serve_is_a_catalo
     assert tag_errors(broken) == [
         "component amd-device-config exports gpu.amd.com metrics but does not serve that driver: tag it with "
         "gpu.amd.com or fix its metrics endpoint"]
+
+
+def composed_prometheus_values(cluster: str, drivers: list[str]) -> dict:
+    from inferplane.compose.base import Request
+    from inferplane.compose.serving_stack import compose_serving_stack, resource_key
+
+    composite = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack",
+                 "metadata": {"name": cluster}, "spec": {"source": "Existing", "clusterName": cluster, "draDrivers": drivers}}
+    desired = compose_serving_stack(Request(composite)).desired[resource_key(PROMETHEUS)]
+    return desired.resource["spec"]["forProvider"]["values"]
+
+
+def test_stacks_of_equal_exporters_get_equal_values_each_a_copy_of_its_own():
+    """The GPU jobs and rules are rendered once per set of exporters: each stack's Release still holds a
+    copy of its own (changing one changes no other), and another set of exporters gets its own."""
+    first = composed_prometheus_values("lab-a", ["gpu.nvidia.com"])
+    second = composed_prometheus_values("lab-b", ["gpu.nvidia.com"])
+    assert first == second and jobs_and_rule_groups(first) == NVIDIA
+    first["additionalPrometheusRulesMap"]["inferplane-gpu"]["groups"].clear()
+    first["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"].clear()
+    assert jobs_and_rule_groups(second) == NVIDIA
+    assert jobs_and_rule_groups(composed_prometheus_values("lab-c", ["gpu.nvidia.com"])) == NVIDIA
+    assert jobs_and_rule_groups(composed_prometheus_values("lab-d", ["gpu.amd.com"])) == AMD
+    assert jobs_and_rule_groups(composed_prometheus_values("lab-e", [])) == NONE
+    both = composed_prometheus_values("lab-f", ["gpu.amd.com", "gpu.nvidia.com"])
+    assert jobs_and_rule_groups(both) == (["inferplane-gpu-amd", "inferplane-gpu-nvidia"],
+                                          ["inferplane-gpu-amd-device-metrics", "inferplane-gpu-nvidia-dcgm"])
