@@ -112,6 +112,31 @@ class ByVersion(Generic[T]):
         return found
 
 
+class ByVersions(Generic[T]):
+    """A pure function of a list of stored objects, remembered for the last list by its objects' (uid,
+    resourceVersion) in order (ByVersion's rule, for all of them at once): a fleet read again with nothing
+    changed gives the same result, the same object (read only). A list holding an object without both is
+    converted every time."""
+
+    def __init__(self, function: Callable[[list[Resource]], T]):
+        self.function = function
+        self.last: tuple[tuple[tuple[str, str], ...], T] | None = None
+
+    def __call__(self, objects: list[Resource]) -> T:
+        versions = []
+        for obj in objects:
+            metadata = obj.get("metadata")
+            uid = metadata.get("uid") if isinstance(metadata, dict) else None
+            version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+            if not isinstance(uid, str) or not isinstance(version, str):
+                return self.function(objects)
+            versions.append((uid, version))
+        key = tuple(versions)
+        if self.last is None or self.last[0] != key:
+            self.last = (key, self.function(objects))
+        return self.last[1]
+
+
 def composite_name(composite: Resource) -> str:
     """The composite's name, read without trusting its shape (it may be what failed validation)."""
     metadata = composite.get("metadata")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import replace
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping
 
 import orjson
 from pydantic import ValidationError
@@ -29,7 +29,7 @@ from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
-from inferplane.compose.base import ByVersion, Composer, Request, Requirement, Response, composite_name, \
+from inferplane.compose.base import ByVersion, ByVersions, Composer, Request, Requirement, Response, composite_name, \
     is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.scheduling.fleet import Placement, Schedule, schedule
@@ -136,6 +136,25 @@ def required_class_names(clusters: Iterable[Cluster]) -> list[str]:
     return sorted({pool.class_name for cluster in clusters for pool in cluster.pools})
 
 
+@dataclass(frozen=True)
+class FleetClusters:
+    """Every cluster as the scheduler reads it, the classes their pools name, and each pool's class."""
+
+    clusters: tuple[Cluster, ...]
+    class_names: tuple[str, ...]
+    pool_classes: Mapping[tuple[str, str], str]
+
+
+def fleet_clusters(objects: list[dict[str, Any]]) -> FleetClusters:
+    clusters = tuple(snapshot_cluster_of(c) for c in objects)
+    return FleetClusters(clusters, tuple(required_class_names(clusters)),
+                         {(c.name, p.name): p.class_name for c in clusters for p in c.pools})
+
+
+# Each deployment reads the whole fleet, and its reconciles come in runs over an unchanged fleet.
+fleet_clusters_of = ByVersions(fleet_clusters)
+
+
 def snapshot_classes(required: dict[str, Any], names: Iterable[str]) -> dict[str, PoolClass]:
     """The classes that exist and read; a pool on any other is refused as `class X is not known`."""
     classes = {}
@@ -205,8 +224,8 @@ class ModelDeploymentComposer(Composer):
         if CLUSTERS_REQUIREMENT not in required or REPLICAS_REQUIREMENT not in required:
             self.keep_observed()  # first call: the runtime fetches them and calls again
             return None
-        clusters = tuple(snapshot_cluster_of(c) for c in required[CLUSTERS_REQUIREMENT])
-        names = required_class_names(clusters)
+        fleet = fleet_clusters_of(required[CLUSTERS_REQUIREMENT])
+        clusters, names = fleet.clusters, fleet.class_names
         for name in names:
             requirements[class_requirement_key(name)] = Requirement(
                 InferenceClass.api_version_string(), InferenceClass.KIND, name)
@@ -215,7 +234,7 @@ class ModelDeploymentComposer(Composer):
             return None
         replicas = tuple(snapshot_replica_of(r) for r in required[REPLICAS_REQUIREMENT])
         classes = snapshot_classes(required, names)
-        if not self.pinned_classes_known(clusters, classes, replicas):
+        if not self.pinned_classes_known(fleet.pool_classes, classes, replicas):
             return None
         return Snapshot(clusters, classes, replicas)
 
@@ -263,11 +282,11 @@ class ModelDeploymentComposer(Composer):
                     failed.get(name) or "the cluster has no ReadWriteMany StorageClass")
         return excluded
 
-    def pinned_classes_known(self, clusters: tuple[Cluster, ...], classes: dict[str, PoolClass],
+    def pinned_classes_known(self, pools: Mapping[tuple[str, str], str], classes: dict[str, PoolClass],
                              replicas: tuple[Replica, ...]) -> bool:
         """A class under one of this deployment's running replicas that is gone or unreadable says
-        nothing about whether the replica still fits: keep it rather than re-place it (fail closed)."""
-        pools = {(c.name, p.name): p.class_name for c in clusters for p in c.pools}
+        nothing about whether the replica still fits: keep it rather than re-place it (fail closed).
+        `pools`: (cluster, pool) -> the pool's class."""
         ours = deployment_id(self.namespace, self.deployment.metadata.name)
         unknown = sorted({pools[(r.cluster, m.pool)] for r in replicas if r.deployment == ours
                           for e in r.engines for m in e.members

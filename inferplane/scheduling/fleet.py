@@ -233,7 +233,7 @@ class _FleetScheduler:
         """Free nodes per cluster and pool: capacity minus every other deployment's replicas and
         ours that stay. Ours that are dropped free their nodes for the refill. A member pinned to a
         pool that no longer exists occupies nothing (its pods cannot be scheduled)."""
-        free = {cluster.name: {pool.name: pool.nodes for pool in cluster.pools} for cluster in self.snapshot.clusters}
+        free = {cluster: dict(pools) for cluster, pools in capacity(self.snapshot.clusters).items()}
         for replica in self.replicas:
             if replica.deployment == self.request.deployment and (replica.cluster, replica.index) not in kept:
                 continue
@@ -397,6 +397,18 @@ def _refusal(engine: Engine, pool: Pool, fit: EngineOnClass | None, claimable: l
     if not any(fit.claims):
         return f"engine {engine.name} matches only Synthetic devices here: nothing to claim"
     return None
+
+
+_last_capacity: tuple[tuple[Cluster, ...], dict[str, dict[str, int]]] | None = None
+
+
+def capacity(clusters: tuple[Cluster, ...]) -> dict[str, dict[str, int]]:
+    """Nodes per cluster and pool (read only). Kept for the last clusters, by identity: callers that read
+    an unchanged fleet pass the same tuple (compose.model_deployment.fleet_clusters_of), which this holds."""
+    global _last_capacity
+    if _last_capacity is None or _last_capacity[0] is not clusters:
+        _last_capacity = (clusters, {c.name: {p.name: p.nodes for p in c.pools} for c in clusters})
+    return _last_capacity[1]
 
 
 def scale_down(kept: list[Placement], wanted: int) -> list[Placement]:

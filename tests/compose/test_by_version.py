@@ -1,6 +1,7 @@
-"""ByVersion remembers a conversion per (uid, resourceVersion): a changed object is converted again."""
+"""ByVersion remembers a conversion per (uid, resourceVersion): a changed object is converted again.
+ByVersions does the same for a whole list (the last one)."""
 
-from inferplane.compose.base import ByVersion
+from inferplane.compose.base import ByVersion, ByVersions
 
 
 def cluster(version, nodes, uid="u-1"):
@@ -42,3 +43,23 @@ def test_a_failing_conversion_is_not_remembered():
     except ValueError:
         pass
     assert convert(cluster("1", 0)) == 1
+
+
+def test_a_list_is_converted_again_when_any_object_in_it_changed_came_or_went_or_moved():
+    calls = []
+
+    def total(objects):
+        calls.append([o["metadata"].get("resourceVersion") for o in objects])
+        return sum(o["status"]["nodes"] for o in objects)
+
+    convert = ByVersions(total)
+    fleet = [cluster("7", 2), cluster("3", 1, uid="u-2")]
+    assert [convert(fleet), convert([dict(o) for o in fleet])] == [3, 3]
+    assert calls == [["7", "3"]]
+    assert convert([cluster("8", 5), fleet[1]]) == 6  # one changed
+    assert convert(fleet[:1]) == 2  # one went
+    assert convert(fleet[::-1]) == 3  # the same objects in another order: the function may read the order
+    assert convert([*fleet, cluster("9", 4, uid="u-3")]) == 7  # one came
+    assert convert([fleet[0], cluster(None, 4, uid="u-3")]) == 6  # unversioned: converted every time
+    assert convert([fleet[0], cluster(None, 4, uid="u-3")]) == 6
+    assert len(calls) == 7

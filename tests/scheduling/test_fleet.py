@@ -543,3 +543,16 @@ def test_each_selector_is_evaluated_once_per_class_never_per_cluster(monkeypatch
     result = run(deployment(10), clusters)
     assert len(result.placements) == 10
     assert len(calls) == 3  # one selector, three classes of one device each
+
+
+def test_schedules_over_one_snapshot_start_from_its_full_capacity_and_another_fleet_from_its_own():
+    """The fleet's capacity is worked out once per clusters tuple: each schedule takes its free nodes from
+    a copy (one deployment's placements never leave fewer nodes for the next), and a new tuple, with a
+    pool grown, is read again."""
+    clusters = (cluster("cluster-a", pool(nodes=2)),)
+    snapshot = Snapshot(clusters, CLASSES, (replica("cluster-a", 0, deployment_name="default/other"),))
+    first = schedule(deployment(2), snapshot)
+    assert where(first) == [("cluster-a", 0, "default")] and where(schedule(deployment(2), snapshot)) == where(first)
+    grown = Snapshot((cluster("cluster-a", pool(nodes=3)),), CLASSES, snapshot.replicas)
+    assert where(schedule(deployment(2), grown)) == [("cluster-a", 0, "default"), ("cluster-a", 1, "default")]
+    assert where(schedule(deployment(2), snapshot)) == where(first)
