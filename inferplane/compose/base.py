@@ -123,15 +123,12 @@ class ByVersions(Generic[T]):
         self.last: tuple[tuple[tuple[str, str], ...], T] | None = None
 
     def __call__(self, objects: list[Resource]) -> T:
-        versions = []
-        for obj in objects:
-            metadata = obj.get("metadata")
-            uid = metadata.get("uid") if isinstance(metadata, dict) else None
-            version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
-            if not isinstance(uid, str) or not isinstance(version, str):
-                return self.function(objects)
-            versions.append((uid, version))
-        key = tuple(versions)
+        try:
+            key = tuple([(obj["metadata"]["uid"], obj["metadata"]["resourceVersion"]) for obj in objects])
+        except (KeyError, TypeError):
+            return self.function(objects)
+        if not all(isinstance(uid, str) and isinstance(version, str) for uid, version in key):
+            return self.function(objects)
         if self.last is None or self.last[0] != key:
             self.last = (key, self.function(objects))
         return self.last[1]
