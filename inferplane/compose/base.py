@@ -129,9 +129,10 @@ class ByVersions(Generic[T]):
             return self.function(objects)
         if not all(isinstance(uid, str) and isinstance(version, str) for uid, version in key):
             return self.function(objects)
-        if self.last is None or self.last[0] != key:
-            self.last = (key, self.function(objects))
-        return self.last[1]
+        last = self.last  # read once: the function server calls from several threads
+        if last is None or last[0] != key:
+            last = self.last = (key, self.function(objects))
+        return last[1]
 
 
 def composite_name(composite: Resource) -> str:

@@ -406,9 +406,10 @@ def capacity(clusters: tuple[Cluster, ...]) -> dict[str, dict[str, int]]:
     """Nodes per cluster and pool (read only). Kept for the last clusters, by identity: callers that read
     an unchanged fleet pass the same tuple (compose.model_deployment.fleet_clusters_of), which this holds."""
     global _last_capacity
-    if _last_capacity is None or _last_capacity[0] is not clusters:
-        _last_capacity = (clusters, {c.name: {p.name: p.nodes for p in c.pools} for c in clusters})
-    return _last_capacity[1]
+    last = _last_capacity  # read once: the function server schedules from several threads
+    if last is None or last[0] is not clusters:
+        last = _last_capacity = (clusters, {c.name: {p.name: p.nodes for p in c.pools} for c in clusters})
+    return last[1]
 
 
 def scale_down(kept: list[Placement], wanted: int) -> list[Placement]:
