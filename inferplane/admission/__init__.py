@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping, Protocol
 
-from inferplane.admission.manifests import LoadError, Manifest, load
+import inferplane
+from inferplane.admission.manifests import STDIN, LoadError, Manifest, load, manifest_files
 from inferplane.admission.validate import AdmissionError, admit
+from inferplane.api import KINDS
 from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
@@ -28,11 +33,26 @@ def admit_manifests(manifests: list[Manifest],
                     known_classes: Mapping[str, InferenceClass] | None = None) -> AdmissionResult:
     """Admit each manifest, then check clusters against the classes (this batch's over `known_classes`)."""
     result = AdmissionResult()
+    _admit_each(manifests, result)
+    return _checked_across(result, known_classes)
+
+
+def _admit_each(manifests: list[Manifest], result: AdmissionResult) -> bool:
+    """Admit each manifest into `result`; whether every one was admitted."""
+    whole = True
     for manifest in manifests:
         obj, errors = admit(manifest)
         result.errors.extend(errors)
         if obj is not None:
             result.admitted.append((manifest, obj))
+        else:
+            whole = False
+    return whole
+
+
+def _checked_across(result: AdmissionResult, known_classes: Mapping[str, InferenceClass] | None) -> AdmissionResult:
+    """Clusters checked against the classes (this batch's over `known_classes`): the checks that read
+    more than one object, run at every admission."""
     classes = dict(known_classes or {})
     classes.update({o.metadata.name: o for _, o in result.admitted if isinstance(o, InferenceClass)})
     rejected = set()
@@ -48,8 +68,71 @@ def admit_manifests(manifests: list[Manifest],
     return result
 
 
-def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None) -> AdmissionResult:
-    manifests, load_errors = load(paths)
-    result = admit_manifests(manifests, known_classes)
+class AdmittedFiles(Protocol):
+    """Where the objects of files admitted whole are kept (the state's store), by AdmittedFiles key."""
+
+    def admitted_objects(self, key: bytes) -> list[dict[str, Any]] | None: ...
+
+    def keep_admitted(self, files: dict[bytes, list[dict[str, Any]]]) -> None: ...
+
+
+@functools.cache
+def admission_code() -> bytes:
+    """What a file's verdict depends on besides the file: inferplane's own code (its kinds, schemas,
+    rules and checks) and the version of every library it runs on. Any change to either admits every
+    file afresh."""
+    digest = hashlib.sha256()
+    package = Path(inferplane.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for requirement in sorted(importlib.metadata.distribution("inferplane").requires or ()):
+        name = requirement.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()
+        try:
+            digest.update(f"{name}=={importlib.metadata.version(name)}\n".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{name} absent\n".encode())
+    return digest.digest()
+
+
+def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None,
+                kept: AdmittedFiles | None = None) -> AdmissionResult:
+    """Admit every manifest under `paths`. With `kept`, a file admitted whole before, unchanged, at the
+    same path, by the same code, yields the objects it admitted to without being parsed and checked
+    again (a no-op re-apply of a fleet is mostly that); the checks across objects run every time."""
+    if kept is None:
+        manifests, load_errors = load(paths)
+        result = admit_manifests(manifests, known_classes)
+        result.errors[:0] = load_errors
+        return result
+    result, load_errors, newly_admitted = AdmissionResult(), [], {}
+    for root in paths:
+        files = [root] if str(root) == STDIN or not root.exists() else manifest_files(root)
+        for path in files:
+            key = _file_key(path)
+            objects = kept.admitted_objects(key) if key is not None else None
+            if objects is not None:
+                result.admitted += [(Manifest(o["source"], o["body"]),
+                                     KINDS[(o["body"]["apiVersion"], o["body"]["kind"])].model_validate(o["body"]))
+                                    for o in objects]
+                continue
+            manifests, errors = load([path])
+            load_errors += errors
+            start = len(result.admitted)
+            if _admit_each(manifests, result) and not errors and key is not None:
+                newly_admitted[key] = [{"source": manifest.source, "body": obj.model_dump(by_alias=True, mode="json")}
+                                       for manifest, obj in result.admitted[start:]]
+    kept.keep_admitted(newly_admitted)
     result.errors[:0] = load_errors
-    return result
+    return _checked_across(result, known_classes)
+
+
+def _file_key(path: Path) -> bytes | None:
+    """A file's key among admitted files: its path, bytes and the admitting code (None: standard input,
+    or a file that cannot be read, which `load` reports)."""
+    if str(path) == STDIN:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(admission_code() + str(path).encode() + b"\0" + data).digest()

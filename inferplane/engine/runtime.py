@@ -98,7 +98,9 @@ class Runtime:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
-        return self._store(admit_paths(paths, known_classes=self.known_classes()), on_applied)
+        # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap.
+        kept = self.store if self.store.path is not None else None
+        return self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept), on_applied)
 
     def scale(self, key: Key, replicas: int) -> ApplyResult:
         """Set the replica count of an object whose kind serves the scale subresource (as `kubectl

@@ -110,6 +110,9 @@ CREATE TABLE IF NOT EXISTS requirements (
     PRIMARY KEY (api_group, kind, namespace, name, watcher)
 );
 CREATE INDEX IF NOT EXISTS requirements_by_watcher ON requirements (watcher);
+-- Files admission accepted whole, by a hash of their path, bytes and the admitting code: the objects
+-- they admitted to, so that applying an unchanged file again does not parse and check it again.
+CREATE TABLE IF NOT EXISTS admitted_files (key BLOB PRIMARY KEY, objects BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
     name TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -333,6 +336,24 @@ class Store:
         where = self.path / STORE_FILE if self.path else "the in-memory store"
         return (f"{where} stayed locked by another process for {self.busy_timeout:g} s: wait for the other "
                 "inferplane command (or whatever holds the file) to finish, then run this command again")
+
+    # ---- admitted files (see inferplane.admission.admit_paths)
+
+    ADMITTED_FILES_KEPT = 20_000
+
+    def admitted_objects(self, key: bytes) -> list[dict[str, Any]] | None:
+        row = self._db.execute("SELECT objects FROM admitted_files WHERE key = ?", (key,)).fetchone()
+        return None if row is None else orjson.loads(row[0])
+
+    def keep_admitted(self, files: dict[bytes, list[dict[str, Any]]]) -> None:
+        """Remember files admitted whole; the oldest go beyond ADMITTED_FILES_KEPT."""
+        if not files:
+            return
+        with self.transaction():
+            self._db.executemany("INSERT OR REPLACE INTO admitted_files (key, objects) VALUES (?, ?)",
+                                 [(key, orjson.dumps(objects)) for key, objects in files.items()])
+            self._db.execute("DELETE FROM admitted_files WHERE rowid <= "
+                             "(SELECT MAX(rowid) FROM admitted_files) - ?", (self.ADMITTED_FILES_KEPT,))
 
     def transaction(self, durable: bool = True) -> "Transaction":
         """Writes inside commit together or not at all; nested uses join the outer transaction.
