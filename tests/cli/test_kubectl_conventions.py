@@ -320,6 +320,12 @@ def test_validate_imports_only_what_a_valid_manifest_needs():
     assert out.stdout == "[]\n"
 
 
+def test_python_dash_m_inferplane_is_the_command():
+    out = subprocess.run([sys.executable, "-m", "inferplane", "validate", "-f", str(EKS_RECIPE / "class.yaml")],
+                         capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0 and out.stdout.endswith("1 valid, 0 errors\n"), out.stderr
+
+
 def test_the_cel_packages_command_line_loads_when_read():
     """It is deferred (it pulls in prompt_toolkit), not gone."""
     probe = ("import sys, inferplane.cel; assert 'prompt_toolkit' not in sys.modules; "
