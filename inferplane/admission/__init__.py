@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol
@@ -86,7 +87,7 @@ def admission_code() -> bytes:
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     for requirement in sorted(importlib.metadata.distribution("inferplane").requires or ()):
-        name = requirement.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()
+        name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)  # PEP 508: the name comes first
         try:
             digest.update(f"{name}=={importlib.metadata.version(name)}\n".encode())
         except importlib.metadata.PackageNotFoundError:

@@ -85,6 +85,11 @@ def pool_bounds(pool: NodePool, source: str) -> tuple[int | None, int | None]:
     return pool.min_node_count, pool.max_node_count
 
 
+def pool_zones(pool: NodePool, source: str) -> list[str]:
+    """The zones a pool spans: its own, where the cloud takes zones (elsewhere they are ignored, with a warning)."""
+    return list(pool.zones) if source in ZONED_SOURCES else []
+
+
 def node_pool(pool: NodePool, klass: InferenceClass, source: str) -> dict[str, Any]:
     """A user pool in the cloud cluster kinds' nodePools format, without its machine: role, size,
     labels and taints. The one place a pool's shape is decided, for clouds and existing clusters alike."""
@@ -97,8 +102,8 @@ def node_pool(pool: NodePool, klass: InferenceClass, source: str) -> dict[str, A
         entry["minNodeCount"] = low
     if high is not None:
         entry["maxNodeCount"] = high
-    if pool.zones and source in ZONED_SOURCES:
-        entry["zones"] = list(pool.zones)
+    if zones := pool_zones(pool, source):
+        entry["zones"] = zones
     # Passed on for the cloud to use (EKS: capacity blocks and EFA; Nebius and AKS: InfiniBand).
     for field_, value in (("capacityBlock", pool.capacity_block), ("fabric", pool.fabric)):
         if value is not None:
@@ -311,8 +316,7 @@ class InferenceClusterComposer(Composer):
 
     def nodes_created(self, pool: NodePool, count: int) -> int:
         """The nodes the cloud creates for `count` in the pool's spec: per zone on GKE."""
-        zones = list(pool.zones) if self.source in ZONED_SOURCES else []
-        return CLOUD_MODULES[self.source].nodes_created(count, zones)
+        return CLOUD_MODULES[self.source].nodes_created(count, pool_zones(pool, self.source))
 
     def kubeconfig_secret_ref(self) -> dict[str, str]:
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
