@@ -9,15 +9,15 @@ settings.register_profile("inferplane", deadline=None)
 settings.load_profile("inferplane")
 
 REPO = Path(__file__).resolve().parents[1]
-# CI clones the repository with shared/ beside it, as the developers' machines have it.
-SHARED_SCHEMAS = REPO.parent / "shared" / "schemas"
+# Published CRDs, vendored with their sources (inferplane/data/crds/README.md).
+PUBLISHED_CRDS = REPO / "inferplane" / "data" / "crds"
 
 
 @pytest.fixture(scope="session")
 def crossplane_crds():
     from inferplane.admission.openapi import CRDSchemas
 
-    return CRDSchemas.from_dir(SHARED_SCHEMAS / "crossplane")
+    return CRDSchemas.from_dir(PUBLISHED_CRDS / "crossplane")
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +26,7 @@ def provider_crds():
     from inferplane.admission.openapi import CRDSchemas
 
     class ProviderCRDs:
-        schemas = CRDSchemas.from_dir(SHARED_SCHEMAS / "providers")
+        schemas = CRDSchemas.from_dir(PUBLISHED_CRDS / "providers")
 
         def violations(self, obj):
             return [f"{v.path}: {v.message}" for v in self.schemas.validate(obj)]
@@ -39,7 +39,7 @@ def gateway_api_crds():
     """Gateway API v1.5.1's standard-channel CRDs (and the Inference Extension's)."""
     from inferplane.admission.openapi import CRDSchemas
 
-    return CRDSchemas.from_dir(SHARED_SCHEMAS / "gateway-api")
+    return CRDSchemas.from_dir(PUBLISHED_CRDS / "gateway-api")
 
 
 @pytest.fixture

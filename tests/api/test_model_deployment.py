@@ -15,7 +15,7 @@ from inferplane.api import ModelDeployment, ModelReplica
 from inferplane.api.xrd import openapi_schema, xrd
 from inferplane.cli.views import get_table
 
-MODELPLANE = Path(__file__).resolve().parents[2].parent / "shared" / "modelplane-v0.3.1"
+MODELPLANE = Path(__file__).resolve().parents[2] / "inferplane" / "data" / "modelplane-v0.3.1"
 
 
 def rewritten(text: str) -> str:

@@ -16,7 +16,7 @@ from inferplane.engine.simulation_schema import schema_errors
 from inferplane.engine.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
-MANIFESTS = REPO.parent / "shared" / "modelplane-v0.3.1" / "manifests"
+MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"
 AMD_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-amd"
 
 

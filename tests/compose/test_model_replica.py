@@ -11,7 +11,7 @@ from inferplane.compose.model_replica import compose_model_replica
 from inferplane.engine.simulation_schema import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_SCHEMAS = REPO.parent / "shared" / "schemas"
+PUBLISHED_CRDS = REPO / "inferplane" / "data" / "crds"
 
 
 def load(path):
@@ -252,7 +252,7 @@ def test_a_replica_that_cannot_be_composed_keeps_what_runs(composite, reason, sa
 def crd_schemas(folder):
     from inferplane.admission.openapi import CRDSchemas
 
-    return CRDSchemas.from_dir(SHARED_SCHEMAS / folder)
+    return CRDSchemas.from_dir(PUBLISHED_CRDS / folder)
 
 
 @pytest.fixture(scope="module")

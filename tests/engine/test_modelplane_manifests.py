@@ -19,7 +19,7 @@ from inferplane.engine.runtime import Runtime
 from inferplane.engine.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
-MANIFESTS = REPO.parent / "shared" / "modelplane-v0.3.1" / "manifests"
+MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"
 KINDS = {"InferenceClass", "InferenceCluster"}
 
 
