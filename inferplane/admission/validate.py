@@ -274,6 +274,28 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
         if value is not None and not (isinstance(value, dict) and
                                       all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
             yield f"metadata.{field_}", "must map strings to strings: quote values such as \"true\" or \"1\""
+        elif value:
+            yield from _key_problems(f"metadata.{field_}", value, check_values=field_ == "labels")
+
+
+# apimachinery's validation.IsQualifiedName and IsValidLabelValue (k8s.io/apimachinery/pkg/util/validation):
+# a key is [prefix/]name, the prefix a DNS subdomain of at most 253 characters, the name (and a label's
+# value) at most 63 characters of alphanumerics, '-', '_' and '.', starting and ending alphanumeric.
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def _key_problems(path: str, entries: dict[str, str], check_values: bool) -> Iterable[tuple[str, str]]:
+    for key, value in entries.items():
+        prefix, _, name = key.rpartition("/")
+        if prefix and (len(prefix) > 253 or not re.match(DNS_SUBDOMAIN, prefix)):
+            yield f"{path}[{key}]", (f"the key's prefix {prefix!r} must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 "
+                                     "characters, e.g. inferplane.dev/team")
+        if len(name) > 63 or not _LABEL_NAME.match(name):
+            yield f"{path}[{key}]", ("the key's name must be at most 63 characters of alphanumerics, '-', '_' or '.', "
+                                     "starting and ending alphanumeric, e.g. team or app.kubernetes.io/name")
+        if check_values and value and (len(value) > 63 or not _LABEL_NAME.match(value)):
+            yield f"{path}[{key}]", (f"the value {value!r} must be empty or at most 63 characters of alphanumerics, "
+                                     "'-', '_' or '.', starting and ending alphanumeric")
 
 
 def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:

@@ -266,18 +266,26 @@ def diff(paths: tuple[Path, ...], state: Path | None) -> None:
 @click.option("-A", "--all-namespaces", is_flag=True, help="List namespaced kinds in every namespace.")
 @click.option("-l", "--selector", default=None, help="Label selector: a=b, a!=b, 'a in (x,y)', a, !a; comma-joined.")
 @click.option("-o", "--output", default=None, callback=lambda ctx, param, value: check_output(value),
-              help="wide, name, json, yaml or jsonpath=TEMPLATE (kubectl's).")
+              help="wide, name, json, yaml, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,... (kubectl's).")
+@click.option("--sort-by", default=None, metavar="JSONPATH",
+              help="Order the objects by a field, e.g. '{.metadata.name}' or .status.replicas (kubectl's).")
+@click.option("--show-labels", is_flag=True, help="Add a LABELS column, as kubectl does.")
+@click.option("--no-headers", is_flag=True, help="Leave out the header line of tables and custom columns.")
 @click.option("--cluster", default=None,
               help="Read a target cluster's simulated objects (nodes, pods, resourceslices, ...) instead.")
 @click.option("--for", "for_object", default=None, metavar="KIND/NAME", help="With events: only that object's.")
 @STATE_OPTION
 def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces: bool, selector: str | None,
-        output: str | None, cluster: str | None, for_object: str | None, state: Path | None) -> None:
+        output: str | None, sort_by: str | None, show_labels: bool, no_headers: bool, cluster: str | None,
+        for_object: str | None, state: Path | None) -> None:
     """List objects of one or more kinds (or some by name), as kubectl does."""
+    from inferplane.cli.output import compiled_path, custom_columns_table, relaxed_path, sort_objects
     from inferplane.cli.query import event_subject, namespace_for, select
     from inferplane.cli.resources import resolve_many
     from inferplane.cli.views import event_objects, events_table, get_table
 
+    if sort_by is not None:
+        compiled_path(relaxed_path(sort_by), "'--sort-by'")  # a syntax error is reported before anything is read
     types = resolve_many(kind)
     ns = namespace_for(types, namespace, all_namespaces)
     in_cluster = [t for t in types if t.in_cluster]
@@ -300,14 +308,20 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
                                     if t.kind == "Event" else runtime.list(t.kind))
         selection = select(types, objects_of, names, None if for_object else ns, selector)
 
+    if sort_by is not None:
+        selection.found = [(type_, sort_objects(found, sort_by)) for type_, found in selection.found]
     objects = [o for _, found in selection.found for o in found]
-    if output in (None, "wide"):
+    custom = output is not None and output.startswith("custom-columns=")
+    if output in (None, "wide") or custom:
         tables = []
-        for type_, found in selection.found:
+        if custom and objects:  # one table over every kind, as kubectl prints custom columns
+            tables.append(custom_columns_table(objects, output[len("custom-columns="):], no_headers=no_headers))
+        for type_, found in () if custom else selection.found:
             if found:
                 show_ns = ns is None and type_.namespaced
                 render = events_table if type_.kind == "Event" else get_table
-                tables.append(render(found, wide=output == "wide", namespaces=show_ns, qualify=len(types) > 1))
+                tables.append(render(found, wide=output == "wide", namespaces=show_ns, qualify=len(types) > 1,
+                                     show_labels=show_labels, no_headers=no_headers))
         if tables:
             click.echo("\n\n".join(tables))
         elif not selection.missing:
@@ -398,29 +412,93 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
     click.echo(json.dumps(tree, indent=2) if output == "json" else trace_table(tree))
 
 
-@cli.command()
-@object_arguments
-@TIMEOUT_OPTION
-def delete(kind: str, name: str, namespace: str | None, state: Path | None, timeout: float) -> None:
-    """Delete an object and everything composed under it, users first; refused while something else uses it."""
-    from inferplane.cli.query import fetch
-    from inferplane.engine.reconciler import InUse
-    from inferplane.engine.store import Key
+def _keys_in_files(paths: tuple[Path, ...]) -> list:
+    """The objects a manifest file names, for `delete -f`: kind, name and namespace only, as kubectl
+    reads them (the rest of each document is not checked)."""
+    from inferplane.admission.manifests import load
+    from inferplane.cli.query import object_key
 
+    manifests, errors = load(list(paths))
+    if errors:
+        _print_errors(errors)
+        sys.exit(1)
+    keys, problems = [], []
+    for manifest in manifests:
+        body = manifest.body if isinstance(manifest.body, dict) else {}
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        kind, version, name = body.get("kind"), body.get("apiVersion"), metadata.get("name")
+        if not all(isinstance(v, str) and v for v in (kind, version, name)):
+            problems.append(f"{manifest.source}: a document to delete needs apiVersion, kind and metadata.name")
+            continue
+        group = version.rsplit("/", 1)[0] if "/" in version else ""
+        keys.append(object_key(f"{kind}.{group}" if group else kind, name, metadata.get("namespace")))
+    if problems or not keys:
+        _print_errors(problems or [f"no objects passed to delete in {', '.join(map(str, paths))}"])
+        sys.exit(1)
+    return keys
+
+
+@cli.command()
+@click.argument("kind", required=False, shell_complete=_complete_kind)
+@click.argument("name", required=False, shell_complete=_complete_name)
+@click.option("-f", "--filename", "paths", multiple=True, type=click.Path(path_type=Path),
+              help="Delete the objects a manifest file (a folder of them, or - for standard input) names.")
+@click.option("--ignore-not-found", is_flag=True, help="With -f: an object that does not exist is no error.")
+@NAMESPACE_OPTION
+@STATE_OPTION
+@TIMEOUT_OPTION
+def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_not_found: bool,
+           namespace: str | None, state: Path | None, timeout: float) -> None:
+    """Delete an object (KIND NAME) or every object a file names (-f), and everything composed under
+    each, users first; refused while something else uses it."""
+    from inferplane.cli.query import fetch, object_key
+    from inferplane.engine.reconciler import InUse
+
+    if bool(paths) == bool(kind or name) or (kind and not name):
+        raise click.UsageError("give KIND NAME, or -f FILE for the objects a manifest names")
+    keys = _keys_in_files(paths) if paths else [object_key(kind, name, namespace)]
+    failed = False
     with opened(state, timeout, create=False) as runtime:
-        key = Key.of(fetch(runtime, kind, name, namespace))
-        try:
-            deleted, report = runtime.delete(key)
-        except InUse as refused:
-            raise click.ClickException(str(refused)) from None
-    if not deleted and report.waited_for:
-        click.echo(f"error: nothing deleted: {report.waited_for} is still reconciling this state: run the command "
-                   "again with a longer --timeout to wait for it", err=True)
-        sys.exit(EXIT_NOT_CONVERGED)
-    where = f" (namespace {key.namespace})" if key.namespace else ""
-    click.echo(f"{key.qualified()} deleted{where}")
-    if not _report_convergence(report):
-        sys.exit(EXIT_NOT_CONVERGED)
+        if not paths:
+            fetch(runtime, kind, name, namespace)  # not found: says where else to look
+        found = [key for key in keys if runtime.get(key) is not None]
+        for key in keys:
+            if key not in found and not (paths and ignore_not_found):
+                where = f" in namespace {key.namespace}" if key.namespace else ""
+                click.echo(f'Error from server (NotFound): {key.kind.lower()}{"." + key.group if key.group else ""} '
+                           f'"{key.name}" not found{where}', err=True)
+                failed = True
+        # A file's objects in its order, except that one another of them still uses waits for that one:
+        # a fleet's file lists classes before the clusters that use them.
+        refused: dict = {}
+        deleted_any = False
+        while found:
+            progress, later = False, []
+            for key in found:
+                try:
+                    deleted, report = runtime.delete(key)
+                except InUse as exc:
+                    refused[key] = exc
+                    later.append(key)
+                    continue
+                if not deleted and report.waited_for:
+                    what = f"{key.qualified()} and what follows it not deleted" if deleted_any else "nothing deleted"
+                    click.echo(f"error: {what}: {report.waited_for} is still reconciling this state: run the command "
+                               "again with a longer --timeout to wait for it", err=True)
+                    sys.exit(EXIT_NOT_CONVERGED)
+                refused.pop(key, None)
+                progress = deleted_any = True
+                where = f" (namespace {key.namespace})" if key.namespace else ""
+                click.echo(f"{key.qualified()} deleted{where}")
+                if not _report_convergence(report):
+                    sys.exit(EXIT_NOT_CONVERGED)
+            if not progress:
+                break
+            found = later
+    for exc in refused.values():
+        click.echo(f"error: {exc}", err=True)
+    if failed or refused:
+        sys.exit(1)
 
 
 @cli.command()
@@ -444,6 +522,188 @@ def scale(kind: str, name: str, namespace: str | None, replicas: int, state: Pat
     click.echo(f"{key.qualified()} scaled")
     if not _report_convergence(result.report):
         sys.exit(EXIT_NOT_CONVERGED)
+
+
+def _objects_named(runtime, args: tuple[str, ...], namespace: str | None, selector: str | None = None,
+                   every: bool = False) -> tuple[list[dict], list[str]]:
+    """kubectl's TYPE NAME..., TYPE/NAME... or TYPE with -l/--all: (objects found, not-found messages)."""
+    from inferplane.cli.query import namespace_for, one_type, select
+
+    if not args:
+        raise click.UsageError("name the objects: TYPE NAME..., TYPE/NAME..., or TYPE with -l SELECTOR or --all")
+    if all("/" in a for a in args):
+        pairs = [a.split("/", 1) for a in args]
+    elif "/" in "".join(args):
+        raise click.UsageError("write either TYPE NAME... or TYPE/NAME..., not both")
+    else:
+        if len(args) == 1 and not (selector or every):
+            raise click.UsageError(f"name the {args[0]} objects, or pass -l SELECTOR or --all")
+        pairs = [(args[0], name) for name in args[1:]] or [(args[0], None)]
+    objects, missing = [], []
+    for typed, name in pairs:
+        type_ = one_type(typed)
+        ns = namespace_for([type_], namespace)
+        selection = select([type_], lambda t: runtime.list(t.kind), (name,) if name else (), ns, selector)
+        objects += [o for _, found in selection.found for o in found]
+        missing += selection.missing
+    return objects, missing
+
+
+def _label_changes(specs: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """KEY=VALUE to set and KEY- to remove, as kubectl label parses them."""
+    new, remove = {}, []
+    for spec in specs:
+        if spec.endswith("-") and "=" not in spec:
+            remove.append(spec[:-1])
+        else:
+            key, _, value = spec.partition("=")
+            new[key] = value
+    if set(new) & set(remove):
+        raise click.UsageError("can not both modify and remove a label in the same command")
+    return new, remove
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, required=True, metavar="(TYPE NAME... | TYPE/NAME...) KEY=VALUE... KEY-...")
+@click.option("--overwrite", is_flag=True, help="Change labels that already have a value (refused otherwise).")
+@click.option("-l", "--selector", default=None, help="Label the objects of TYPE that match this selector.")
+@click.option("--all", "every", is_flag=True, help="Label every object of TYPE (in the namespace).")
+@NAMESPACE_OPTION
+@STATE_OPTION
+@TIMEOUT_OPTION
+def label(args: tuple[str, ...], overwrite: bool, selector: str | None, every: bool, namespace: str | None,
+          state: Path | None, timeout: float) -> None:
+    """Set (KEY=VALUE) or remove (KEY-) labels on objects, as kubectl label does; the changed objects go
+    through admission and the fleet is reconciled."""
+    from inferplane.cli.output import qualified_name
+    from inferplane.engine.store import Key
+
+    specs = tuple(a for a in args if "=" in a or (a.endswith("-") and "/" not in a))
+    targets = tuple(a for a in args if a not in specs)
+    if not specs:
+        raise click.UsageError("give at least one label: KEY=VALUE sets it, KEY- removes it")
+    new, remove = _label_changes(specs)
+    failed = False
+    with opened(state, timeout, create=False) as runtime:
+        objects, missing = _objects_named(runtime, targets, namespace, selector, every)
+        changes, verbs = [], {}
+        for obj in objects:
+            labels = dict(obj["metadata"].get("labels") or {})
+            clash = [k for k, v in new.items() if k in labels and labels[k] != v and not overwrite]
+            if clash:
+                click.echo(f"error: '{clash[0]}' already has a value ({labels[clash[0]]}), and --overwrite is false",
+                           err=True)
+                failed = True
+                continue
+            changed = {**{k: v for k, v in labels.items() if k not in remove}, **new}
+            verbs[qualified_name(obj)] = ("not labeled" if changed == labels
+                                          else "unlabeled" if remove and not new else "labeled")
+            if changed != labels:
+                def relabel(body: dict, labels: dict = changed) -> None:
+                    body["metadata"]["labels"] = labels
+                    if not labels:
+                        del body["metadata"]["labels"]
+                changes.append((Key.of(obj), relabel))
+        result = runtime.update(changes, "label") if changes else None
+    if result is not None:
+        _print_errors(result.admission.errors)
+        if result.admission.errors:
+            sys.exit(1)
+    for name, verb in verbs.items():
+        click.echo(f"{name} {verb}")
+    for message in missing:
+        click.echo(f"Error from server (NotFound): {message}", err=True)
+    if failed or missing:
+        sys.exit(1)
+    if result is not None and not _report_convergence(result.report):
+        sys.exit(EXIT_NOT_CONVERGED)
+
+
+def _duration(value: str) -> float:
+    """kubectl's --timeout: a Go duration (30s, 5m, 1h30m, 500ms); a bare number is seconds."""
+    import re
+
+    parts = re.fullmatch(r"((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)|(\d+(?:\.\d+)?)", value.strip())
+    if not parts:
+        raise click.BadParameter(f"{value!r}: write a duration such as 30s, 5m or 1h", param_hint="'--timeout'")
+    if parts.group(2):
+        return float(parts.group(2))
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
+
+
+def _wait_test(condition: str):
+    """--for: a test of one object (None once it is gone) and whether it waits for a deletion."""
+    from inferplane.cli.output import compiled_path, go_text, relaxed_path
+
+    if condition == "delete":
+        return (lambda obj: obj is None), True
+    if condition.startswith("condition="):
+        name, _, wanted = condition[len("condition="):].partition("=")
+        wanted = wanted or "true"
+        return (lambda obj: obj is not None and any(
+            c.get("type", "").lower() == name.lower() and str(c.get("status", "")).lower() == wanted.lower()
+            for c in (obj.get("status") or {}).get("conditions", []))), False
+    if condition.startswith("jsonpath="):
+        expression = condition[len("jsonpath="):]
+        # The value follows the expression's closing brace: {.status.phase}=Running (none: the field exists).
+        path, _, wanted = expression.rpartition("}=") if "}=" in expression else (expression, "", None)
+        path = compiled_path(relaxed_path(path + "}" if wanted is not None else path))
+
+        def holds(obj):
+            found = [m.value for m in path.find(obj)] if obj is not None else []
+            if wanted is None:
+                return bool(found)
+            return bool(found) and all(go_text(v) == wanted for v in found)
+        return holds, False
+    raise click.BadParameter(f"{condition!r}: use delete, condition=TYPE[=VALUE] or jsonpath='{{PATH}}'[=VALUE]",
+                             param_hint="'--for'")
+
+
+@cli.command()
+@click.argument("args", nargs=-1, metavar="TYPE NAME... | TYPE/NAME...")
+@click.option("--for", "condition", required=True, metavar="CONDITION",
+              help="delete, condition=TYPE[=VALUE] (VALUE defaults to true), or jsonpath='{.PATH}'[=VALUE].")
+@click.option("--timeout", "timeout_text", default="30s", show_default=True,
+              help="How long to wait: a duration such as 30s, 5m or 1h (0: check once).")
+@click.option("-l", "--selector", default=None, help="Wait for the objects of TYPE that match this selector.")
+@click.option("--all", "every", is_flag=True, help="Wait for every object of TYPE (in the namespace).")
+@NAMESPACE_OPTION
+@STATE_OPTION
+def wait(args: tuple[str, ...], condition: str, timeout_text: str, selector: str | None, every: bool,
+         namespace: str | None, state: Path | None) -> None:
+    """Wait until objects meet a condition, as kubectl wait does: prints `... condition met` per object,
+    exit 1 at --timeout naming the objects that did not."""
+    import time
+
+    from inferplane.cli.output import qualified_name
+    from inferplane.cli.resources import resolve
+    from inferplane.engine.store import Key
+
+    holds, deleting = _wait_test(condition)
+    deadline = time.monotonic() + _duration(timeout_text)
+    with opened(state, create=False) as runtime:
+        objects, missing = _objects_named(runtime, args, namespace, selector, every)
+    if missing and not deleting:
+        for message in missing:
+            click.echo(f"Error from server (NotFound): {message}", err=True)
+        sys.exit(1)
+    names = {Key.of(o): qualified_name(o) for o in objects}
+    pending: dict = {Key.of(o): o for o in objects}
+    while True:
+        for key in [k for k, obj in pending.items() if holds(obj)]:
+            click.echo(f"{names[key]} condition met")
+            del pending[key]
+        if not pending or time.monotonic() >= deadline:
+            break
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+        # Another inferplane command may be reconciling this state: read what it has written since.
+        with opened(state, create=False) as runtime:
+            pending = {key: runtime.get(key) for key in pending}
+    for key in pending:
+        plural = next(t.plural for t in resolve(key.kind) if t.group == key.group)
+        click.echo(f"error: timed out waiting for the condition on {plural}/{key.name}", err=True)
+    sys.exit(1 if pending else 0)
 
 
 @cli.command()

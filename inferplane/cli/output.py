@@ -1,4 +1,5 @@
-"""kubectl-like output: tables padded to the widest cell, and the -o formats (json, yaml, name, jsonpath)."""
+"""kubectl-like output: tables padded to the widest cell, the -o formats (json, yaml, name, jsonpath,
+custom-columns), --sort-by and --show-labels."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Iterable, Sequence
 
 import click
 
-OUTPUT_FORMATS = ("wide", "name", "json", "yaml", "jsonpath=TEMPLATE")
+OUTPUT_FORMATS = ("wide", "name", "json", "yaml", "jsonpath=TEMPLATE", "custom-columns=HEADER:PATH[,...]")
 
 
 def cell(value: object) -> str:
@@ -19,11 +20,17 @@ def cell(value: object) -> str:
     return "<none>" if value in (None, "") else str(value)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], no_headers: bool = False) -> str:
     cells = [list(map(str, headers))] + [[cell(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
-    return "\n".join(lines)
+    return "\n".join(lines[1:] if no_headers else lines)
+
+
+def labels_text(obj: dict) -> str:
+    """--show-labels' LABELS cell: key=value comma-joined in key order, as kubectl's FormatLabels."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
 
 
 def check_output(value: str | None) -> str | None:
@@ -33,6 +40,9 @@ def check_output(value: str | None) -> str | None:
     if value.startswith("jsonpath="):
         template = value[len("jsonpath="):]
         _tokens(template)  # a syntax error is reported before anything is read
+        return value
+    if value.startswith("custom-columns="):
+        custom_columns(value[len("custom-columns="):])  # likewise
         return value
     raise click.BadParameter(f"{value!r}: use one of {', '.join(OUTPUT_FORMATS)}", param_hint="'-o' / '--output'")
 
@@ -69,7 +79,7 @@ _TOKEN = re.compile(r"\{((?:[^{}\"]|\"(?:[^\"\\]|\\.)*\")*)\}")
 
 
 @lru_cache(maxsize=64)
-def compiled_path(expression: str):
+def compiled_path(expression: str, hint: str = "'-o jsonpath'"):
     from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
     from jsonpath_ng.ext import parse
 
@@ -79,7 +89,7 @@ def compiled_path(expression: str):
         return parse(text)
     except (JsonPathLexerError, JsonPathParserError, Exception) as exc:  # the library raises plain Exceptions too
         raise click.BadParameter(f"{{{expression}}} is not a JSONPath expression: {exc}",
-                                 param_hint="'-o jsonpath'") from None
+                                 param_hint=hint) from None
 
 
 def _tokens(template: str) -> list[tuple[str, str]]:
@@ -146,3 +156,69 @@ def jsonpath_template(template: str, data: Any) -> str:
         return out, i
 
     return run(0, data)[0]
+
+
+# ---- -o custom-columns and --sort-by, as kubectl's get does them
+
+def relaxed_path(expression: str) -> str:
+    """kubectl's RelaxedJSONPathExpression: `{.a.b}`, `.a.b` and `a.b` all mean the path .a.b."""
+    text = expression.strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1].strip()
+    return text if text.startswith((".", "[")) else "." + text
+
+
+@lru_cache(maxsize=64)
+def custom_columns(spec: str) -> tuple[tuple[str, str], ...]:
+    """(header, path) per column of `HEADER:PATH,...`; a column without both is refused."""
+    columns = []
+    for part in spec.split(","):
+        header, sep, path = part.partition(":")
+        if not sep or not header or not path.strip():
+            raise click.BadParameter(f"custom-columns {part!r}: each column is HEADER:JSONPATH, "
+                                     "e.g. custom-columns=NAME:.metadata.name,READY:.status.conditions[0].status",
+                                     param_hint="'-o' / '--output'")
+        columns.append((header, relaxed_path(path)))
+        compiled_path(columns[-1][1])
+    return tuple(columns)
+
+
+def go_text(value: Any) -> str:
+    """A value as kubectl's custom-columns prints it: Go's %v (maps as map[k:v], lists as [a b])."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_text(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_text(v) for v in value) + "]"
+    return _text(value)
+
+
+def custom_columns_table(objects: list[dict], spec: str, no_headers: bool = False) -> str:
+    """One row per object; a path that finds nothing shows <none>, several values comma-joined."""
+    columns = custom_columns(spec)
+    rows = [[",".join(go_text(m.value) for m in compiled_path(path).find(obj)) or None for _, path in columns]
+            for obj in objects]
+    return table([header for header, _ in columns], rows, no_headers=no_headers)
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _sort_key(value: Any) -> tuple:
+    """Numbers by value, text in natural order (digits by number, as kubectl's sortorder.NaturalLess)."""
+    if isinstance(value, bool):
+        return (1, int(value))
+    if isinstance(value, (int, float)):
+        return (1, value)
+    parts = _DIGITS.split(_text(value))
+    return (2, tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p))
+
+
+def sort_objects(objects: list[dict], expression: str) -> list[dict]:
+    """--sort-by: objects ordered by the field the expression finds (the first match); those without
+    it first, as kubectl orders them; ties keep their order."""
+    path = compiled_path(relaxed_path(expression), "'--sort-by'")
+
+    def key(obj: dict) -> tuple:
+        found = path.find(obj)
+        return (0,) if not found else _sort_key(found[0].value)
+    return sorted(objects, key=key)

@@ -10,7 +10,7 @@ from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
-from inferplane.cli.output import compiled_path, qualified_name, table
+from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
 from inferplane.compose.inference_cluster import HELD_ANNOTATION
 from inferplane.engine.reconciler import COMPOSITE_LABEL, COMPOSITION_KEY, controller_of
@@ -113,17 +113,19 @@ def columns_of(kind_name: str, wide: bool) -> list[Column]:
 
 
 def get_table(objects: list[Resource], wide: bool = False, namespaces: bool = False,
-              qualify: bool = False) -> str:
+              qualify: bool = False, show_labels: bool = False, no_headers: bool = False) -> str:
     """One kind's objects as kubectl prints them: NAMESPACE first with -A, kind.group/name where
-    several kinds are printed at once."""
+    several kinds are printed at once, LABELS last with --show-labels."""
     columns = columns_of(objects[0]["kind"] if objects else "", wide)
+    if show_labels:
+        columns.append(("LABELS", labels_text))
     headers = (["NAMESPACE"] if namespaces else []) + ["NAME"] + [c[0] for c in columns]
     rows = []
     for obj in objects:
         name = qualified_name(obj) if qualify else obj["metadata"]["name"]
         row = ([obj["metadata"].get("namespace", "")] if namespaces else []) + [name]
         rows.append(row + [column(obj) for _, column in columns])
-    return table(headers, rows)
+    return table(headers, rows, no_headers=no_headers)
 
 
 def held(obj: Resource) -> str | None:
@@ -201,16 +203,17 @@ def event_objects(events: list[dict[str, Any]]) -> list[Resource]:
 
 
 def events_table(events: list[Resource], wide: bool = False, namespaces: bool = False, qualify: bool = False,
-                 now: datetime | None = None) -> str:
-    headers = (["NAMESPACE"] if namespaces else []) + ["LAST SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
+                 now: datetime | None = None, show_labels: bool = False, no_headers: bool = False) -> str:
+    headers = ((["NAMESPACE"] if namespaces else []) + ["LAST SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
+               + (["LABELS"] if show_labels else []))
     rows = []
     for e in events:
         subject = e["involvedObject"]
         kind = display_kind(subject["kind"], f"{subject['apiVersion']}/v") if subject["apiVersion"] else subject["kind"]
         rows.append(([e["metadata"]["namespace"]] if namespaces else []) + [
             since(e["lastTimestamp"], now) if e["lastTimestamp"] else "<unknown>", e["type"], e["reason"],
-            f"{kind.lower()}/{subject['name']}", e["count"], e["message"]])
-    return table(headers, rows)
+            f"{kind.lower()}/{subject['name']}", e["count"], e["message"]] + ([labels_text(e)] if show_labels else []))
+    return table(headers, rows, no_headers=no_headers)
 
 
 def trace_tree(root: Resource, objects: list[Resource]) -> dict[str, Any]:

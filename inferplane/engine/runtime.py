@@ -120,6 +120,19 @@ class Runtime:
         manifest = Manifest(f"scale {key.qualified()}", body)
         return self._store(admit_manifests([manifest], known_classes=self.known_classes()))
 
+    def update(self, changes: list[tuple[Key, Callable[[dict], None]]], source: str) -> ApplyResult:
+        """Change stored objects in place (`inferplane label`): each changed body, status left out,
+        goes through admission like any other write, then the fleet is reconciled once."""
+        manifests = []
+        for key, change in changes:
+            current = self.store.get(key)
+            if current is None:
+                raise LookupError(f"{key} not found")
+            body = json_copy({k: v for k, v in current.items() if k != "status"})
+            change(body)
+            manifests.append(Manifest(f"{source} {key.qualified()}", body))
+        return self._store(admit_manifests(manifests, known_classes=self.known_classes()))
+
     def _store(self, admission: AdmissionResult,
                on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         result = ApplyResult(admission)
