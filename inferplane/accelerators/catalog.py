@@ -289,6 +289,10 @@ DCGM_EXPORTER = Component(
         # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
         # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
         # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
+        # Caveat at this pin: its ResourceSlice informer is resource.k8s.io/v1beta1 only and start-up
+        # waits for it to sync without a bound (transformation/dra.go:43, :71), while our clusters
+        # (1.34+) serve v1 and leave v1beta1 off unless enabled; v1 support came in 4.6.0-4.8.3
+        # (NVIDIA/dcgm-exporter#590), whose chart is not vendored yet: bump to it once it is.
         "kubernetesDRA": {"enabled": True},
     },
     dra_drivers=frozenset({NVIDIA_GPU.name}),
