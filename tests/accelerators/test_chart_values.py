@@ -205,3 +205,38 @@ def test_the_pinned_charts_own_defaults_pass_their_schema():
     schemas = [chart for chart in WITH_VALUES if pinned_values(chart).schema is not None]
     assert {c.name for c in schemas} == {"cert-manager", "dra-driver-cpu"}
     assert all(chart_value_errors(chart, {}) == [] for chart in schemas)
+
+
+# ---- the simulator reads the same defaults
+
+
+SIMULATED_DEFAULTS = {"CERT_MANAGER_DEFAULTS": catalog.CERT_MANAGER, "PROMETHEUS_DEFAULTS": catalog.PROMETHEUS,
+                      "NFD_DEFAULTS": catalog.NODE_FEATURE_DISCOVERY, "NVIDIA_DEFAULTS": catalog.NVIDIA_DRA_DRIVER,
+                      "DCGM_DEFAULTS": catalog.DCGM_EXPORTER, "AMD_OPERATOR_DEFAULTS": catalog.AMD_GPU_OPERATOR,
+                      "CPU_DRIVER_DEFAULTS": catalog.CPU_DRA_DRIVER, "AWS_DRANET_DEFAULTS": catalog.AWS_DRANET}
+# Subcharts whose defaults live in their own values.yaml (not vendored): the simulator's copy of
+# them is not compared.
+SUBCHARTS = {"kube-prometheus-stack": {"kube-state-metrics", "prometheus-node-exporter"}}
+
+
+def disagreements(mine, chart, path=""):
+    """Where a hand-written copy of chart defaults differs from the chart's own (an empty map or
+    list stands for a null default, as Helm renders both to nothing)."""
+    for key, value in mine.items():
+        here = f"{path}.{key}" if path else key
+        theirs = chart.get(key, KeyError) if isinstance(chart, dict) else KeyError
+        if isinstance(value, dict) and value and isinstance(theirs, dict):
+            yield from disagreements(value, theirs, here)
+        elif value != theirs and not (value in ({}, []) and theirs is None):
+            yield here, value, theirs
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATED_DEFAULTS))
+def test_the_simulators_chart_defaults_are_the_vendored_charts(name):
+    from inferplane.accelerators import workloads
+
+    chart = SIMULATED_DEFAULTS[name].chart
+    found = [(path, mine, theirs) for path, mine, theirs in disagreements(getattr(workloads, name),
+                                                                          pinned_values(chart).defaults)
+             if path.split(".")[0] not in SUBCHARTS.get(chart.name, set())]
+    assert found == []
