@@ -9,13 +9,14 @@ import pytest
 import yaml
 
 from inferplane.accelerators import catalog
-from inferplane.accelerators.catalog import CLOUDS, COMPONENT_LABEL, catalog_errors, components, supported_drivers
+from inferplane.accelerators.catalog import CLOUDS, catalog_errors, components, supported_drivers
 from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, helm_merged, pinned_values
 from inferplane.accelerators.component import Chart
-from inferplane.api.drivers import DRANET
+from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.engine.legs import LEGS
 from inferplane.engine.runtime import Runtime
+from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every folder of manifests a user or the tests reconcile: the bundled recipes and the seven legs.
@@ -43,16 +44,17 @@ def catalog_releases():
 
 
 def folder_releases(folder: Path):
-    """(component key, chart, values) of every serving-stack Release a folder reconciles to."""
+    """(release name, chart, values) of every Release a folder reconciles to: the serving stacks' and
+    the InferenceGateway's (Traefik, MetalLB)."""
     runtime = Runtime(None)
     try:
         runtime.apply([folder])
-        releases = [r for r in runtime.list("Release") if COMPONENT_LABEL in r["metadata"].get("labels", {})]
+        releases = runtime.list("Release")
     finally:
         runtime.close()
     for release in releases:
         chart = release["spec"]["forProvider"]["chart"]
-        yield (release["metadata"]["labels"][COMPONENT_LABEL], Chart(chart["name"], chart["repository"], chart["version"]),
+        yield (release["metadata"]["name"], Chart(chart["name"], chart["repository"], chart["version"]),
                release["spec"]["forProvider"].get("values"))
 
 
@@ -113,8 +115,17 @@ def test_the_catalog_reports_a_key_its_chart_does_not_have(monkeypatch):
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_release_a_folder_reconciles_to_sets_only_values_its_chart_has(folder):
     releases = list(folder_releases(folder))
-    assert releases, f"{folder} composes no serving-stack Release"
-    assert [(key, error) for key, chart, values in releases for error in chart_value_errors(chart, values)] == []
+    assert {chart.name for _, chart, _ in releases} >= {"cert-manager", "kube-prometheus-stack"}
+    assert [(name, error) for name, chart, values in releases for error in chart_value_errors(chart, values)] == []
+
+
+def test_the_gateways_traefik_release_is_checked_against_its_default_chart():
+    # Traefik is composed by the InferenceGateway at the version its spec names (default 40.2.0).
+    releases = list(folder_releases(ROOT / "recipes" / "mixed-fleet"))
+    (traefik,) = [(chart, values) for _, chart, values in releases if chart.name == TRAEFIK_CHART]
+    assert traefik[0].version == TRAEFIK_CHART_VERSION and traefik[1]
+    assert pinned_values(traefik[0]) is not None and chart_value_errors(*traefik) == []
+    assert chart_value_errors(traefik[0], {**traefik[1], "gatewayClass": {"enabled": False, "nam": "x"}}) != []
 
 
 # ---- the rules
@@ -195,16 +206,18 @@ def test_every_vendored_chart_names_its_source_version_and_licence(folder):
     assert sorted(p.name for p in folder.iterdir()) == sorted([*source["files"], "SOURCE", "LICENSE"])
 
 
-def test_every_vendored_chart_is_one_the_catalog_pins():
+def test_every_vendored_chart_is_one_the_catalog_or_the_gateway_pins():
     # A folder left behind by a version bump would check nothing.
-    assert {p.name for p in VENDORED} == {f"{c.name}-{c.version}" for c in WITH_VALUES}
+    assert {p.name for p in VENDORED} == {f"{c.name}-{c.version}" for c in WITH_VALUES} | {
+        f"{TRAEFIK_CHART}-{TRAEFIK_CHART_VERSION}"}
 
 
 def test_the_pinned_charts_own_defaults_pass_their_schema():
     # The checker's schema side reads the schemas as Helm does: the defaults alone are valid.
     schemas = [chart for chart in WITH_VALUES if pinned_values(chart).schema is not None]
-    assert {c.name for c in schemas} == {"cert-manager", "dra-driver-cpu"}
-    assert all(chart_value_errors(chart, {}) == [] for chart in schemas)
+    schemas.append(Chart(TRAEFIK_CHART, TRAEFIK_REPOSITORY, TRAEFIK_CHART_VERSION))
+    assert {c.name for c in schemas} == {"cert-manager", "dra-driver-cpu", "traefik"}
+    assert all(pinned_values(chart).schema and chart_value_errors(chart, {}) == [] for chart in schemas)
 
 
 # ---- the simulator reads the same defaults
