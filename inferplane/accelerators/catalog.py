@@ -179,8 +179,9 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
     "nodeSelectorTerms": [{"matchExpressions": [
         {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
-        # GKE labels the nodes of pools where it installs the driver itself with the driver version;
-        # pools with installation disabled (ours) carry no such label, so the installer runs there.
+        # GKE labels the nodes of pools whose driver it installs with the version it chose (`default`,
+        # `latest`: container-engine-accelerators' Autopilot tests select on it); pools with
+        # installation disabled (ours) carry no such label, so the installer runs there.
         # The demo above removes the label by hand because its pools leave gpu-driver-version unset
         # (GKE-managed); NVIDIA's GKE COS installer for gpu-driver-version=disabled pools keeps this
         # DoesNotExist term for that reason (NVIDIA/aicr 6f14327, recipes/components/
@@ -289,10 +290,12 @@ DCGM_EXPORTER = Component(
         # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
         # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
         # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
-        # Caveat at this pin: its ResourceSlice informer is resource.k8s.io/v1beta1 only and start-up
-        # waits for it to sync without a bound (transformation/dra.go:43, :71), while our clusters
-        # (1.34+) serve v1 and leave v1beta1 off unless enabled; v1 support came in 4.6.0-4.8.3
-        # (NVIDIA/dcgm-exporter#590), whose chart is not vendored yet: bump to it once it is.
+        # Caveat at this pin: its ResourceSlice informer is resource.k8s.io/v1beta1 only, and the
+        # metrics server is built after that informer syncs, with no time limit (transformation/
+        # dra.go:43, :71; server/server.go:70). Our clusters (1.34+) serve v1; v1beta1 is off unless
+        # enabled (beta APIs are off by default, KEP-3136; GKE's DRA page has it enabled by hand for
+        # TPUs only). v1 support came in 4.6.0-4.8.3 (NVIDIA/dcgm-exporter#590), whose chart is not
+        # readable here to vendor: bump to it once it is.
         "kubernetesDRA": {"enabled": True},
     },
     dra_drivers=frozenset({NVIDIA_GPU.name}),
