@@ -60,7 +60,8 @@ def chart_folder(chart: Chart) -> Path:
     return CHARTS_DIR / f"{chart.name}-{chart.version}"
 
 
-@functools.lru_cache(maxsize=None)
+# Bounded by what is vendored: one entry per chart and version asked about.
+@functools.lru_cache(maxsize=64)
 def pinned_values(chart: Chart) -> PinnedValues | None:
     """The vendored values of a chart at its pinned version, or None when nothing is vendored."""
     folder = chart_folder(chart)
