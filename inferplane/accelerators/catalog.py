@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from inferplane import API_GROUP
+from inferplane.accelerators.chart_values import chart_value_errors
 from inferplane.accelerators.component import (
     Chart,
     Component,
@@ -163,9 +164,11 @@ NVIDIA_DRA_DRIVER = Component(
 )
 GKE_NVIDIA_DRA_DRIVER = replace(NVIDIA_DRA_DRIVER, values=_nvidia_values(GKE_NVIDIA_DRIVER_ROOT))
 
-# GKE's automatic driver installation is off on DRA pools (GKE's DRA set-up page: not supported
-# with DRA), so the driver comes from Google's driver-installer DaemonSet for COS, as the DRA
-# driver's own GKE demo installs it. Pinned to the last commit of its manifest; the DaemonSet below
+# GKE's automatic driver installation is off on DRA pools (GKE's DRA set-up page, "Prepare GKE
+# infrastructure for DRA workloads": not supported with DRA; pools set gpu-driver-version=disabled),
+# so the driver comes from Google's driver-installer DaemonSet for COS, our pools' image. (The DRA
+# driver's own GKE demo, v0.4.0 demo/clusters/gke/create-cluster.sh, runs UBUNTU_CONTAINERD pools
+# with the Ubuntu installer instead.) Pinned to the last commit of its manifest; the DaemonSet below
 # carries that manifest's facts (images, host paths, affinity, tolerations).
 GKE_DRIVER_INSTALLER_MANIFEST = (
     "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
@@ -176,7 +179,13 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
     "nodeSelectorTerms": [{"matchExpressions": [
         {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
-        # Pools where GKE installs the driver itself, and confidential nodes, have their own installer.
+        # GKE labels the nodes of pools whose driver it installs with the version it chose (`default`,
+        # `latest`: container-engine-accelerators' Autopilot tests select on it); pools with
+        # installation disabled (ours) carry no such label, so the installer runs there.
+        # The demo above removes the label by hand because its pools leave gpu-driver-version unset
+        # (GKE-managed); NVIDIA's GKE COS installer for gpu-driver-version=disabled pools keeps this
+        # DoesNotExist term for that reason (NVIDIA/aicr 6f14327, recipes/components/
+        # gcp-driver-installer/manifests/nvidia-driver-installer.yaml). Confidential nodes have their own.
         {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
         {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"}]}]}}}
 
@@ -275,8 +284,19 @@ DCGM_EXPORTER = Component(
         # The GPU scrape job reads it; the chart's ServiceMonitor would scrape it a second time and
         # rename the workload's pod labels exported_*.
         "serviceMonitor": {"enabled": False},
-        # GPUs are allocated by DRA: attribute them to pods through their ResourceClaims.
-        "extraEnv": [{"name": "KUBERNETES_ENABLE_DRA", "value": "true"}],
+        # GPUs are allocated by DRA: attribute their metrics to pods (the `pod`, `namespace` and
+        # `container` labels) through the gpu.nvidia.com ResourceSlices. The chart's switch, not the
+        # bare env var: besides KUBERNETES_ENABLE_DRA it mounts the ServiceAccount token and creates
+        # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
+        # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
+        # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
+        # Caveat at this pin: its ResourceSlice informer is resource.k8s.io/v1beta1 only, and the
+        # metrics server is built after that informer syncs, with no time limit (transformation/
+        # dra.go:43, :71; server/server.go:70). Our clusters (1.34+) serve v1; v1beta1 is off unless
+        # enabled (beta APIs are off by default, KEP-3136; GKE's DRA page has it enabled by hand for
+        # TPUs only). v1 support came in 4.6.0-4.8.3 (NVIDIA/dcgm-exporter#590), whose chart is not
+        # readable here to vendor: bump to it once it is.
+        "kubernetesDRA": {"enabled": True},
     },
     dra_drivers=frozenset({NVIDIA_GPU.name}),
     metrics=DCGM_EXPORTER_METRICS,
@@ -472,7 +492,8 @@ def sample_spec(cloud: str) -> ServingStackSpec:
 
 
 def catalog_errors() -> list[str]:
-    """Everything wrong with the catalog: tags, shapes, pins, keys, clouds. Empty when sound."""
+    """Everything wrong with the catalog: tags, shapes, pins, keys, clouds, and values a pinned chart
+    does not have (`chart_values`). Empty when sound."""
     errors: list[str] = []
     if set(CLOUDS) != set(SOURCES):
         errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
@@ -484,6 +505,9 @@ def catalog_errors() -> list[str]:
         for component in stack.components:
             errors += tag_errors(component) + shape_errors(component)
             errors += pin_errors(component, spec)
+            if component.chart is not None:
+                errors += [f"component {component.key}: {e}" for e in chart_value_errors(component.chart,
+                                                                                       component.values(spec))]
             if component.metrics and component.metrics.driver not in {m.spec.driver for m in builtin_mappings()}:
                 errors.append(f"component {component.key} exports {component.metrics.driver} metrics, which no "
                               "built-in mapping in inferplane/metrics/builtin/ reads")
