@@ -261,8 +261,8 @@ NVIDIA_CRITICAL_PODS_QUOTA = Component(
     dra_drivers=frozenset({NVIDIA_GPU.name}),
 )
 
-# NVIDIA's GPU metrics: dcgm-exporter 4.8.2 (chart and image 4.5.3-4.8.2, checked in
-# NVIDIA/dcgm-exporter's deployment/). Its pods are labelled app.kubernetes.io/name=dcgm-exporter
+# NVIDIA's GPU metrics: dcgm-exporter chart 4.8.2 (NVIDIA/dcgm-exporter tag 4.5.3-4.8.2, deployment/),
+# running the 4.6.0-4.8.3 exporter (below). Its pods are labelled app.kubernetes.io/name=dcgm-exporter
 # (the chart name) with the container port named `metrics` (9400); it runs at system-node-critical,
 # which the namespace's critical-pods quota admits.
 DCGM_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-nvidia", driver=NVIDIA_GPU.name,
@@ -290,13 +290,17 @@ DCGM_EXPORTER = Component(
         # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
         # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
         # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
-        # Caveat at this pin: its ResourceSlice informer is resource.k8s.io/v1beta1 only, and the
-        # metrics server is built after that informer syncs, with no time limit (transformation/
-        # dra.go:43, :71; server/server.go:70). Our clusters (1.34+) serve v1; v1beta1 is off unless
-        # enabled (beta APIs are off by default, KEP-3136; GKE's DRA page has it enabled by hand for
-        # TPUs only). v1 support came in 4.6.0-4.8.3 (NVIDIA/dcgm-exporter#590), whose chart is not
-        # readable here to vendor: bump to it once it is.
         "kubernetesDRA": {"enabled": True},
+        # The exporter one release newer than the chart: 4.5.3-4.8.2's ResourceSlice informer is
+        # resource.k8s.io/v1beta1 only, and its metrics server is built after that informer syncs,
+        # with no time limit (transformation/dra.go:43, :71; server/server.go:70), while our clusters
+        # (1.34+) serve v1 and leave v1beta1 off (beta APIs are off by default, KEP-3136): it would
+        # never serve a metric. 4.6.0-4.8.3 reads v1 (NVIDIA/dcgm-exporter#590, fixed in that
+        # release; its README's quick start runs nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless).
+        # Its chart could not be read here to vendor; the 4.8.2 chart's templates give it what it
+        # needs (the env var, the token, and a ClusterRole on resource.k8s.io resourceslices, which
+        # RBAC grants for every version of the group). Move the chart to 4.8.3 once it can be vendored.
+        "image": {"tag": "4.6.0-4.8.3-distroless"},
     },
     dra_drivers=frozenset({NVIDIA_GPU.name}),
     metrics=DCGM_EXPORTER_METRICS,
