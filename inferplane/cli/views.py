@@ -175,6 +175,12 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
     lines.append("Labels:       " + (", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"))
     if obj["kind"] == "InferenceCluster":
         _cluster_essentials(obj, lines)
+    elif obj.get("spec"):
+        # As the manifest wrote it (defaults filled in), the way kubectl describe shows a custom resource's spec.
+        import yaml
+
+        lines.append("Spec:")
+        lines += ["  " + line for line in yaml.safe_dump(obj["spec"], sort_keys=False, width=1_000_000).rstrip("\n").splitlines()]
     conditions = (obj.get("status") or {}).get("conditions") or []
     _section(lines, "Conditions", ("TYPE", "STATUS", "REASON", "MESSAGE"),
              [(c["type"], c["status"], c["reason"], c.get("message")) for c in conditions])

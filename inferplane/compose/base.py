@@ -200,3 +200,9 @@ class Composer:
 
     def condition(self, type_: str, status: str, reason: str, message: str) -> None:
         self.response.conditions.append(Condition(type_, status, reason, message))
+
+    def warn(self, type_: str, reason: str, message: str) -> None:
+        """A condition that is False for a reason someone must act on, and the Warning event that
+        `describe` and `get events` show for it (counted, as Kubernetes counts a repeated event)."""
+        self.condition(type_, "False", reason, message)
+        self.response.events.append(Event("Warning", reason, message))

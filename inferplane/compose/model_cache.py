@@ -223,7 +223,7 @@ class ModelCacheComposer(Composer):
         if not self.clusters:
             message = f"ModelCache {self.name}: no InferenceCluster is selected by its clusterSelector"
             self.condition(CLUSTERS_MATCHED, "False", "NoClusters", message)
-            self.condition(ARTIFACT_READY, "False", "NoClusters", message)
+            self.warn(ARTIFACT_READY, "NoClusters", message)
             return
         self.condition(CLUSTERS_MATCHED, "True", "Matched", f"ModelCache {self.name} stages on "
                        f"{', '.join(c['name'] for c in self.clusters)}")
@@ -231,14 +231,16 @@ class ModelCacheComposer(Composer):
         waiting = [c for c in self.clusters if c["phase"] != "Ready"]
         summary = f"{self.revision_text()} staged on {ready} of {len(self.clusters)} clusters"
         if failed:
-            self.condition(ARTIFACT_READY, "False", "Failed", f"{summary}; "
-                           + "; ".join(f"{c['name']}: {c['message']}" for c in failed))
+            self.warn(ARTIFACT_READY, "Failed", f"{summary}; " + "; ".join(f"{c['name']}: {c['message']}" for c in failed))
         elif waiting:
             # Waiting on a token is no progress: say so over the phase.
             reason = "AuthSecretMissing" if self.source.auth_secret is not None and not self.token else \
                 "Partial" if ready else "Hydrating"
-            self.condition(ARTIFACT_READY, "False", reason, f"{summary}; "
-                           + "; ".join(f"{c['name']}: {c['message']}" for c in waiting))
+            message = f"{summary}; " + "; ".join(f"{c['name']}: {c['message']}" for c in waiting)
+            if reason == "AuthSecretMissing":
+                self.warn(ARTIFACT_READY, reason, message)
+            else:
+                self.condition(ARTIFACT_READY, "False", reason, message)
         else:
             self.condition(ARTIFACT_READY, "True", "Staged", summary)
 

@@ -382,7 +382,11 @@ class ModelDeploymentComposer(Composer):
         clusters = sorted({p.cluster for p in placed.placements})
         self.response.status = {"replicas": {"total": len(placed.placements), "ready": ready}, "clusters": clusters}
         if placed.missing:
-            self.condition(SCHEDULED, "False", "Unschedulable", f"ModelDeployment {self.name}: {placed.message()}")
+            message = f"ModelDeployment {self.name}: {placed.message()}"
+            if placed.waiting:
+                self.condition(SCHEDULED, "False", "Unschedulable", message)
+            else:  # a Warning too, as kube-scheduler's FailedScheduling, for what a person must change
+                self.warn(SCHEDULED, "Unschedulable", message)
         else:
             self.condition(SCHEDULED, "True", "Scheduled", f"ModelDeployment {self.name}: {placed.message()}")
 

@@ -82,6 +82,11 @@ class Schedule:
     def missing(self) -> int:
         return max(self.wanted - len(self.placements), 0)
 
+    @property
+    def waiting(self) -> bool:
+        """Missing replicas only wait for clusters to come up: nothing for a person to fix yet."""
+        return bool(self.rejections) and all(set(reasons) == {CLUSTER_NOT_READY} for reasons in self.rejections.values())
+
     def message(self) -> str:
         """One line for the deployment's condition."""
         clusters = sorted({p.cluster for p in self.placements})
@@ -127,11 +132,15 @@ class ClusterSelected:
         return selector_refusal(request.cluster_selector, cluster.labels)
 
 
+# Why a cluster still coming up takes no replica: a wait, not a mismatch.
+CLUSTER_NOT_READY = "cluster is not ready"
+
+
 class ClusterReady:
     name = "ClusterReady"
 
     def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
-        return None if cluster.ready else "cluster is not ready"
+        return None if cluster.ready else CLUSTER_NOT_READY
 
 
 class TaintToleration:
