@@ -59,9 +59,14 @@ def pool_role(klass: InferenceClass) -> PoolRole:
 def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: PoolRole) -> tuple[dict[str, str], list[dict]]:
     labels = {POOL_LABEL: pool.name}
     taints: list[dict[str, str]] = []
-    claimed = [DRIVERS[name] for name in klass.spec.claimed_drivers() if name in DRIVERS]
+    names = klass.spec.claimed_drivers()
+    claimed = [DRIVERS[name] for name in names if name in DRIVERS]
     if role == PoolRole.CPU:
-        labels.update(CPU.node_labels)
+        # The CPU driver's agent selects this label. A pool of a driver inferplane does not know (one an
+        # Existing cluster's owner runs) keeps the taint, which holds the stack's workloads off it, but not
+        # the label, unless it claims CPUs too: the CPU driver would have nothing to publish there.
+        if CPU.name in names or len(claimed) == len(names):
+            labels.update(CPU.node_labels)
         taints.append(CPU.pool_taint.to_dict())
     else:
         for driver in claimed:

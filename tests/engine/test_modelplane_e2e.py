@@ -155,3 +155,28 @@ def test_withdrawing_the_declaration_holds_the_cluster_and_keeps_the_engine_runn
     objects = runtime.store.cluster_objects("local")["local"]
     assert [o["status"]["phase"] for o in objects if o["kind"] == "Pod"
             and o["metadata"]["name"].startswith("mock-demo-")] == ["Running"]
+
+
+def test_beside_a_cpu_pool_the_cpu_driver_keeps_off_the_owners_pool(tmp_path):
+    paths = fleet(tmp_path, [DRIVER])
+    cluster_file = tmp_path / "30-inference-cluster.yaml"
+    cluster = yaml.safe_load(cluster_file.read_text())
+    cluster["spec"]["nodePools"].append({"name": "cpu", "className": "cpu", "nodeCount": 1})
+    cluster_file.write_text(yaml.safe_dump(cluster))
+    (tmp_path / "cpu-class.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "cpu"},
+        "spec": {"devices": [{"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
+                              "capacity": {"cpu": {"value": "16"}}}]}}))
+    runtime = Runtime(None)  # the simulated cluster's v1.36.1: dra.cpu needs 1.36, more than kind's v1.34.0
+    assert runtime.apply([*paths, tmp_path / "cpu-class.yaml"]).report.converged
+    objects = runtime.store.cluster_objects("local")["local"]
+    nodes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}
+    # The owner's pool keeps the taint that holds the stack's workloads off, not the CPU driver's label.
+    owners = nodes["local-gpu-synthetic-0"]
+    assert "inferplane.dev/cpu" not in owners["metadata"]["labels"]
+    assert owners["spec"]["taints"] == [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}]
+    agents = [o["spec"].get("nodeName") for o in objects if o["kind"] == "Pod"
+              and o["metadata"]["labels"].get("inferplane.dev/component") == "dra-driver-cpu"]
+    assert agents == ["local-cpu-0"]
+    assert [e["message"] for e in runtime.store.events() if e["reason"].startswith("PlacementAudit")] == []
+    assert runtime.get(DEPLOYMENT)["status"]["replicas"] == {"total": 1, "ready": 1}
