@@ -68,8 +68,13 @@ def test_the_e2e_fleet_with_the_example_driver_declared_is_ready_and_serves(tmp_
     assert deployment["status"]["replicas"] == {"total": 1, "ready": 1}
     assert deployment["status"]["clusters"] == ["local"]
     service = runtime.get(SERVICE)
-    assert conditions(service)["RoutingReady"][0] == "True"
+    assert (conditions(service)["EndpointsResolved"], conditions(service)["RoutingReady"]) == (
+        ("True", "Resolved"), ("True", "RouteConfigured"))
     assert service["status"]["address"] == "http://172.18.255.200/ml-team/mock"
+    # The service's one endpoint is the replica on the kind cluster's gateway.
+    [endpoint] = runtime.list("ModelEndpoint")
+    assert (endpoint["metadata"]["name"], endpoint["metadata"]["labels"]["inferplane.dev/cluster"]) == (
+        "mock-demo-local-0", "local")
 
     objects = runtime.store.cluster_objects("local")["local"]
     [engine] = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"].startswith("mock-demo-")]
