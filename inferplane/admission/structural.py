@@ -31,9 +31,12 @@ class Plan:
     items: "Plan | None" = None
     values: "Plan | None" = None
     map_keys: list[str] | None = None
+    # A list of type set: the API server refuses a value given twice.
+    unique: bool = False
 
     def empty(self) -> bool:
-        return not (self.defaults or self.rules or self.properties or self.items or self.values or self.map_keys)
+        return not (self.defaults or self.rules or self.properties or self.items or self.values or self.map_keys
+                    or self.unique)
 
 
 def _is_transition_rule(rule: str) -> bool:
@@ -48,6 +51,7 @@ def plan_for(schema: dict[str, Any]) -> Plan:
     plan = Plan(rules=[r for r in schema.get("x-kubernetes-validations", []) if not _is_transition_rule(r["rule"])])
     if schema.get("x-kubernetes-list-type") == "map":
         plan.map_keys = schema.get("x-kubernetes-list-map-keys")
+    plan.unique = schema.get("x-kubernetes-list-type") == "set"
     for name, sub in schema.get("properties", {}).items():
         if "default" in sub:
             plan.defaults[name] = sub["default"]
@@ -106,6 +110,15 @@ def check_rules(plan: Plan, value: Any, path: str, out: list[tuple[str, str]], f
                     out.append((f"{path}[{index}]", f"duplicate entry {label} (also at [{seen[key]}]): "
                                                     f"{'/'.join(plan.map_keys)} must be unique"))
                 seen.setdefault(key, index)
+    if plan.unique and isinstance(value, list):
+        first: dict[Any, int] = {}
+        for index, item in enumerate(value):
+            # Items of a set are scalars when the schema holds; repr() keeps a broken one comparable.
+            key = item if isinstance(item, (str, int, float, bool, type(None))) else repr(item)
+            if key in first:
+                out.append((f"{path}[{index}]", f"duplicate entry {item!r} (also at [{first[key]}]): a set lists "
+                                                "each value once: remove it"))
+            first.setdefault(key, index)
     for entry in plan.rules if path not in failed else ():
         try:
             ok = document.check(entry["rule"], steps)

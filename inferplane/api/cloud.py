@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from inferplane.api.common import GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, KUBERNETES_VERSION, VULTR_VERSION, \
-    ApiModel, ObjectName, rule
+from inferplane.api.common import DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, KUBERNETES_VERSION, \
+    VULTR_VERSION, ApiModel, ObjectName, rule
 
 
 def block_name(source: str) -> str:
@@ -203,8 +203,19 @@ class ExistingCache(ApiModel):
         None, description="An existing ReadWriteMany StorageClass for ModelCache volumes.")
 
 
+# A DRA driver's name, as a ResourceSlice's spec.driver takes it: a DNS subdomain of at most 63
+# characters (Kubernetes' DRA validation).
+DriverName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=63)]
+
+
 class ExistingSettings(ApiModel):
     secret_ref: ExistingSecretRef = Field(description="Secret holding the cluster's kubeconfig.")
+    preinstalled_drivers: list[DriverName] | None = Field(
+        # Bounded, as every list an object carries.
+        None, max_length=32, json_schema_extra={"x-kubernetes-list-type": "set"},
+        description="DRA drivers the cluster's owner installed and runs (e.g. gpu.example.com, the DRA example "
+                    "driver on a kind cluster, or a vendor driver installed by hand): classes may claim them here, "
+                    "and inferplane installs no device stack for them.")
     identity_secret_ref: IdentitySecretRef | None = Field(
         None, description="Cloud credentials the stack authenticates with, instead of a token in the kubeconfig.")
     cache: ExistingCache | None = None

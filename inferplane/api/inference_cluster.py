@@ -16,12 +16,26 @@ from inferplane.api.serving_stack import GatewayStatus
 
 
 class _ClusterSettings(ApiModel):
-    model_config = ConfigDict(json_schema_extra={
-        "x-kubernetes-validations": required_block_rules("source", SOURCES, "cluster")})
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        *required_block_rules("source", SOURCES, "cluster"),
+        # Another source's block is ignored, but this field says what runs on the cluster: on a cloud
+        # inferplane installs every driver itself, so a declaration there is a mistake, not a no-op.
+        {"rule": "self.source == 'Existing' || !has(self.existing) || !has(self.existing.preinstalledDrivers)",
+         "messageExpression": "'preinstalledDrivers declares the drivers the owner of an Existing cluster runs, and "
+                              "this cluster is on ' + self.source + ', where inferplane installs every driver: remove "
+                              "existing.preinstalledDrivers, or set source: Existing'",
+         "fieldPath": ".existing.preinstalledDrivers", "reason": "FieldValueForbidden"},
+    ]})
 
     def settings(self) -> Any:
         """The settings block of the source."""
         return getattr(self, block_name(self.source))
+
+    def preinstalled_drivers(self) -> tuple[str, ...]:
+        """The drivers the cluster's owner runs (an Existing cluster's declaration; none elsewhere)."""
+        if self.source != "Existing" or self.existing is None:
+            return ()
+        return tuple(sorted(self.existing.preinstalled_drivers or ()))
 
 
 # `source` and one settings block per source (eks, gke, ..., existing).

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from inferplane import API_VERSION, INFRA_GROUP
-from inferplane.api.cloud import Source
+from inferplane.api.cloud import DriverName, Source
 from inferplane.api.common import KUBERNETES_VERSION, ApiModel, Condition, Name, Resource, SecretKeyRef, Taint, \
-    list_map
+    list_map, rule
 
 
 class StackSecrets(ApiModel):
@@ -31,6 +31,11 @@ class Gateway(ApiModel):
 
 
 class ServingStackSpec(ApiModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("self.source == 'Existing' || !has(self.preinstalledDrivers) || size(self.preinstalledDrivers) == 0",
+             "only an Existing cluster's owner runs drivers of its own; on a cloud the stack installs every driver: "
+             "remove preinstalledDrivers", field_path=".preinstalledDrivers", reason="FieldValueForbidden")]})
+
     source: Source = Field(description="The cloud the target cluster runs on; selects the component list.")
     cluster_name: Name = Field(description="The target cluster: names the Helm and Kubernetes ProviderConfigs.")
     kubeconfig_secret_ref: SecretKeyRef | None = Field(
@@ -40,8 +45,13 @@ class ServingStackSpec(ApiModel):
         None, description="Cloud credentials the ProviderConfigs authenticate with, beside the kubeconfig.")
     dra_drivers: list[str] | None = Field(
         None, json_schema_extra={"x-kubernetes-list-type": "set"},
-        description="Drivers the cluster's classes claim. Absent: not yet stamped, the cloud's full list is "
-                    "installed so that an upgrade never strips a running stack. Empty: no device stack.")
+        description="Drivers the cluster's classes claim that the stack installs for (not the owner's). Absent: not "
+                    "yet stamped, the cloud's full list is installed so that an upgrade never strips a running stack. "
+                    "Empty: no device stack.")
+    preinstalled_drivers: list[DriverName] = Field(
+        default_factory=list, max_length=32, json_schema_extra={"x-kubernetes-list-type": "set"},
+        description="Claimed drivers the cluster's owner installed and runs (an Existing cluster's "
+                    "spec.cluster.existing.preinstalledDrivers): served without a component of this stack.")
     pool_taints: dict[str, list[Taint]] = Field(
         default_factory=dict,
         description="For each claimed driver whose pools carry no taint of its own (DRANET's are GPU or CPU "

@@ -147,6 +147,8 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
     for field_, value in sorted(settings.items()):
         if isinstance(value, (str, int)):
             lines.append(f"  {field_}: {value}")
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            lines.append(f"  {field_}: {', '.join(value) or '<none>'}")
     _section(lines, "Node Pools", ("NAME", "CLASS", "NODES", "ZONES"),
              [(p.get("name"), p.get("className"), p.get("nodeCount"), ",".join(p.get("zones") or []))
               for p in spec.get("nodePools") or []])
@@ -154,9 +156,20 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
              [(p["name"], p.get("role"), p.get("nodeCount"),
                ", ".join(f"{d['count']}x{d['driver']} ({d['claim']})" for d in p.get("devices", [])))
               for p in status.get("schedulablePools") or []])
+    owners = (settings.get("preinstalledDrivers") or []) if source == "Existing" else []
     _section(lines, "DRA Drivers", ("DRIVER", "SERVED BY"),
-             [(d, ", ".join(c.key for c in serving(source, d)) if source in CLOUDS and serving(source, d)
-               else f"nothing: {source} does not serve it") for d in status.get("draDrivers") or []])
+             [(d, _served_by(source, d, owners)) for d in status.get("draDrivers") or []])
+
+
+def _served_by(source: Any, driver: str, owners: list[str]) -> str:
+    """Who serves a claimed driver on a cluster: its owner, the stack's components, or nothing."""
+    if driver in owners:
+        installs = ("inferplane installs no stack for it" if source in CLOUDS and serving(source, driver)
+                    else "inferplane has no stack for it")
+        return f"the cluster's owner (spec.cluster.existing.preinstalledDrivers): {installs}"
+    if source in CLOUDS and serving(source, driver):
+        return ", ".join(c.key for c in serving(source, driver))
+    return f"nothing: {source} does not serve it"
 
 
 def event_rows(events: list[dict[str, Any]], now: datetime | None = None) -> list[tuple]:
@@ -293,6 +306,10 @@ class FleetRow(NamedTuple):
     wanted_drivers: list[str]
 
 
+# After a driver the cluster's owner runs (an Existing cluster's preinstalledDrivers), in the fleet's views.
+OWNER_MARK = "(owner)"
+
+
 def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
     """Per InferenceCluster: what runs (readiness, drivers its stack serves, pools, installed device
     stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
@@ -304,7 +321,9 @@ def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
         ready_status, reason = cluster_readiness(cluster)
         status = cluster.get("status") or {}
         stack = stacks.get(name) or {}
-        running = (stack.get("spec") or {}).get("draDrivers") or []
+        stacked = (stack.get("spec") or {}).get("draDrivers") or []
+        owners = (stack.get("spec") or {}).get("preinstalledDrivers") or []
+        running = [*stacked, *owners]
         # Pools are listed once provisioned: a cluster the gate refused before provisioning has none.
         pools = []
         for pool in status.get("schedulablePools", []) if stack else []:
@@ -312,8 +331,10 @@ def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
             pools.append(f"{pool['name']}({pool['role']}:{devices or 'none'})")
         installed = [c for c in (stack.get("status") or {}).get("components", []) if c in tagged]
         wanted = [d for d in status.get("draDrivers", []) if d not in running]
-        rows.append(FleetRow(name, cluster["spec"]["cluster"]["source"], ready_status, reason, running, pools,
-                             installed, wanted))
+        # The owner's drivers run with no device stack of ours: each says so where a stack would be named.
+        rows.append(FleetRow(name, cluster["spec"]["cluster"]["source"], ready_status, reason,
+                             sorted([*stacked, *(f"{d}{OWNER_MARK}" for d in owners)]), pools,
+                             installed + [f"owner:{d}" for d in owners], wanted))
     return rows
 
 

@@ -59,9 +59,14 @@ def pool_role(klass: InferenceClass) -> PoolRole:
 def pool_labels_and_taints(pool: NodePool, klass: InferenceClass, role: PoolRole) -> tuple[dict[str, str], list[dict]]:
     labels = {POOL_LABEL: pool.name}
     taints: list[dict[str, str]] = []
-    claimed = [DRIVERS[name] for name in klass.spec.claimed_drivers() if name in DRIVERS]
+    names = klass.spec.claimed_drivers()
+    claimed = [DRIVERS[name] for name in names if name in DRIVERS]
     if role == PoolRole.CPU:
-        labels.update(CPU.node_labels)
+        # The CPU driver's agent selects this label. A pool of a driver inferplane does not know (one an
+        # Existing cluster's owner runs) keeps the taint, which holds the stack's workloads off it, but not
+        # the label, unless it claims CPUs too: the CPU driver would have nothing to publish there.
+        if CPU.name in names or len(claimed) == len(names):
+            labels.update(CPU.node_labels)
         taints.append(CPU.pool_taint.to_dict())
     else:
         for driver in claimed:
@@ -179,17 +184,25 @@ class InferenceClusterComposer(Composer):
         return classes
 
     def gate_unsupported_devices(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
+        """Fail closed: a claimed driver runs only where the cloud's stack serves it or, on an Existing
+        cluster, where its owner declares running it."""
         supported = supported_drivers(self.source)
+        owners = self.cluster.spec.cluster.preinstalled_drivers()
         offending = []
         for name, klass in sorted(classes.items()):
-            unsupported = [d for d in klass.spec.claimed_drivers() if d not in supported]
+            unsupported = [d for d in klass.spec.claimed_drivers() if d not in supported and d not in owners]
             if unsupported:
                 offending.append(f"class {name} claims {', '.join(unsupported)}")
         if not offending:
             return None
-        return ("UnsupportedDevices",
-                f"{'; '.join(offending)}; {self.source} clusters support {', '.join(sorted(supported))}: "
-                "use classes whose drivers the cloud serves, or run these devices on an Existing cluster")
+        if self.source == "Existing":
+            declared = f" (it declares {', '.join(owners)})" if owners else ""
+            fix = ("use classes whose drivers inferplane serves, or, if the cluster's owner runs the driver, "
+                   f"declare it in spec.cluster.existing.preinstalledDrivers{declared}")
+        else:
+            fix = "use classes whose drivers the cloud serves, or run these devices on an Existing cluster"
+        return ("UnsupportedDevices", f"{'; '.join(offending)}; {self.source} clusters support "
+                                      f"{', '.join(sorted(supported))}: {fix}")
 
     def gate_reported_version(self) -> tuple[str, str] | None:
         """An Existing cluster without a declared version: ask it, and wait until it answers."""
@@ -279,8 +292,13 @@ class InferenceClusterComposer(Composer):
 
     def compose_serving_stack(self, drivers: list[str], classes: dict[str, InferenceClass]) -> None:
         version = cluster_kubernetes_version(self.cluster)[0] or self.reported_version
-        spec: dict[str, Any] = {"source": self.source, "clusterName": self.name, "draDrivers": drivers,
+        owners = self.cluster.spec.cluster.preinstalled_drivers()
+        # The owner's drivers run already: the stack installs nothing for them, and knows they run.
+        spec: dict[str, Any] = {"source": self.source, "clusterName": self.name,
+                                "draDrivers": [d for d in drivers if d not in owners],
                                 "kubeconfigSecretRef": self.kubeconfig_secret_ref()}
+        if owned := [d for d in drivers if d in owners]:
+            spec["preinstalledDrivers"] = owned
         pool_taints = self.pool_taints(classes)
         if pool_taints:
             spec["poolTaints"] = pool_taints
@@ -353,6 +371,8 @@ class InferenceClusterComposer(Composer):
             self.condition(CLUSTER_READY, "False", "Creating",
                            f"{self.source} cluster {self.name} and its pools are being provisioned")
         stack = observed.get(STACK_KEY)
+        owners = self.cluster.spec.cluster.preinstalled_drivers()
+        stacked = [d for d in drivers if d not in owners]
         stack_says = next((c for c in (stack or {}).get("status", {}).get("conditions", [])
                            if c.get("type") == STACK_READY and c.get("status") == "False"
                            and c.get("reason") not in (None, "Creating")), None)
@@ -363,7 +383,7 @@ class InferenceClusterComposer(Composer):
         else:
             self.condition(STACK_READY, "False", "Installing",
                            f"serving stack {self.name} is being installed"
-                           f" (device stacks: {', '.join(drivers) if drivers else 'none'})")
+                           f" (device stacks: {', '.join(stacked) if stacked else 'none'})")
 
     # ---- helpers
 

@@ -66,6 +66,8 @@ class SimulatedCluster:
     daemonsets: list[Resource] = field(default_factory=list)
     slices: list[Resource] = field(default_factory=list)
     claims: dict[tuple[str, str], Resource] = field(default_factory=dict)
+    # The DeviceClasses the cluster's owner installed with their drivers (known drivers' are DRIVER_OF_CLASS).
+    device_classes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, objects: Iterable[Resource]) -> "SimulatedCluster":
@@ -82,6 +84,8 @@ class SimulatedCluster:
                 out.slices.append(obj)
             elif kind == "ResourceClaim":
                 out.claims[(metadata.get("namespace", ""), metadata["name"])] = obj
+            elif kind == "DeviceClass":
+                out.device_classes[metadata["name"]] = _annotation(obj, DRIVERS_ANNOTATION)
         return out
 
     def pods_placed(self, placement: str) -> list[Resource]:
@@ -261,7 +265,7 @@ def claims(cluster: SimulatedCluster) -> list[Finding]:
                         for r in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []}
             for result in ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []:
                 device_class = requests.get(result.get("request", ""), "")
-                wanted = DRIVER_OF_CLASS.get(device_class)
+                wanted = DRIVER_OF_CLASS.get(device_class) or cluster.device_classes.get(device_class)
                 where = (node, result.get("driver"), result.get("pool"), result.get("device"))
                 if result.get("driver") == wanted and where in published:
                     continue

@@ -94,13 +94,20 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
                for replica in pinned(name) for o in children(replica["metadata"]["uid"])
                if o["kind"] == "Object" and (o["spec"].get("providerConfigRef") or {}).get("name") == name]
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
+            "preinstalled": sorted(preinstalled_drivers(stack)),
             "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
 
 
 def served_drivers(stack: Resource) -> set[str]:
-    """The drivers a stack serves as it stands: its stamped ones, or while unstamped the cloud's list."""
+    """The drivers that run on a stack's cluster as it stands: its stamped ones (or while unstamped the
+    cloud's list) and the owner's."""
     stamped = stack["spec"].get("draDrivers")
-    return set(supported_drivers(stack["spec"]["source"]) if stamped is None else stamped)
+    return set(supported_drivers(stack["spec"]["source"]) if stamped is None else stamped) | preinstalled_drivers(stack)
+
+
+def preinstalled_drivers(stack: Resource) -> set[str]:
+    """The drivers the cluster's owner runs, as stamped on its stack (a held stack keeps what it had)."""
+    return set(stack["spec"].get("preinstalledDrivers") or ())
 
 
 def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list[dict[str, Any]],
@@ -208,7 +215,8 @@ def cluster_simulation(name: str, inputs: dict[str, Any]) -> ClusterSimulation:
     # them (checked in the tests), and a copy of every chart's values was a tenth of a simulation.
     pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
     return ClusterSimulation(name, pools, inputs["installed"],
-                             [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]])
+                             [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]],
+                             preinstalled=inputs.get("preinstalled", ()))
 
 
 def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, templates: Templates | None = None

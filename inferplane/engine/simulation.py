@@ -9,7 +9,10 @@ cluster would then hold:
   controller selects, replicas spread over feasible nodes in a fixed order, and a pod that fits
   nowhere left Pending with the scheduler's message;
 - a `resource.k8s.io/v1` ResourceSlice from every running DRA kubelet plugin, listing the devices
-  its node's class declares for that driver, shaped like that driver's real slices;
+  its node's class declares for that driver, shaped like that driver's real slices; a driver the
+  cluster's owner runs (an Existing cluster's `preinstalledDrivers`) publishes on every node whose
+  class claims it, with no workload of the stack, and the DeviceClass each such class device names
+  selects that driver's devices, as the owner's install would have created it;
 - the engine workloads of the ModelReplicas pinned to the cluster (their Deployments and
   LeaderWorkerSets) and their Pods, each placed by the same predicates and then by DRA allocation
   (`scheduling.dra`): a pod runs only on a node where every claim of its ResourceClaimTemplates is
@@ -42,7 +45,7 @@ from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.compose.model_replica import REPLICA_LABEL
 from inferplane.engine.simulation_slices import renamed_slice, resource_slice
-from inferplane.scheduling.dra import DeviceAllocator
+from inferplane.scheduling.dra import DRIVER_OF_CLASS, DeviceAllocator
 from inferplane.scheduling.predicates import (
     NodeAffinity,
     NodeInfo,
@@ -94,7 +97,7 @@ DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
 PINNED_PREDICATES = (NodeResourcesFit(),)
 
 KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "LeaderWorkerSet": 4, "Pod": 5,
-              "ResourceSlice": 6, "ResourceClaim": 7}
+              "ResourceSlice": 6, "ResourceClaim": 7, "DeviceClass": 8}
 # Where an engine pod belongs: on the device pool its replica pins it to (the audit checks it).
 ENGINE_PLACEMENT = "Engine"
 # Which of the replica's composed Objects a workload came from, so its readiness reaches that Object.
@@ -180,7 +183,8 @@ class WorkloadReadiness:
     message: str
 
 
-def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource]) -> list[Resource]:
+def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterable[Resource],
+                     preinstalled: Iterable[str] = ()) -> list[Resource]:
     """The objects the cluster would hold: Nodes, workloads, Pods, ResourceSlices, in a fixed order.
 
     `installed` are the serving stack's composed resources (provider-helm Releases and
@@ -188,20 +192,24 @@ def simulate_cluster(cluster_name: str, pools: Sequence[Pool], installed: Iterab
     serving-stack components and are ignored. A labelled component without a workload description
     raises `UnknownComponent`.
     """
-    return ClusterSimulation(cluster_name, pools, installed_components(installed)).simulate()
+    return ClusterSimulation(cluster_name, pools, installed_components(installed), preinstalled=preinstalled).simulate()
 
 
 class ClusterSimulation:
     def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource],
-                 engines: Sequence[EngineObject] = ()):
+                 engines: Sequence[EngineObject] = (), preinstalled: Iterable[str] = ()):
         """`components`: what `installed_components` reads from the stack's resources; `engines`: the
-        Objects of the ModelReplicas pinned to the cluster."""
+        Objects of the ModelReplicas pinned to the cluster; `preinstalled`: the drivers the cluster's
+        owner runs, which no component serves."""
         self.cluster = cluster_name
+        self.preinstalled = tuple(sorted(set(preinstalled)))
         self.engines = sorted(engines, key=lambda e: e.ref)
         # Object ref -> how its workload runs (engine workloads only).
         self.readiness: dict[str, WorkloadReadiness] = {}
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
+        self.owner_classes = owner_device_classes(self.pools, self.preinstalled)
+        self.device_classes = {**self.owner_classes, **DRIVER_OF_CLASS}
         self.reset()
 
     def reset(self) -> None:
@@ -247,6 +255,7 @@ class ClusterSimulation:
             if workload.kind != "DaemonSet":
                 self.place_replicas(workload)
         self.publish_slices()
+        self.objects += [device_class(name, driver) for name, driver in sorted(self.owner_classes.items())]
         self.place_engines()
 
     # ---- steps
@@ -351,11 +360,15 @@ class ClusterSimulation:
             node, driver = pod["spec"].get("nodeName"), workload.publishes_slices_for
             if node and driver:
                 self.objects.extend(pool_slices(node, self.pool_of[node], [driver]))
+        # The owner's drivers run outside the stack: each publishes on every node whose class claims it.
+        if self.preinstalled:
+            for info in self.nodes:
+                self.objects.extend(pool_slices(info.name, self.pool_of[info.name], self.preinstalled))
 
     # ---- engine workloads
 
     def place_engines(self) -> None:
-        allocator = DeviceAllocator(o for o in self.objects if o["kind"] == "ResourceSlice")
+        allocator = DeviceAllocator((o for o in self.objects if o["kind"] == "ResourceSlice"), self.device_classes)
         templates = {(e.manifest["metadata"].get("namespace", "default"), e.manifest["metadata"]["name"]):
                      e.manifest["spec"]["spec"] for e in self.engines if e.manifest.get("kind") == "ResourceClaimTemplate"}
         for engine in self.engines:
@@ -458,7 +471,7 @@ class ClusterSimulation:
         """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
         that would land on it bound, and the slices their plugins would publish."""
         info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool))
-        drivers = []
+        drivers = list(self.preinstalled)
         for workload in self.workloads:
             if workload.kind != "DaemonSet":
                 continue
@@ -468,7 +481,7 @@ class ClusterSimulation:
                 info.bind(spec)
                 if workload.publishes_slices_for:
                     drivers.append(workload.publishes_slices_for)
-        return info, DeviceAllocator(pool_slices(info.name, pool, drivers))
+        return info, DeviceAllocator(pool_slices(info.name, pool, drivers), self.device_classes)
 
     def report_pending(self) -> None:
         """Each Pending pod's message, with the autoscaler's reason where a pool at its maximum would
@@ -575,10 +588,30 @@ def pool_slices(node: str, pool: Pool, drivers: Iterable[str]) -> list[Resource]
     out = []
     for driver in drivers:
         devices = [d for d in pool.devices if d.claim == "DRA" and d.driver == driver]
-        slice_ = resource_slice(node, driver, devices) if devices else None
-        if slice_ is not None:
-            out.append(slice_)
+        if devices:
+            out.append(resource_slice(node, driver, devices))
     return out
+
+
+def owner_device_classes(pools: Iterable[Pool], preinstalled: Iterable[str]) -> dict[str, str]:
+    """{DeviceClass: driver} for the owner's drivers: each class device claiming one names the DeviceClass
+    the owner's install created for it. A name a known driver's DeviceClass has stays that driver's."""
+    owned = set(preinstalled)
+    out: dict[str, str] = {}
+    for pool in pools:
+        for device in pool.devices:
+            if device.claim == "DRA" and device.driver in owned and device.device_class_name \
+                    and device.device_class_name not in DRIVER_OF_CLASS:
+                out.setdefault(device.device_class_name, device.driver)
+    return out
+
+
+def device_class(name: str, driver: str) -> Resource:
+    """A DeviceClass that selects one driver's devices, as drivers' charts create theirs; annotated with
+    the driver, so that the audit reads which driver it selects from the object itself."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": name, "annotations": {DRIVERS_ANNOTATION: driver}},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]}}
 
 
 def node_name(cluster: str, pool: str, index: int) -> str:

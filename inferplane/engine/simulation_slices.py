@@ -11,6 +11,10 @@ driver's `dra.cpu/numCPUs`.
 
 The defaults stand in for hardware the class does not describe. They are plausible values of real
 parts, not measurements: a class that matters for placement should state what it selects on.
+
+A driver inferplane knows nothing about (one an Existing cluster's owner runs, such as the DRA example
+driver `gpu.example.com`) publishes exactly what the class declares: `count` devices per node, named
+`device-<index>`, with the class's attributes and capacity and nothing invented beside them.
 """
 
 from __future__ import annotations
@@ -151,6 +155,14 @@ def _dranet(node: str, index: int, _: Mapping[str, Attribute], __: Mapping[str, 
     }, {})
 
 
+def _declared(node: str, index: int, _: Mapping[str, Attribute], __: Mapping[str, str]) -> SliceDevice:
+    # Nothing is known of the driver beyond the class: no defaults, a neutral name.
+    return SliceDevice(f"device-{index}", {}, {})
+
+
+# How an unknown driver's slices are shaped: as the class declares its devices, nothing more.
+DECLARED = DriverShape(_declared)
+
 SHAPES: dict[str, DriverShape] = {
     DRANET.name: DriverShape(_dranet),
     NVIDIA_GPU.name: DriverShape(_nvidia),
@@ -159,12 +171,10 @@ SHAPES: dict[str, DriverShape] = {
 }
 
 
-def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Resource | None:
-    """The slice a driver's plugin on `node` publishes for the class devices it serves there;
-    None for a driver whose slices are not simulated."""
-    shape = SHAPES.get(driver)
-    if shape is None:
-        return None
+def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Resource:
+    """The slice a driver's plugin on `node` publishes for the class devices it serves there (shaped as
+    the class declares them, `DECLARED`, for a driver without a shape of its own)."""
+    shape = SHAPES.get(driver, DECLARED)
     out = []
     index = 0
     for spec in devices:

@@ -47,7 +47,9 @@ class SlicedDevice:
 class DeviceAllocator:
     """The devices of one cluster by node, and which of them claims already hold."""
 
-    def __init__(self, slices: Iterable[Mapping[str, Any]]):
+    def __init__(self, slices: Iterable[Mapping[str, Any]], device_classes: Mapping[str, str] = DRIVER_OF_CLASS):
+        """`device_classes`: the DeviceClasses the cluster has, by name, each with the driver it selects."""
+        self.device_classes = device_classes
         self.devices: dict[str, list[SlicedDevice]] = {}
         for slice_ in slices:
             spec = slice_["spec"]
@@ -85,7 +87,7 @@ class DeviceAllocator:
                  ) -> tuple[list[Allocated], str | None]:
         name, exactly = request["name"], request.get("exactly") or {}
         device_class = exactly.get("deviceClassName", "")
-        driver = DRIVER_OF_CLASS.get(device_class)
+        driver = self.device_classes.get(device_class)
         if driver is None:
             return [], f"request {name}: no DeviceClass {device_class} is installed"
         count = int(exactly.get("count", 1))

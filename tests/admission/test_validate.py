@@ -225,6 +225,27 @@ def test_existing_cluster_may_leave_its_version_to_what_the_cluster_reports():
      "spec.nodePools[0].capacityBlock.capacityReservationId: must match ^cr-[0-9a-f]+$, got 'cr-XYZ' (The "
      "Capacity Reservation of an EC2 Capacity Block for ML, e.g. cr-0123456789abcdef0; used on EKS, ignored "
      "elsewhere)"),
+    # The drivers an Existing cluster's owner runs: DNS subdomains, each once, on Existing clusters only.
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "EKS", "eks": {"region": "us-west-2"},
+                           "existing": {"secretRef": {"name": "k"}, "preinstalledDrivers": ["gpu.example.com"]}}}},
+     "spec.cluster.existing.preinstalledDrivers: preinstalledDrivers declares the drivers the owner of an Existing "
+     "cluster runs, and this cluster is on EKS, where inferplane installs every driver: remove "
+     "existing.preinstalledDrivers, or set source: Existing"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "Existing", "existing": {
+          "secretRef": {"name": "k"}, "preinstalledDrivers": ["gpu.example.com", "dra.cpu", "gpu.example.com"]}}}},
+     "spec.cluster.existing.preinstalledDrivers[2]: duplicate entry 'gpu.example.com' (also at [0]): a set lists "
+     "each value once: remove it"),
+    ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
+      "spec": {"cluster": {"source": "Existing", "existing": {
+          "secretRef": {"name": "k"}, "preinstalledDrivers": ["GPU.Example.com"]}}}},
+     "spec.cluster.existing.preinstalledDrivers[0]: must be a lowercase DNS subdomain such as gpu.nvidia.com, got "
+     "'GPU.Example.com'"),
+    ({"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "ServingStack", "metadata": {"name": "s"},
+      "spec": {"source": "EKS", "clusterName": "s", "preinstalledDrivers": ["gpu.nvidia.com"]}},
+     "spec.preinstalledDrivers: only an Existing cluster's owner runs drivers of its own; on a cloud the stack "
+     "installs every driver: remove preinstalledDrivers"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},
       "spec": {"devices": []}}, "spec.devices: must have at least 1 item"),
     ({"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "x"},

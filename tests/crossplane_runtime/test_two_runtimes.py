@@ -3,8 +3,9 @@ function, replayed through the RunFunction server over gRPC, gives the same desi
 status, conditions and requirements, after normalising what protobuf cannot carry (every number is a
 double; a map has no order).
 
-The calls come from reconciling every recipe, a synthetic fleet with a cluster on every cloud and the
-EKS leg (the fleet whose pool claims DRANET, so its stack composes aws-dranet), and the test requires
+The calls come from reconciling every recipe, a synthetic fleet with a cluster on every cloud, the
+EKS leg (the fleet whose pool claims DRANET, so its stack composes aws-dranet) and Modelplane's kind e2e
+fleet with the DRA example driver declared as its owner's (`tests/engine/modelplane_e2e/`), and the test requires
 every registered composition function to have been called: a kind registered later is replayed
 without editing this test, and one no recipe exercises fails it."""
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
+import yaml
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
@@ -31,6 +33,17 @@ from inferplane.engine.synthetic_fleet import write_fleet
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())
 EKS_LEG = REPO / "tests" / "legs" / "eks"
+MODELPLANE_E2E = REPO / "tests" / "engine" / "modelplane_e2e"
+
+
+def owner_driver_fleet(folder: Path) -> Path:
+    """Modelplane's e2e fleet, its Existing cluster declaring the DRA example driver as its owner's."""
+    for path in sorted(MODELPLANE_E2E.glob("[0-9]*.yaml")):
+        body = yaml.safe_load(path.read_text())
+        if body["kind"] == "InferenceCluster":
+            body["spec"]["cluster"]["existing"]["preinstalledDrivers"] = ["gpu.example.com"]
+        (folder / path.name).write_text(yaml.safe_dump(body))
+    return folder
 
 
 def normal(value: Any) -> str:
@@ -88,10 +101,10 @@ def answer_over_grpc(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def embedded_calls(tmp_path_factory):
-    """Every recipe, a fleet of seven clusters (one per source) and the EKS leg."""
+    """Every recipe, a fleet of seven clusters (one per source), the EKS leg and an owner's driver."""
     fleet = write_fleet(tmp_path_factory.mktemp("fleet"), 7)
     return {**{folder.name: record(folder) for folder in RECIPES}, "fleet": record(fleet),
-            "leg-eks": record(EKS_LEG)}
+            "leg-eks": record(EKS_LEG), "owner-driver": record(owner_driver_fleet(tmp_path_factory.mktemp("e2e")))}
 
 
 def test_the_eks_leg_composes_aws_dranet(embedded_calls):
@@ -135,7 +148,7 @@ def capturing_stub():
         yield grpcv1.FunctionRunnerServiceStub(channel), received
 
 
-@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks"])
+@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks", "owner-driver"])
 def test_the_server_answers_every_embedded_call_as_the_engine_did(capturing_stub, embedded_calls, recipe):
     stub, received = capturing_stub
     calls = embedded_calls[recipe]
@@ -156,7 +169,7 @@ def test_the_server_answers_every_embedded_call_as_the_engine_did(capturing_stub
     assert differences == []
 
 
-@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks"])
+@pytest.mark.parametrize("recipe", [*(p.name for p in RECIPES), "fleet", "leg-eks", "owner-driver"])
 def test_every_function_is_pure_so_an_answer_can_be_kept(embedded_calls, recipe):
     """What FunctionRunner.answer relies on to send a kept answer again: for every embedded call, the
     same request gives the same response, byte for byte, from a runner that answered it before

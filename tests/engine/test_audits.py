@@ -36,14 +36,14 @@ def failures(folder, audit):
 def mutate_engines(monkeypatch, change):
     """Every simulated cluster asked to run its engine workloads with `change(pod spec)` applied."""
     class Mutated(ClusterSimulation):
-        def __init__(self, name, pools, components, engines=()):
+        def __init__(self, name, pools, components, engines=(), **options):
             mutated = []
             for engine in engines:
                 manifest = copy.deepcopy(dict(engine.manifest))
                 if manifest.get("kind") == "Deployment":
                     change(manifest["spec"]["template"]["spec"])
                 mutated.append(EngineObject(engine.namespace, engine.name, manifest))
-            super().__init__(name, pools, components, mutated)
+            super().__init__(name, pools, components, mutated, **options)
 
     monkeypatch.setattr(fleet, "ClusterSimulation", Mutated)
 

@@ -73,3 +73,16 @@ def test_two_requests_of_one_pod_never_take_the_same_device():
     allocation, _ = DeviceAllocator(SLICES).try_allocate(
         "n1", claim(("a", "gpu.nvidia.com", 1, []), ("b", "gpu.nvidia.com", 1, [])))
     assert sorted(a.device for a in allocation["devices"]) == ["gpu-0", "gpu-1"]
+
+
+def test_a_device_class_the_cluster_has_selects_its_drivers_devices():
+    """An owner's driver (the DRA example driver) is allocated only where its DeviceClass is installed."""
+    slices = [slice_("n1", "gpu.example.com", [("device-0", {}, "80Gi")])]
+    request_ = ("gpu", "gpu.example.com", 1,
+                ['device.capacity["gpu.example.com"].memory.compareTo(quantity("20Gi")) >= 0'])
+    _, reasons = DeviceAllocator(slices).try_allocate("n1", claim(request_))
+    assert reasons == ["claim devices: request gpu: no DeviceClass gpu.example.com is installed"]
+    allocation, reasons = DeviceAllocator(slices, {"gpu.example.com": "gpu.example.com"}).try_allocate(
+        "n1", claim(request_))
+    assert reasons == [] and [a.to_dict() for a in allocation["devices"]] == [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "device-0"}]
