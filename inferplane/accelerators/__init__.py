@@ -10,9 +10,10 @@ from inferplane.accelerators.catalog import (
     components,
     serving,
     supported_drivers,
+    unsupported_devices_message,
 )
 from inferplane.accelerators.component import Chart, Component
 from inferplane.accelerators.report import stacks_rows
 
 __all__ = ["CLOUDS", "Chart", "Component", "catalog_errors", "cloud_stack", "components", "serving", "stacks_rows",
-           "supported_drivers"]
+           "supported_drivers", "unsupported_devices_message"]

@@ -11,7 +11,7 @@ confirmed are marked *unconfirmed* where they are set.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from inferplane import API_GROUP
 from inferplane.accelerators.chart_values import chart_value_errors
@@ -27,6 +27,8 @@ from inferplane.accelerators.component import (
 from inferplane.api.drivers import AMD_GPU, CPU, DRANET, NVIDIA_GPU, Taint
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
@@ -463,6 +465,36 @@ def component_drivers(key: str) -> frozenset[str]:
 def supported_drivers(cloud: str) -> tuple[str, ...]:
     """The drivers a cloud can serve, sorted: its components' tags."""
     return tuple(sorted({d for c in _sound(cloud) for d in c.dra_drivers}))
+
+
+def unsupported_claims(cloud: str, claims: Mapping[str, Iterable[str]], owners: Iterable[str] = ()) -> dict[str, list[str]]:
+    """The gate, fail closed: for each class (name -> the drivers it claims), the claimed drivers that
+    neither the cloud's stack serves nor, on an Existing cluster, its owner declares running."""
+    served = set(supported_drivers(cloud)) | set(owners)
+    out = {}
+    for name, drivers in sorted(claims.items()):
+        unsupported = [d for d in drivers if d not in served]
+        if unsupported:
+            out[name] = unsupported
+    return out
+
+
+def unsupported_devices_message(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> str | None:
+    """What the gate says of a cluster whose classes claim drivers it cannot serve (None: it can);
+    admission warns of it in the same words before anything is applied."""
+    source = cluster.spec.cluster.source
+    owners = cluster.spec.cluster.preinstalled_drivers()
+    offending = unsupported_claims(source, {n: k.spec.claimed_drivers() for n, k in classes.items()}, owners)
+    if not offending:
+        return None
+    if source == "Existing":
+        declared = f" (it declares {', '.join(owners)})" if owners else ""
+        fix = ("use classes whose drivers inferplane serves, or, if the cluster's owner runs the driver, "
+               f"declare it in spec.cluster.existing.preinstalledDrivers{declared}")
+    else:
+        fix = "use classes whose drivers the cloud serves, or run these devices on an Existing cluster"
+    claims = "; ".join(f"class {name} claims {', '.join(drivers)}" for name, drivers in offending.items())
+    return f"{claims}; {source} clusters support {', '.join(supported_drivers(source))}: {fix}"
 
 
 def stack_drivers(spec: ServingStackSpec) -> frozenset[str]:

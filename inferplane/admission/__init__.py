@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import importlib.metadata
@@ -12,6 +13,7 @@ from typing import Any, Mapping, Protocol
 
 import inferplane
 from inferplane.admission.manifests import STDIN, LoadError, Manifest, load, manifest_files
+from inferplane.accelerators import unsupported_devices_message
 from inferplane.admission.validate import AdmissionError, admit
 from inferplane.api import KINDS
 from inferplane.api.common import Resource
@@ -24,6 +26,9 @@ from inferplane.clouds.kubernetes_version import kubernetes_version_problems
 class AdmissionResult:
     admitted: list[tuple[Manifest, Resource]] = field(default_factory=list)
     errors: list[AdmissionError | LoadError] = field(default_factory=list)
+    # What apply would hold, though the API server would store it (its warnings): printed as
+    # `Warning:` lines; `validate --strict` counts them as errors.
+    warnings: list[AdmissionError] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,7 +71,30 @@ def _checked_across(result: AdmissionResult, known_classes: Mapping[str, Inferen
             if problems:
                 rejected.add(id(obj))
     result.admitted = [(m, o) for m, o in result.admitted if id(o) not in rejected]
+    for manifest, obj in result.admitted:
+        if isinstance(obj, InferenceCluster):
+            result.warnings += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
+                                for path, message in _held_by_apply(obj, classes)]
     return result
+
+
+def _held_by_apply(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> list[tuple[str, str]]:
+    """(field path, message) for what the reconciler would hold the cluster for: a pool's class that
+    exists nowhere (with the nearest name), or drivers its classes claim that the gate refuses."""
+    out = []
+    for index, pool in enumerate(cluster.spec.node_pools):
+        if pool.class_name not in classes:
+            near = difflib.get_close_matches(pool.class_name, list(classes), n=1)
+            hint = f": did you mean {near[0]}?" if near else ": apply the class, or name one that exists"
+            out.append((f"spec.nodePools[{index}].className",
+                        f"no InferenceClass {pool.class_name} among these manifests or those applied; apply holds "
+                        f"the cluster until it exists{hint}"))
+    named = {p.class_name: classes[p.class_name] for p in cluster.spec.node_pools if p.class_name in classes}
+    message = unsupported_devices_message(cluster, named)
+    if message:
+        out.append(("spec.nodePools", f"the supported-drivers gate will hold this cluster (UnsupportedDevices), "
+                                      f"provisioning nothing: {message}"))
+    return out
 
 
 class AdmittedFiles(Protocol):

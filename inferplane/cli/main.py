@@ -17,6 +17,16 @@ if TYPE_CHECKING:
     from inferplane.engine.runtime import Runtime
 
 
+STATE_OPTION = click.option(
+    "--state", type=click.Path(path_type=Path), default=None,
+    help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
+FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
+                            type=click.Path(path_type=Path),
+                            help="A manifest file, a folder of them, or - for standard input (repeatable).")
+NAMESPACE_OPTION = click.option("-n", "--namespace", default=None,
+                                help="Namespace of a namespaced kind (default: default).")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="inferplane", prog_name="inferplane")
 def cli() -> None:
@@ -26,19 +36,34 @@ def cli() -> None:
 @cli.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True, type=click.Path(path_type=Path),
               help="A manifest file, a folder of them, or - for standard input (repeatable).")
-def validate(paths: tuple[Path, ...]) -> None:
-    """Check manifests as the API server would; print every error, exit 1 if any."""
+@click.option("--strict", is_flag=True, help="Count warnings (what apply would hold) as errors: exit 1 on any.")
+@STATE_OPTION
+def validate(paths: tuple[Path, ...], strict: bool, state: Path | None) -> None:
+    """Check manifests as the API server would; print every error, and as warnings what apply would
+    hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
+    already applied to the state (where there is one) count as present."""
     from inferplane.admission import admit_paths
+    from inferplane.engine.runtime import state_dir
+    from inferplane.engine.store import STORE_FILE
 
-    result = admit_paths(list(paths))
+    known = None
+    if (state_dir(state) / STORE_FILE).is_file():
+        with opened(state, create=False) as runtime:
+            known = runtime.known_classes()
+    result = admit_paths(list(paths), known_classes=known)
     if result.admitted:
         rows = [(obj.kind, obj.metadata.name, manifest.source) for manifest, obj in result.admitted]
         click.echo(table(("KIND", "NAME", "SOURCE"), rows))
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
-    summary = f"{len(result.admitted)} valid, {len(result.errors)} error{'s' if len(result.errors) != 1 else ''}"
-    click.echo(summary, err=bool(result.errors))
-    sys.exit(1 if result.errors else 0)
+    for warning in result.warnings:
+        click.echo(f"{'error' if strict else 'Warning'}: {warning}", err=True)
+    failed = len(result.errors) + (len(result.warnings) if strict else 0)
+    summary = f"{len(result.admitted)} valid, {failed} error{'s' if failed != 1 else ''}"
+    if result.warnings and not strict:
+        summary += f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
+    click.echo(summary, err=bool(failed))
+    sys.exit(1 if failed else 0)
 
 
 @cli.command()
@@ -67,16 +92,6 @@ def xrds(out: Path | None, check: bool) -> None:
     for name, text in files.items():
         (target / name).write_text(text)
     click.echo(f"wrote {len(files)} XRDs to {target}")
-
-
-STATE_OPTION = click.option(
-    "--state", type=click.Path(path_type=Path), default=None,
-    help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
-FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
-                            type=click.Path(path_type=Path),
-                            help="A manifest file, a folder of them, or - for standard input (repeatable).")
-NAMESPACE_OPTION = click.option("-n", "--namespace", default=None,
-                                help="Namespace of a namespaced kind (default: default).")
 
 
 def _complete_kind(ctx, param, incomplete: str):
@@ -181,6 +196,12 @@ def _print_errors(errors: list) -> None:
         click.echo(f"error: {error}", err=True)
 
 
+def _print_warnings(warnings: list) -> None:
+    """What the API server would store but apply would hold, as kubectl prints a server's warnings."""
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+
+
 def _report_convergence(report) -> bool:
     """Say clearly when the fleet is not at its fixpoint; whether it is."""
     if report is None or report.converged:
@@ -218,6 +239,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
             result = runtime.apply(list(paths))
             after = runtime.list()
         _print_errors(result.admission.errors)
+        _print_warnings(result.admission.warnings)
         _refuse_nothing_found(result, paths)
         for name, verb in changes(before, after):
             click.echo(f"{name} {verb} (dry run)")
@@ -232,6 +254,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
     with opened(state, timeout) as runtime:
         result = runtime.apply(list(paths), on_applied=acknowledge)
     _print_errors(result.admission.errors)
+    _print_warnings(result.admission.warnings)
     _refuse_nothing_found(result, paths)
     converged = _report_convergence(result.report)
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
@@ -250,6 +273,7 @@ def diff(paths: tuple[Path, ...], state: Path | None) -> None:
         result = runtime.apply(list(paths))
         after = runtime.list()
     _print_errors(result.admission.errors)
+    _print_warnings(result.admission.warnings)
     if result.admission.errors:
         sys.exit(2)
     _refuse_nothing_found(result, paths)

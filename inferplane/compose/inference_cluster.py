@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from inferplane.accelerators import supported_drivers
+from inferplane.accelerators import unsupported_devices_message
 from inferplane import API_GROUP
 from inferplane.api.drivers import CPU, DRANET, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
@@ -186,23 +186,8 @@ class InferenceClusterComposer(Composer):
     def gate_unsupported_devices(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
         """Fail closed: a claimed driver runs only where the cloud's stack serves it or, on an Existing
         cluster, where its owner declares running it."""
-        supported = supported_drivers(self.source)
-        owners = self.cluster.spec.cluster.preinstalled_drivers()
-        offending = []
-        for name, klass in sorted(classes.items()):
-            unsupported = [d for d in klass.spec.claimed_drivers() if d not in supported and d not in owners]
-            if unsupported:
-                offending.append(f"class {name} claims {', '.join(unsupported)}")
-        if not offending:
-            return None
-        if self.source == "Existing":
-            declared = f" (it declares {', '.join(owners)})" if owners else ""
-            fix = ("use classes whose drivers inferplane serves, or, if the cluster's owner runs the driver, "
-                   f"declare it in spec.cluster.existing.preinstalledDrivers{declared}")
-        else:
-            fix = "use classes whose drivers the cloud serves, or run these devices on an Existing cluster"
-        return ("UnsupportedDevices", f"{'; '.join(offending)}; {self.source} clusters support "
-                                      f"{', '.join(sorted(supported))}: {fix}")
+        message = unsupported_devices_message(self.cluster, classes)
+        return ("UnsupportedDevices", message) if message else None
 
     def gate_reported_version(self) -> tuple[str, str] | None:
         """An Existing cluster without a declared version: ask it, and wait until it answers."""
