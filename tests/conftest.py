@@ -54,3 +54,12 @@ def mutate_component(monkeypatch):
             for cloud, stack in catalog.CLOUDS.items()}
         monkeypatch.setattr(catalog, "CLOUDS", clouds)
     return mutate
+
+
+@pytest.fixture(scope="session")
+def inference_extension_crds():
+    """The Inference Extension's CRDs as the repository vendors them (what the stacks install)."""
+    from inferplane.admission.openapi import CRDSchemas
+    from inferplane.routing.inference_extension import CRDS_FILE
+
+    return CRDSchemas([CRDS_FILE])
