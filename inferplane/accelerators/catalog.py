@@ -30,8 +30,8 @@ from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_VERSION
-from inferplane.routing.inference_extension import INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, INFERENCE_POOL_VERSION, \
-    inference_extension_crds
+from inferplane.routing.inference_extension import INFERENCE_POOL_CRD_NAME, INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, \
+    INFERENCE_POOL_VERSION, inference_extension_crds
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -91,10 +91,15 @@ AI_GATEWAY = Component(
 )
 
 
+def _crd_key(name: str) -> str:
+    """A CRD's component key: its name, dots turned to dashes (a label value may hold no more than 63)."""
+    return f"crd-{name.replace('.', '-')}"
+
+
 def _inference_extension_crd(crd: dict[str, Any]) -> Component:
     """One vendored Inference Extension CRD as an Object (cluster-scoped), keyed by its name."""
     return Component(
-        key=f"crd-{crd['metadata']['name'].replace('.', '-')}",
+        key=_crd_key(crd["metadata"]["name"]),
         namespace=None,
         # Read only, shared by every stack: the stack copies what it composes.
         manifest=lambda _: crd,
@@ -104,6 +109,8 @@ def _inference_extension_crd(crd: dict[str, Any]) -> Component:
 
 
 INFERENCE_EXTENSION_CRDS = tuple(_inference_extension_crd(crd) for crd in inference_extension_crds())
+# The CRD of the InferencePool that replicas compose.
+INFERENCE_POOL_CRD = next(c for c in INFERENCE_EXTENSION_CRDS if c.key == _crd_key(INFERENCE_POOL_CRD_NAME))
 
 # Envoy Gateway's chart ships the Gateway API CRDs with the controller, so one release is the
 # whole gateway stack. Version seen in public install scripts (v1.9.1).
@@ -194,6 +201,19 @@ CLUSTER_GATEWAY = Component(
     neutral=True,
     when=lambda spec: spec.gateway.enabled,
 )
+
+def resolves_inference_pools(installed: dict[str, Any]) -> bool:
+    """Whether a cluster's gateway resolves HTTPRoute backends of kind InferencePool, given what its stack
+    runs (component key -> that component's ready Release or Object): the pool's CRD, AI Gateway's CRDs and
+    controller, and an Envoy Gateway whose extension manager takes InferencePool backends (a release
+    installed without it, as before AI Gateway was added, refuses them)."""
+    if any(c.key not in installed for c in (INFERENCE_POOL_CRD, AI_GATEWAY_CRDS, AI_GATEWAY, ENVOY_GATEWAY)):
+        return False
+    values = ((installed[ENVOY_GATEWAY.key].get("spec") or {}).get("forProvider") or {}).get("values") or {}
+    manager = ((values.get("config") or {}).get("envoyGateway") or {}).get("extensionManager") or {}
+    return {"group": INFERENCE_POOL_GROUP, "kind": INFERENCE_POOL_KIND, "version": INFERENCE_POOL_VERSION} in (
+        manager.get("backendResources") or [])
+
 
 NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, CLUSTER_GATEWAY, *INFERENCE_EXTENSION_CRDS, AI_GATEWAY_CRDS,
            AI_GATEWAY, PROMETHEUS, LEADER_WORKER_SET)

@@ -43,8 +43,9 @@ from inferplane.compose.inference_cluster import class_requirement_key, pool_lab
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_GROUP, \
     GATEWAY_API_VERSION, replica_prefix
+# PHASE_LABEL: the endpoint picker's prefill and decode filters choose pods by it (prefill | decode).
 from inferplane.routing.inference_extension import INFERENCE_EXTENSION_EXPERIMENTAL_GROUP, INFERENCE_POOL_API_VERSION, \
-    INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND
+    INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, PHASE_LABEL
 
 COMPOSED = "Composed"
 ENGINES_RUNNING = "EnginesRunning"
@@ -60,8 +61,6 @@ REPLICA_LABEL = f"{API_GROUP}/replica"
 ENGINE_LABEL = f"{API_GROUP}/engine"
 ROLE_LABEL = f"{API_GROUP}/role"
 SERVING_LABEL = f"{API_GROUP}/serving"
-# The endpoint picker's prefill and decode filters choose pods by this label (prefill | decode).
-PHASE_LABEL = "llm-d.ai/role"
 
 # Engines serve in the workload cluster's default namespace, as Modelplane's do: it exists on every
 # cluster, and replica names (unique per placement) keep co-located replicas apart.

@@ -21,11 +21,16 @@ INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
 INFERENCE_POOL_VERSION = "v1"
 INFERENCE_POOL_API_VERSION = f"{INFERENCE_POOL_GROUP}/{INFERENCE_POOL_VERSION}"
 INFERENCE_POOL_KIND = "InferencePool"
+INFERENCE_POOL_CRD_NAME = f"inferencepools.{INFERENCE_POOL_GROUP}"
 # The experimental group of the release, where InferenceObjective (which the endpoint picker watches) lives.
 INFERENCE_EXTENSION_EXPERIMENTAL_GROUP = "inference.networking.x-k8s.io"
 # The release the vendored CRDs come from, as each of them is annotated.
 INFERENCE_EXTENSION_VERSION = "v1.0.1"
 BUNDLE_VERSION_ANNOTATION = "inference.networking.k8s.io/bundle-version"
+# The pod label llm-d's endpoint picker filters prefill and decode pods by (its prefill-filter and
+# decode-filter plugins): `prefill` or `decode`.
+PHASE_LABEL = "llm-d.ai/role"
+DECODE = "decode"
 
 CRDS_FILE = Path(__file__).resolve().parents[1] / "data" / "gateway-api-inference-extension" / "crds.yaml"
 
@@ -41,10 +46,11 @@ def inference_extension_crds() -> list[dict[str, Any]]:
     return [json_copy(crd) for crd in _crds()]
 
 
-def served_kinds() -> set[tuple[str, str]]:
+@functools.cache
+def served_kinds() -> frozenset[tuple[str, str]]:
     """(apiVersion, kind) of every version the vendored CRDs serve."""
-    return {(f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
-            for crd in _crds() for version in crd["spec"]["versions"] if version.get("served")}
+    return frozenset((f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+                     for crd in _crds() for version in crd["spec"]["versions"] if version.get("served"))
 
 
 def is_inference_pool_ref(ref: dict[str, Any]) -> bool:
