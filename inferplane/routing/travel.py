@@ -4,8 +4,9 @@ endpoint's backend, with its share of the traffic and the URL it receives; and, 
 cluster gateway's, through that cluster's routes to the replica's Service, or to its InferencePool,
 whose endpoint picker sends each request to a decode engine (after a prefill engine when the prompt is
 not cached). A cluster's gateway resolves an InferencePool backend only where its stack installs the
-Inference Extension's CRDs and Envoy AI Gateway (Envoy Gateway refuses a backendRef of a kind it does not
-know: the route's backend is unresolved and the request gets a 500)."""
+Inference Extension's CRDs and Envoy AI Gateway: elsewhere the backendRef names an unsupported kind, which
+HTTPRoute v1.5.1 reports as ResolvedRefs False (`InvalidKind`) and answers with a 500 for the traffic it
+would have carried."""
 
 from __future__ import annotations
 
