@@ -56,7 +56,9 @@ CERT_MANAGER = Component(
 # from under InferencePools (deleting a CRD deletes every object of its kind).
 # envoyproxy/ai-gateway v0.7.0 (commit f2d59a6a4f26680e53f03531ece28eadd70f5320): charts
 # `manifests/charts/ai-gateway-crds-helm` and `ai-gateway-helm`, released to oci://docker.io/envoyproxy
-# with appVersion v0.7.0 (Makefile, helm-package); the version Modelplane v0.3.1 pins.
+# with appVersion v0.7.0 (Makefile, helm-package); the version Modelplane v0.3.1 pins. Its compatibility
+# matrix (site/docs/compatibility.md) asks for Envoy Gateway v1.7.x or later: v1.9.1 below (it is built
+# against v1.8.1, which Modelplane installs).
 AI_GATEWAY_REPOSITORY = "oci://docker.io/envoyproxy"
 AI_GATEWAY_VERSION = "v0.7.0"
 # The namespace of AI Gateway's install guide, where its controller's Service is named
