@@ -36,10 +36,11 @@ def provider_crds():
 
 @pytest.fixture(scope="session")
 def gateway_api_crds():
-    """Gateway API v1.5.1's standard-channel CRDs (and the Inference Extension's)."""
+    """Gateway API v1.5.1's standard-channel CRDs (and the Inference Extension's, which the package ships)."""
     from inferplane.admission.openapi import CRDSchemas
+    from inferplane.routing.inference_extension import CRDS_FILE
 
-    return CRDSchemas.from_dir(PUBLISHED_CRDS / "gateway-api")
+    return CRDSchemas(sorted((PUBLISHED_CRDS / "gateway-api").glob("*.yaml")) + [CRDS_FILE])
 
 
 @pytest.fixture
@@ -54,3 +55,12 @@ def mutate_component(monkeypatch):
             for cloud, stack in catalog.CLOUDS.items()}
         monkeypatch.setattr(catalog, "CLOUDS", clouds)
     return mutate
+
+
+@pytest.fixture(scope="session")
+def inference_extension_crds():
+    """The Inference Extension's CRDs as the repository vendors them (what the stacks install)."""
+    from inferplane.admission.openapi import CRDSchemas
+    from inferplane.routing.inference_extension import CRDS_FILE
+
+    return CRDSchemas([CRDS_FILE])

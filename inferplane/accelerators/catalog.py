@@ -33,6 +33,8 @@ from inferplane.metrics.mappings import builtin_mappings
 from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_VERSION
+from inferplane.routing.inference_extension import INFERENCE_POOL_CRD_NAME, INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, \
+    INFERENCE_POOL_VERSION, inference_extension_crds
 
 # Every composed resource carries its component key, so tooling can find what a stack installed.
 COMPONENT_LABEL = f"{API_GROUP}/component"
@@ -48,14 +50,99 @@ CERT_MANAGER = Component(
     neutral=True,
 )
 
+# Prefill/decode routing: Envoy AI Gateway and the Inference Extension's CRDs.
+# A PrefillDecode replica's HTTPRoute sends to an InferencePool, which Envoy Gateway resolves only by
+# handing it to Envoy AI Gateway's extension server. Installed on every stack whose gateway is on, as
+# Modelplane v0.3.1's serving stack does (compose-serving-stack/function/fn.py, compose_ai_gateway,
+# compose_gaie_crds): a replica placed or moved onto any cluster is routable at once, no Envoy
+# Gateway restart follows the first and last PrefillDecode replica, and the CRDs are never removed
+# from under InferencePools (deleting a CRD deletes every object of its kind).
+# envoyproxy/ai-gateway v0.7.0 (commit f2d59a6a4f26680e53f03531ece28eadd70f5320): charts
+# `manifests/charts/ai-gateway-crds-helm` and `ai-gateway-helm`, released to oci://docker.io/envoyproxy
+# with appVersion v0.7.0 (Makefile, helm-package); the version Modelplane v0.3.1 pins. Its compatibility
+# matrix (site/docs/compatibility.md) asks for Envoy Gateway v1.7.x or later: v1.9.1 below (it is built
+# against v1.8.1, which Modelplane installs).
+AI_GATEWAY_REPOSITORY = "oci://docker.io/envoyproxy"
+AI_GATEWAY_VERSION = "v0.7.0"
+# The namespace of AI Gateway's install guide, where its controller's Service is named
+# `ai-gateway-controller` (values.yaml `controller.fullnameOverride`) with the extension server's
+# gRPC port 1063 (`controller.service.ports` grpc).
+AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
+AI_GATEWAY_CONTROLLER = "ai-gateway-controller"
+AI_GATEWAY_EXTENSION_PORT = 1063
+
+
+def _ai_gateway_values(_: ServingStackSpec) -> dict[str, Any]:
+    # The chart's image tags default to its appVersion; named here so that the pin is ours and checked.
+    return {"controller": {"image": {"repository": "docker.io/envoyproxy/ai-gateway-controller",
+                                     "tag": AI_GATEWAY_VERSION}},
+            "extProc": {"image": {"repository": "docker.io/envoyproxy/ai-gateway-extproc", "tag": AI_GATEWAY_VERSION}}}
+
+
+AI_GATEWAY_CRDS = Component(
+    key="ai-gateway-crds",
+    namespace=AI_GATEWAY_NAMESPACE,
+    chart=Chart("ai-gateway-crds-helm", AI_GATEWAY_REPOSITORY, AI_GATEWAY_VERSION),
+    neutral=True,
+    when=lambda spec: spec.gateway.enabled,
+)
+AI_GATEWAY = Component(
+    key="ai-gateway",
+    namespace=AI_GATEWAY_NAMESPACE,
+    chart=Chart("ai-gateway-helm", AI_GATEWAY_REPOSITORY, AI_GATEWAY_VERSION),
+    values=_ai_gateway_values,
+    neutral=True,
+    when=lambda spec: spec.gateway.enabled,
+)
+
+
+def _crd_key(name: str) -> str:
+    """A CRD's component key: its name, dots turned to dashes (a label value may hold no more than 63)."""
+    return f"crd-{name.replace('.', '-')}"
+
+
+def _inference_extension_crd(crd: dict[str, Any]) -> Component:
+    """One vendored Inference Extension CRD as an Object (cluster-scoped), keyed by its name."""
+    return Component(
+        key=_crd_key(crd["metadata"]["name"]),
+        namespace=None,
+        # Read only, shared by every stack: the stack copies what it composes.
+        manifest=lambda _: crd,
+        neutral=True,
+        when=lambda spec: spec.gateway.enabled,
+    )
+
+
+INFERENCE_EXTENSION_CRDS = tuple(_inference_extension_crd(crd) for crd in inference_extension_crds())
+# The CRD of the InferencePool that replicas compose.
+INFERENCE_POOL_CRD = next(c for c in INFERENCE_EXTENSION_CRDS if c.key == _crd_key(INFERENCE_POOL_CRD_NAME))
+
 # Envoy Gateway's chart ships the Gateway API CRDs with the controller, so one release is the
 # whole gateway stack. Version seen in public install scripts (v1.9.1).
 ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+# What AI Gateway v0.7.0 asks of Envoy Gateway (`manifests/envoy-gateway-values.yaml`, the
+# "Required" parts, and `examples/inference-pool/envoy-gateway-values-addon.yaml`), as Modelplane
+# v0.3.1 sets it: the Backend API on, every xDS translation handed to AI Gateway's extension server,
+# and InferencePool a backend kind the extension resolves.
+ENVOY_GATEWAY_AI_EXTENSION: dict[str, Any] = {"config": {"envoyGateway": {
+    "extensionApis": {"enableBackend": True},
+    "extensionManager": {
+        "hooks": {"xdsTranslator": {
+            "translation": {part: {"includeAll": True} for part in ("listener", "route", "cluster", "secret")},
+            "post": ["Translation", "Cluster", "Route"]}},
+        "service": {"fqdn": {"hostname": f"{AI_GATEWAY_CONTROLLER}.{AI_GATEWAY_NAMESPACE}.svc.cluster.local",
+                             "port": AI_GATEWAY_EXTENSION_PORT}},
+        "backendResources": [{"group": INFERENCE_POOL_GROUP, "kind": INFERENCE_POOL_KIND,
+                              "version": INFERENCE_POOL_VERSION}],
+    },
+}}}
 ENVOY_GATEWAY = Component(
     key="envoy-gateway",
     # Envoy Gateway's own namespace, which its release creates; the cluster's Gateway lives there too.
     namespace=CLUSTER_GATEWAY_NAMESPACE,
     chart=Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.9.1"),
+    # Read only, shared by every stack: the stack copies what it composes.
+    values=lambda _: ENVOY_GATEWAY_AI_EXTENSION,
     neutral=True,
     when=lambda spec: spec.gateway.enabled,
 )
@@ -120,7 +207,21 @@ CLUSTER_GATEWAY = Component(
     when=lambda spec: spec.gateway.enabled,
 )
 
-NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, CLUSTER_GATEWAY, PROMETHEUS, LEADER_WORKER_SET)
+def resolves_inference_pools(installed: dict[str, Any]) -> bool:
+    """Whether a cluster's gateway resolves HTTPRoute backends of kind InferencePool, given what its stack
+    runs (component key -> that component's ready Release or Object): the pool's CRD, AI Gateway's CRDs and
+    controller, and an Envoy Gateway whose extension manager takes InferencePool backends (a release
+    installed without it, as before AI Gateway was added, refuses them)."""
+    if any(c.key not in installed for c in (INFERENCE_POOL_CRD, AI_GATEWAY_CRDS, AI_GATEWAY, ENVOY_GATEWAY)):
+        return False
+    values = ((installed[ENVOY_GATEWAY.key].get("spec") or {}).get("forProvider") or {}).get("values") or {}
+    manager = ((values.get("config") or {}).get("envoyGateway") or {}).get("extensionManager") or {}
+    return {"group": INFERENCE_POOL_GROUP, "kind": INFERENCE_POOL_KIND, "version": INFERENCE_POOL_VERSION} in (
+        manager.get("backendResources") or [])
+
+
+NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, CLUSTER_GATEWAY, *INFERENCE_EXTENSION_CRDS, AI_GATEWAY_CRDS,
+           AI_GATEWAY, PROMETHEUS, LEADER_WORKER_SET)
 
 # ---- Node Feature Discovery: labels GPU nodes by PCI vendor, which both GPU stacks select on
 

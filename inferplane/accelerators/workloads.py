@@ -24,6 +24,9 @@ from enum import Enum
 from typing import Any, Callable, Mapping
 
 from inferplane.accelerators.catalog import (
+    AI_GATEWAY,
+    AI_GATEWAY_CONTROLLER,
+    AI_GATEWAY_CRDS,
     AMD_DEVICE_CONFIG,
     AMD_GPU_OPERATOR,
     AWS_DRANET,
@@ -34,6 +37,7 @@ from inferplane.accelerators.catalog import (
     ENVOY_GATEWAY,
     GATEWAY_CLASS,
     GKE_NVIDIA_DRIVER_INSTALLER,
+    INFERENCE_EXTENSION_CRDS,
     LEADER_WORKER_SET,
     NODE_FEATURE_DISCOVERY,
     NVIDIA_CRITICAL_PODS_QUOTA,
@@ -196,6 +200,22 @@ def _envoy_gateway(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
                      tolerations=_tolerations(pod.get("tolerations")),
                      requests=dig(values, "deployment.envoyGateway.resources.requests", {}),
                      container="envoy-gateway"),)
+
+
+# Envoy AI Gateway v0.7.0 (ai-gateway-helm `templates/deployment.yaml`): one Deployment named by
+# `controller.fullnameOverride`, its container named after the chart, placement from controller.*.
+# (The extProc sidecars it injects run inside the Envoy proxy pods, which are not simulated.)
+AI_GATEWAY_DEFAULTS: Values = {"controller": {"replicaCount": 1, "fullnameOverride": AI_GATEWAY_CONTROLLER,
+                                              "nodeSelector": {}, "tolerations": [], "affinity": {}, "resources": {}}}
+
+
+def _ai_gateway(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    controller = helm_merge(AI_GATEWAY_DEFAULTS, rendered)["controller"]
+    return (Workload("Deployment", controller["fullnameOverride"], AI_GATEWAY.namespace or "", AI_GATEWAY.key,
+                     Placement.SYSTEM, replicas=int(controller["replicaCount"]),
+                     node_selector=controller.get("nodeSelector") or {}, affinity=controller.get("affinity") or {},
+                     tolerations=_tolerations(controller.get("tolerations")),
+                     requests=dig(controller, "resources.requests", {}), container="ai-gateway-helm"),)
 
 
 # kube-prometheus-stack 86.1.1, release `kube-prometheus-stack`: the operator and kube-state-metrics
@@ -582,6 +602,9 @@ DESCRIPTIONS: dict[str, Describe] = {
     GATEWAY_CLASS.key: no_workloads("a GatewayClass is configuration; Envoy Gateway's controller reads it"),
     # Envoy Gateway runs a proxy Deployment per Gateway; the simulation does not place it (not simulated).
     CLUSTER_GATEWAY.key: no_workloads("a Gateway is configuration; Envoy Gateway's controller runs its proxy"),
+    **{crd.key: no_workloads("a CustomResourceDefinition is API; it runs nothing") for crd in INFERENCE_EXTENSION_CRDS},
+    AI_GATEWAY_CRDS.key: no_workloads("a chart of CustomResourceDefinitions only; it runs nothing"),
+    AI_GATEWAY.key: _ai_gateway,
     PROMETHEUS.key: _prometheus,
     LEADER_WORKER_SET.key: _lws,
     NODE_FEATURE_DISCOVERY.key: _nfd,

@@ -475,27 +475,54 @@ def route_report(objects: list[Resource], namespace: str, name: str, path: str, 
     if legs:
         lines += ["", "inside the clusters:"]
         for endpoint, leg in legs:
-            reached = (f"HTTPRoute {leg.route} -> {', '.join(leg.backends) or 'no backend (500)'}" if leg.route
-                       else "no HTTPRoute rule matches (404)")
+            reached = (f"HTTPRoute {leg.route} -> {', '.join(leg.backends) or f'no backend: {leg.problem}'}"
+                       if leg.route else "no HTTPRoute rule matches (404)")
             lines.append(f"  {endpoint}: cluster {leg.cluster}'s gateway, {reached}")
-    return "\n".join(lines), bool(address)
+    # Nothing is reached when every backend leads into a cluster whose gateway sends it nowhere.
+    reached_any = any(hop.cluster is None or hop.cluster.backends for hop in trip.hops)
+    return "\n".join(lines), bool(address) and reached_any
 
 
-def cluster_gateways(objects: list[Resource]) -> dict[str, tuple[str, list[Resource]]]:
-    """Each cluster gateway's address -> its cluster and the HTTPRoutes attached to it (the manifests of
-    the Objects that apply routes on that cluster)."""
+def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
+    """Each cluster gateway's address -> what that cluster's gateway routes by (`ClusterRoutes`): the
+    HTTPRoutes attached to it, the InferencePools and engine workloads its Objects created, and whether
+    the components its stack runs resolve InferencePool backends."""
+    from inferplane.accelerators.catalog import COMPONENT_LABEL, resolves_inference_pools
     from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
+    from inferplane.routing.inference_extension import INFERENCE_POOL_API_VERSION, INFERENCE_POOL_KIND
+    from inferplane.routing.travel import ClusterRoutes
+
+    def created(obj: Resource) -> bool:
+        return any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in (obj.get("status") or {}).get("conditions") or [])
 
     routes: dict[str, list[Resource]] = {}
+    pools: dict[str, list[Resource]] = {}
+    workloads: dict[str, list[Resource]] = {}
+    installed: dict[str, dict[str, Resource]] = {}
     for obj in objects:
+        if obj["kind"] not in ("Object", "Release"):
+            continue
+        cluster = ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", "")
+        component = (obj["metadata"].get("labels") or {}).get(COMPONENT_LABEL)
+        if component and created(obj):
+            installed.setdefault(cluster, {})[component] = obj
         manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
         if obj["kind"] == "Object" and manifest.get("kind") == "HTTPRoute" and any(
                 ref.get("name") == CLUSTER_GATEWAY_NAME and ref.get("namespace") == CLUSTER_GATEWAY_NAMESPACE
                 for ref in (manifest.get("spec") or {}).get("parentRefs") or []):
-            routes.setdefault(obj["spec"]["providerConfigRef"]["name"], []).append(manifest)
+            routes.setdefault(cluster, []).append(manifest)
+        elif (manifest.get("apiVersion"), manifest.get("kind")) == (INFERENCE_POOL_API_VERSION, INFERENCE_POOL_KIND) \
+                and created(obj):
+            pools.setdefault(cluster, []).append(manifest)
+        elif manifest.get("kind") in ("Deployment", "LeaderWorkerSet") and not component:
+            workloads.setdefault(cluster, []).append(manifest)
     out = {}
     for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+        name = cluster["metadata"]["name"]
         gateway_address = ((cluster.get("status") or {}).get("gateway") or {}).get("address")
         if gateway_address:
-            out[gateway_address] = (cluster["metadata"]["name"], routes.get(cluster["metadata"]["name"], []))
+            out[gateway_address] = ClusterRoutes(name, routes.get(name, []), pools.get(name, []),
+                                                 workloads.get(name, []),
+                                                 resolves_inference_pools(installed.get(name, {})))
     return out

@@ -43,6 +43,9 @@ from inferplane.compose.inference_cluster import class_requirement_key, pool_lab
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_GROUP, \
     GATEWAY_API_VERSION, replica_prefix
+# PHASE_LABEL: the endpoint picker's prefill and decode filters choose pods by it (prefill | decode).
+from inferplane.routing.inference_extension import INFERENCE_EXTENSION_EXPERIMENTAL_GROUP, INFERENCE_POOL_API_VERSION, \
+    INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, PHASE_LABEL
 
 COMPOSED = "Composed"
 ENGINES_RUNNING = "EnginesRunning"
@@ -58,8 +61,6 @@ REPLICA_LABEL = f"{API_GROUP}/replica"
 ENGINE_LABEL = f"{API_GROUP}/engine"
 ROLE_LABEL = f"{API_GROUP}/role"
 SERVING_LABEL = f"{API_GROUP}/serving"
-# The endpoint picker's prefill and decode filters choose pods by this label (prefill | decode).
-PHASE_LABEL = "llm-d.ai/role"
 
 # Engines serve in the workload cluster's default namespace, as Modelplane's do: it exists on every
 # cluster, and replica names (unique per placement) keep co-located replicas apart.
@@ -78,7 +79,6 @@ ENGINE_PORT = 8000
 
 DRA_API_VERSION = "resource.k8s.io/v1"
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
-INFERENCE_POOL_API_VERSION = "inference.networking.k8s.io/v1"
 # A Deployment and a LeaderWorkerSet both say Available=True once their replicas are up, and neither
 # has a Ready condition, so their Objects derive readiness from it; the guard keeps the query false
 # (not erroring) before the workload has any status.
@@ -214,7 +214,7 @@ class ModelReplicaComposer(Composer):
     def compose_route(self) -> None:
         """The replica's path on its cluster's gateway: /<namespace>/<replica>/, rewritten to / for the
         engines (which serve /v1/...), sent to the Service, or for PrefillDecode to the InferencePool."""
-        backend: dict[str, Any] = ({"group": INFERENCE_POOL_API_VERSION.split("/")[0], "kind": "InferencePool",
+        backend: dict[str, Any] = ({"group": INFERENCE_POOL_GROUP, "kind": INFERENCE_POOL_KIND,
                                     "name": child_name(self.name, "pool")} if self.prefill_decode
                                    else {"group": "", "kind": "Service", "name": self.name, "port": 80})
         self.desire_object("route", {
@@ -236,7 +236,7 @@ class ModelReplicaComposer(Composer):
         pool = child_name(self.name, "pool")
         labels = self.replica_labels()
         self.desire_object("inference-pool", {
-            "apiVersion": INFERENCE_POOL_API_VERSION, "kind": "InferencePool",
+            "apiVersion": INFERENCE_POOL_API_VERSION, "kind": INFERENCE_POOL_KIND,
             "metadata": {"name": pool, "namespace": REMOTE_NAMESPACE, "labels": labels},
             "spec": {"selector": {"matchLabels": {SERVING_LABEL: self.name}},
                      "targetPorts": [{"number": ENGINE_PORT}],
@@ -249,8 +249,8 @@ class ModelReplicaComposer(Composer):
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
             # What the picker watches: the pool's pods, the pool, and InferenceObjectives.
             "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": read},
-                      {"apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"], "verbs": read},
-                      {"apiGroups": ["inference.networking.x-k8s.io"], "resources": ["inferenceobjectives"],
+                      {"apiGroups": [INFERENCE_POOL_GROUP], "resources": ["inferencepools"], "verbs": read},
+                      {"apiGroups": [INFERENCE_EXTENSION_EXPERIMENTAL_GROUP], "resources": ["inferenceobjectives"],
                        "verbs": read}]})
         self.desire_object("epp-role-binding", {
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
@@ -265,7 +265,7 @@ class ModelReplicaComposer(Composer):
                 "spec": {"serviceAccountName": epp, "containers": [{
                     "name": "epp", "image": EPP_IMAGE,
                     "args": [f"--pool-name={pool}", f"--pool-namespace={REMOTE_NAMESPACE}",
-                             "--pool-group=inference.networking.k8s.io",
+                             f"--pool-group={INFERENCE_POOL_GROUP}",
                              f"--config-file=/config/{EPP_CONFIG_FILE}", f"--grpc-port={EPP_GRPC_PORT}"],
                     "ports": [{"name": "grpc", "containerPort": EPP_GRPC_PORT},
                               {"name": "grpc-health", "containerPort": EPP_HEALTH_PORT}],

@@ -16,6 +16,9 @@ its pool, as MetalLB's allocator hands out the lowest free one) or, without a po
 cloud load balancer's. A target cluster's Gateway (applied through a provider-kubernetes Object) gets
 its cluster's own simulated load balancer address, reported in the Object's `atProvider.manifest`.
 A ModelCache's PersistentVolumeClaim is reported Bound, and its hydration Job Complete, the same way.
+An Object applying one of the Inference Extension's kinds (a PrefillDecode replica's InferencePool) is
+created only on a cluster where another Object applies the CRD serving it, as the serving stack does;
+elsewhere it reports the API server's "no matches for kind".
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.engine.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
+from inferplane.routing.inference_extension import served_kinds
 
 # The version simulated target clusters run unless a test picks another.
 SIMULATED_KUBERNETES_VERSION = "v1.36.1"
@@ -81,6 +85,12 @@ class SimulatedProvider:
             address = {"type": "IPAddress", "value": simulated_load_balancer_address(cluster)}
             status["atProvider"] = {**status["atProvider"],
                                     "manifest": {**manifest, "status": {"addresses": [address]}}}
+        elif obj.get("kind") == "Object" and (missing := missing_definition(spec, of_kind)) is not None:
+            # The target cluster's API server has no such kind: provider-kubernetes cannot create it.
+            status["conditions"] = [
+                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
+            return status
         elif obj.get("kind") == "Object" and (settled := settled_status(spec)) is not None:
             # A ModelCache's volume binds and its hydration Job completes on the target cluster.
             status["atProvider"] = {**status["atProvider"], "manifest": settled}
@@ -156,6 +166,28 @@ def settled_status(spec: Resource) -> Resource | None:
         return {**manifest, "status": {"succeeded": 1, "conditions": [
             {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}}
     return None
+
+
+def missing_definition(spec: Resource, of_kind: Callable[[str], list[Resource]]) -> str | None:
+    """Why an Object's manifest cannot be created on its cluster, for the kinds whose definitions the
+    serving stack installs (the Inference Extension's): no Object on the same cluster applies the CRD
+    that serves the manifest's group, version and kind. None when it can be, or for any other kind."""
+    manifest = (spec.get("forProvider") or {}).get("manifest")
+    if not isinstance(manifest, dict) or (manifest.get("apiVersion"), manifest.get("kind")) not in served_kinds():
+        return None
+    cluster = (spec.get("providerConfigRef") or {}).get("name")
+    group, _, version = str(manifest["apiVersion"]).partition("/")
+    for other in of_kind("Object"):
+        crd = ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        if crd.get("kind") != "CustomResourceDefinition" or \
+                ((other.get("spec") or {}).get("providerConfigRef") or {}).get("name") != cluster:
+            continue
+        crd_spec = crd.get("spec") or {}
+        if crd_spec.get("group") == group and (crd_spec.get("names") or {}).get("kind") == manifest["kind"] and any(
+                v.get("name") == version and v.get("served") for v in crd_spec.get("versions") or []):
+            return None
+    return (f'cannot create object: no matches for kind "{manifest["kind"]}" in version "{manifest["apiVersion"]}" '
+            f"on cluster {cluster}: its serving stack does not install the CustomResourceDefinition")
 
 
 def _is_gateway(manifest: object) -> bool:

@@ -579,6 +579,11 @@ def installed_components(resources: Iterable[Resource]) -> dict[str, Resource]:
             out[key] = for_provider.get("values") or {}
         else:
             out[key] = for_provider.get("manifest") or {}
+            if out[key].get("kind") == "CustomResourceDefinition":
+                # API, not a workload: the simulation reads only that it is installed, not its schema (tens
+                # of KB of prose, which the inputs' fingerprint and the templates' name check would read).
+                out[key] = {k: out[key].get(k) for k in ("apiVersion", "kind")} | {
+                    "metadata": {"name": (out[key].get("metadata") or {}).get("name")}}
     return out
 
 

@@ -41,6 +41,7 @@ class Forward:
     share: Fraction
     path: str
     kind: str = "Service"
+    group: str = ""  # the core group's Service by default
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,6 @@ def resolve(routes: list[Resource], request: HTTPRequest) -> Resolution | None:
         Forward(ref.get("namespace", namespace), ref["name"], ref.get("port"), ref.get("weight", 1),
                 Fraction(ref.get("weight", 1), total) if total else Fraction(0),
                 _rewrite(ref.get("filters") or rule.get("filters") or [], match, request.path),
-                ref.get("kind", "Service"))
+                ref.get("kind", "Service"), ref.get("group", ""))
         for ref in refs]
     return Resolution(f"{namespace}/{route['metadata']['name']}", index, match, forwards)

@@ -120,7 +120,10 @@ def test_amd_only_on_existing_and_dranet_only_on_eks_by_aws_dranet():
     assert [c.key for c in serving("EKS", DRANET.name)] == ["aws-dranet"]
 
 
-NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "gateway", "kube-prometheus-stack", "lws"]
+NEUTRAL_KEYS = ["cert-manager", "envoy-gateway", "gateway-class", "gateway",
+                "crd-inferenceobjectives-inference-networking-x-k8s-io",
+                "crd-inferencepools-inference-networking-k8s-io", "crd-inferencepools-inference-networking-x-k8s-io",
+                "ai-gateway-crds", "ai-gateway", "kube-prometheus-stack", "lws"]
 
 
 @pytest.mark.parametrize("cloud,claimed,installed", [

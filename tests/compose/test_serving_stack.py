@@ -16,8 +16,14 @@ NV, AMD, CPU_, NET = NVIDIA_GPU.name, AMD_GPU.name, CPU.name, DRANET.name
 UNKNOWN = "tpu.example.com"
 ABSENT = object()
 
-NEUTRAL_KEYS = {"release-cert-manager", "release-envoy-gateway", "object-gateway-class", "object-gateway",
-                "release-kube-prometheus-stack", "release-lws"}
+# What the cluster's gateway brings: Envoy Gateway, its class and Gateway, and what resolves a
+# PrefillDecode replica's InferencePool backends (the Inference Extension's CRDs and Envoy AI Gateway).
+GATEWAY_KEYS = {"release-envoy-gateway", "object-gateway-class", "object-gateway",
+                "object-crd-inferenceobjectives-inference-networking-x-k8s-io",
+                "object-crd-inferencepools-inference-networking-k8s-io",
+                "object-crd-inferencepools-inference-networking-x-k8s-io", "release-ai-gateway-crds",
+                "release-ai-gateway"}
+NEUTRAL_KEYS = {"release-cert-manager", *GATEWAY_KEYS, "release-kube-prometheus-stack", "release-lws"}
 NVIDIA_KEYS = {"release-dra-driver-nvidia-gpu", "object-nvidia-critical-pods-quota", "release-dcgm-exporter"}
 CPU_KEYS = {"release-dra-driver-cpu"}
 # GKE pools leave the driver to Google's installer DaemonSet, which the stack composes.
@@ -223,6 +229,14 @@ NAMES = {"release-cert-manager": "stack-1-cert-manager-4020aa6798b0",
          "release-envoy-gateway": "stack-1-envoy-gateway-fa8d01d4a80d",
          "object-gateway-class": "stack-1-gateway-class-3b390c9f40b5",
          "object-gateway": "stack-1-gateway-85c56f7ee097",
+         "object-crd-inferenceobjectives-inference-networking-x-k8s-io":
+             "stack-1-crd-inferenceobjectives-inference-networki-570acc0b42b8",
+         "object-crd-inferencepools-inference-networking-k8s-io":
+             "stack-1-crd-inferencepools-inference-networking-k8-25b75433877e",
+         "object-crd-inferencepools-inference-networking-x-k8s-io":
+             "stack-1-crd-inferencepools-inference-networking-x-b584cfd4c4a3",
+         "release-ai-gateway-crds": "stack-1-ai-gateway-crds-04cddb3d5007",
+         "release-ai-gateway": "stack-1-ai-gateway-a5250d99e339",
          "release-kube-prometheus-stack": "stack-1-kube-prometheus-stack-837a083fafcc",
          "release-lws": "stack-1-lws-3442cea104fe",
          "release-dra-driver-nvidia-gpu": "stack-1-dra-driver-nvidia-gpu-6e9d784e98de",
@@ -252,7 +266,7 @@ def test_gateway_class_is_named_by_the_spec_and_the_gateway_can_be_switched_off(
         "spec": {"gatewayClassName": "edge", "listeners": [
             {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}
     off = compose("Civo", [], gateway={"enabled": False})
-    assert set(off.desired) == NEUTRAL_KEYS - {"release-envoy-gateway", "object-gateway-class", "object-gateway"}
+    assert set(off.desired) == NEUTRAL_KEYS - GATEWAY_KEYS
 
 
 def test_the_cluster_gateways_address_is_the_stacks():

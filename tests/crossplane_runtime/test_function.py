@@ -82,13 +82,19 @@ def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(eks_
     rsp = function_stub.RunFunction(run_request(eks_stack))
     assert desired_kinds(rsp) == {
         "object-gateway": "Object", "object-gateway-class": "Object", "object-nvidia-critical-pods-quota": "Object",
+        "object-crd-inferenceobjectives-inference-networking-x-k8s-io": "Object",
+        "object-crd-inferencepools-inference-networking-k8s-io": "Object",
+        "object-crd-inferencepools-inference-networking-x-k8s-io": "Object",
         "provider-config-helm": "ClusterProviderConfig", "provider-config-kubernetes": "ClusterProviderConfig",
         "release-cert-manager": "Release", "release-dcgm-exporter": "Release",
         "release-dra-driver-nvidia-gpu": "Release", "release-envoy-gateway": "Release",
+        "release-ai-gateway-crds": "Release", "release-ai-gateway": "Release",
         "release-kube-prometheus-stack": "Release", "release-lws": "Release"}
     assert rsp.desired.resources["provider-config-helm"].ready == fnv1.READY_TRUE
     assert resource.struct_to_dict(rsp.desired.composite.resource)["status"]["components"] == [
-        "cert-manager", "envoy-gateway", "gateway-class", "gateway", "kube-prometheus-stack", "lws", "dra-driver-nvidia-gpu",
+        "cert-manager", "envoy-gateway", "gateway-class", "gateway", "crd-inferenceobjectives-inference-networking-x-k8s-io",
+        "crd-inferencepools-inference-networking-k8s-io", "crd-inferencepools-inference-networking-x-k8s-io",
+        "ai-gateway-crds", "ai-gateway", "kube-prometheus-stack", "lws", "dra-driver-nvidia-gpu",
         "nvidia-critical-pods-quota", "dcgm-exporter"]
 
 

@@ -151,7 +151,10 @@ def test_a_stacks_provider_configs_are_held_by_each_release_and_object(eks_stack
     desired = {k: resource.struct_to_dict(d.resource) for k, d in rsp.desired.resources.items()}
     usages = {k: v for k, v in desired.items() if k.startswith("usage-")}
     assert sorted(usages) == [f"usage-provider-config-by-{consumer}" for consumer in (
-        "object-gateway", "object-gateway-class", "object-nvidia-critical-pods-quota", "release-cert-manager", "release-dcgm-exporter",
+        "object-crd-inferenceobjectives-inference-networking-x-k8s-io",
+        "object-crd-inferencepools-inference-networking-k8s-io", "object-crd-inferencepools-inference-networking-x-k8s-io",
+        "object-gateway", "object-gateway-class", "object-nvidia-critical-pods-quota", "release-ai-gateway",
+        "release-ai-gateway-crds", "release-cert-manager", "release-dcgm-exporter",
         "release-dra-driver-nvidia-gpu", "release-envoy-gateway", "release-kube-prometheus-stack", "release-lws")]
     assert usages["usage-provider-config-by-release-lws"] == {
         "apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",

@@ -84,6 +84,8 @@ def test_a_composed_cluster_its_stack_runs_on_cannot_be_deleted_alone(runtime):
 
 def test_a_provider_config_and_a_kubeconfig_secret_in_use_cannot_be_deleted(runtime):
     with pytest.raises(InUse, match=r"^clusterproviderconfig.helm.m.crossplane.io/eks-l4 is in use by "
+                                    r"release.helm.m.crossplane.io/eks-l4-ai-gateway-85a2a93936d4, "
+                                    r"release.helm.m.crossplane.io/eks-l4-ai-gateway-crds-0fbcfe9020a9, "
                                     r"release.helm.m.crossplane.io/eks-l4-cert-manager-29642d4bb390, "):
         runtime.delete(Key("helm.m.crossplane.io", "ClusterProviderConfig", "", "eks-l4"))
     runtime.store.put({"apiVersion": "v1", "kind": "Secret",
