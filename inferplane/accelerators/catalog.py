@@ -60,8 +60,8 @@ CERT_MANAGER = Component(
 # envoyproxy/ai-gateway v0.7.0 (commit f2d59a6a4f26680e53f03531ece28eadd70f5320): charts
 # `manifests/charts/ai-gateway-crds-helm` and `ai-gateway-helm`, released to oci://docker.io/envoyproxy
 # with appVersion v0.7.0 (Makefile, helm-package); the version Modelplane v0.3.1 pins. Its compatibility
-# matrix (site/docs/compatibility.md) asks for Envoy Gateway v1.7.x or later: v1.9.1 below (it is built
-# against v1.8.1, which Modelplane installs).
+# matrix (site/docs/compatibility.md) asks for Envoy Gateway v1.7.x or later; it is built against
+# v1.8.1, the Envoy Gateway below.
 AI_GATEWAY_REPOSITORY = "oci://docker.io/envoyproxy"
 AI_GATEWAY_VERSION = "v0.7.0"
 # The namespace of AI Gateway's install guide, where its controller's Service is named
@@ -118,7 +118,8 @@ INFERENCE_EXTENSION_CRDS = tuple(_inference_extension_crd(crd) for crd in infere
 INFERENCE_POOL_CRD = next(c for c in INFERENCE_EXTENSION_CRDS if c.key == _crd_key(INFERENCE_POOL_CRD_NAME))
 
 # Envoy Gateway's chart ships the Gateway API CRDs with the controller, so one release is the
-# whole gateway stack. Version seen in public install scripts (v1.9.1).
+# whole gateway stack. v1.8.1: Modelplane v0.3.1's default (ServingStack versions.envoyGateway) and the
+# Envoy Gateway AI Gateway v0.7.0 is built against; its values are vendored from the tag.
 ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 # What AI Gateway v0.7.0 asks of Envoy Gateway (`manifests/envoy-gateway-values.yaml`, the
 # "Required" parts, and `examples/inference-pool/envoy-gateway-values-addon.yaml`), as Modelplane
@@ -140,7 +141,7 @@ ENVOY_GATEWAY = Component(
     key="envoy-gateway",
     # Envoy Gateway's own namespace, which its release creates; the cluster's Gateway lives there too.
     namespace=CLUSTER_GATEWAY_NAMESPACE,
-    chart=Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.9.1"),
+    chart=Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.8.1"),
     # Read only, shared by every stack: the stack copies what it composes.
     values=lambda _: ENVOY_GATEWAY_AI_EXTENSION,
     neutral=True,

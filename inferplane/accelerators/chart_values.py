@@ -15,6 +15,10 @@ repository, commit, path and licence. A Release's values are checked against the
   Kubernetes fields or the user's names, never the chart's, and anything under them is allowed.
   A mapping with defaults (e.g. dra-driver-nvidia-gpu's `resources: {gpus, computeDomains}`) is the
   chart's own structure and is checked key by key, whatever its name.
+- **Passed-through maps.** A mapping the chart's templates render whole into another API object
+  (gateway-helm's `config.envoyGateway` becomes the EnvoyGateway configuration) takes that API's
+  fields, which its defaults only begin to list: the folder's `SOURCE` names such paths under
+  `open`, citing the template, and anything under them is allowed.
 - **Lists** (`tolerations`, `extraEnv`) replace the default whole in Helm's merge, so their items are
   not compared with the default's items; only that the value is a list.
 - **Schema.** Where the chart has a `values.schema.json`, the values Helm validates (the chart's
@@ -30,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from inferplane.accelerators.component import Chart
@@ -45,6 +48,8 @@ class PinnedValues:
     folder: Path
     defaults: dict[str, Any]
     schema: dict[str, Any] | None
+    # Dotted paths the chart renders whole into another API object (SOURCE `open`).
+    open_paths: frozenset[str] = frozenset()
 
     def where(self, file: str) -> str:
         """A vendored file as the repository names it."""
@@ -71,7 +76,8 @@ def pinned_values(chart: Chart) -> PinnedValues | None:
     defaults = yaml.load(values_file.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     schema_file = folder / "values.schema.json"
     schema = json.loads(schema_file.read_text()) if schema_file.is_file() else None
-    return PinnedValues(folder, defaults, schema)
+    source = yaml.safe_load((folder / "SOURCE").read_text()) or {}
+    return PinnedValues(folder, defaults, schema, frozenset(source.get("open") or ()))
 
 
 def _kind(value: Any) -> str:
@@ -89,7 +95,8 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def key_errors(values: dict[str, Any], defaults: dict[str, Any], path: str = "") -> list[str]:
+def key_errors(values: dict[str, Any], defaults: dict[str, Any], path: str = "",
+               open_paths: frozenset[str] = frozenset()) -> list[str]:
     """Keys the defaults do not declare, and values whose type differs from their default's."""
     errors = []
     for key, value in values.items():
@@ -102,8 +109,8 @@ def key_errors(values: dict[str, Any], defaults: dict[str, Any], path: str = "")
             continue  # no default to compare with: any type, any content
         if _kind(value) != _kind(default):
             errors.append(f"`{here}` is a {_kind(value)}, but the chart's default is a {_kind(default)}")
-        elif isinstance(value, dict) and default:
-            errors += key_errors(value, default, here)
+        elif isinstance(value, dict) and default and here not in open_paths:
+            errors += key_errors(value, default, here, open_paths)
     return errors
 
 
@@ -125,6 +132,8 @@ def schema_errors(values: dict[str, Any], pinned: PinnedValues) -> list[str]:
     """Where the values Helm would validate break the chart's values.schema.json."""
     if pinned.schema is None:
         return []
+    import jsonschema  # only where a pinned chart's schema is checked: admission never needs it
+
     validator_class = jsonschema.validators.validator_for(pinned.schema)
     validator = validator_class(pinned.schema, format_checker=validator_class.FORMAT_CHECKER)
     merged = helm_merged(pinned.defaults, values)
@@ -152,6 +161,7 @@ def chart_value_errors(chart: Chart, values: dict[str, Any] | None) -> list[str]
                     "so the values can be checked"]
         return []
     where = pinned.where("values.yaml")
-    problems = [f"{problem} ({where})" for problem in key_errors(values or {}, pinned.defaults)]
+    problems = [f"{problem} ({where})" for problem in key_errors(values or {}, pinned.defaults,
+                                                                  open_paths=pinned.open_paths)]
     problems += schema_errors(values or {}, pinned)
     return [f"{name}: {problem}: fix or remove it" for problem in problems]

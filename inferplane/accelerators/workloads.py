@@ -183,7 +183,7 @@ def _cert_manager(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
         for name, part, container in parts)
 
 
-# Envoy Gateway v1.9.1: the `envoy-gateway` Deployment; placement from deployment.pod.*.
+# Envoy Gateway v1.8.1: the `envoy-gateway` Deployment; placement from deployment.pod.*.
 # (Envoy proxy fleets are created per Gateway by the controller; the stack creates no Gateway.)
 ENVOY_GATEWAY_DEFAULTS: Values = {
     "deployment": {"replicas": 1, "pod": {"nodeSelector": {}, "tolerations": [], "affinity": {}},

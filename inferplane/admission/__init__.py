@@ -13,7 +13,6 @@ from typing import Any, Mapping, Protocol
 
 import inferplane
 from inferplane.admission.manifests import STDIN, LoadError, Manifest, load, manifest_files
-from inferplane.accelerators import unsupported_devices_message
 from inferplane.admission.validate import AdmissionError, admit
 from inferplane.api import KINDS
 from inferplane.api.common import Resource
@@ -89,6 +88,8 @@ def _held_by_apply(cluster: InferenceCluster, classes: Mapping[str, InferenceCla
             out.append((f"spec.nodePools[{index}].className",
                         f"no InferenceClass {pool.class_name} among these manifests or those applied; apply holds "
                         f"the cluster until it exists{hint}"))
+    from inferplane.accelerators import unsupported_devices_message  # the catalog: only where a cluster is admitted
+
     named = {p.class_name: classes[p.class_name] for p in cluster.spec.node_pools if p.class_name in classes}
     message = unsupported_devices_message(cluster, named)
     if message:

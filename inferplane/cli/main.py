@@ -42,12 +42,15 @@ def validate(paths: tuple[Path, ...], strict: bool, state: Path | None) -> None:
     """Check manifests as the API server would; print every error, and as warnings what apply would
     hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
     already applied to the state (where there is one) count as present."""
+    import os
+
     from inferplane.admission import admit_paths
-    from inferplane.engine.runtime import state_dir
-    from inferplane.engine.store import STORE_FILE
 
     known = None
-    if (state_dir(state) / STORE_FILE).is_file():
+    # The state's folder as engine.runtime.state_dir finds it, without importing the engine for a
+    # validate that has no state to read (a loop of validates pays every import).
+    folder = state or Path(os.environ.get("INFERPLANE_STATE") or ".inferplane")
+    if (folder / "store.db").is_file():
         with opened(state, create=False) as runtime:
             known = runtime.known_classes()
     result = admit_paths(list(paths), known_classes=known)
@@ -519,6 +522,8 @@ def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_n
             if not progress:
                 break
             found = later
+    if refused and not paths:
+        raise click.ClickException(str(next(iter(refused.values()))))
     for exc in refused.values():
         click.echo(f"error: {exc}", err=True)
     if failed or refused:

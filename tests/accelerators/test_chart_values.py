@@ -253,3 +253,11 @@ def test_the_simulators_chart_defaults_are_the_vendored_charts(name):
                                                                           pinned_values(chart).defaults)
              if path.split(".")[0] not in SUBCHARTS.get(chart.name, set())]
     assert found == []
+
+
+def test_a_map_the_chart_renders_whole_into_another_api_takes_that_apis_fields():
+    # gateway-helm renders config.envoyGateway as the EnvoyGateway configuration (its SOURCE's `open`).
+    gateway = Chart("gateway-helm", "oci://docker.io/envoyproxy", "v1.8.1")
+    assert chart_value_errors(gateway, {"config": {"envoyGateway": {"extensionManager": {"hooks": {}}}}}) == []
+    assert chart_value_errors(gateway, {"config": {"envoyGateway": "on"}}) != []  # still a mapping
+    assert chart_value_errors(gateway, {"config": {"bogus": {}}}) != []  # beside it, the chart's own keys

@@ -256,9 +256,9 @@ def crd_schemas(folder):
 
 
 @pytest.fixture(scope="module")
-def workload_crds():
+def workload_crds(gateway_api_crds):
     """The LeaderWorkerSet and Gateway API (Inference Extension) CRDs, by API group."""
-    gateway_api = crd_schemas("gateway-api")
+    gateway_api = gateway_api_crds
     return {"leaderworkerset.x-k8s.io": crd_schemas("lws"), "inference.networking.k8s.io": gateway_api,
             "gateway.networking.k8s.io": gateway_api}
 
