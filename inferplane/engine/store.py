@@ -369,16 +369,20 @@ class Store:
             found = self._layout()
             if found != SCHEMA_VERSION:
                 self._db.close()
-                raise StoreReadOnly(f"{self.file} has schema version {found}, which this inferplane reads once a "
-                                    f"writing command has brought it up to {SCHEMA_VERSION}, and {why}: run `inferplane "
-                                    "apply` on it as a user who may write the folder, or read it with the inferplane "
-                                    "that wrote it")
+                raise StoreReadOnly(f"{self.file} has schema version {found}, older than this inferplane's "
+                                    f"{SCHEMA_VERSION}, and {why}: this inferplane reads it once a command that may "
+                                    "write the folder (`inferplane apply`) has brought it up to date; or read it with "
+                                    "the inferplane that wrote it")
 
     def _check_file(self) -> None:
         """Refuse a file that cannot be an inferplane store before SQLite reads it: SQLite takes an empty
         file for a new database and would set it up as one."""
-        with open(self.file, "rb") as handle:
-            head = handle.read(SQLITE_HEADER_SIZE)
+        try:
+            with open(self.file, "rb") as handle:
+                head = handle.read(SQLITE_HEADER_SIZE)
+        except PermissionError:
+            raise StoreError(f"{self.file} is not readable by this process: make it readable to this user (or run "
+                             "as its owner), or pass --state with a folder this user may read") from None
         if not head:
             raise NotAState(self._not_a_state("it is empty (0 bytes)"))
         if not (head.startswith(SQLITE_MAGIC) or SQLITE_MAGIC.startswith(head)):
@@ -500,7 +504,8 @@ class Store:
         if isinstance(error, StoreError):
             return error
         where = self.file or "the in-memory store"
-        if isinstance(error, OSError) and error.errno in _NOT_PERMITTED and self.path is not None:
+        if isinstance(error, OSError) and error.errno in _NOT_PERMITTED and self.path is not None \
+                and error.filename and Path(error.filename).absolute().parent == self.path.absolute():
             return StoreReadOnly(self._read_only_message(unwritable(self.path) or f"{error.strerror}: {error.filename}"))
         if not isinstance(error, sqlite3.Error):
             return None
@@ -866,4 +871,3 @@ class Store:
     def drop_lease(self, name: str, holder: str) -> None:
         with self.transaction():
             self._db.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
-

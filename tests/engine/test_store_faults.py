@@ -284,3 +284,43 @@ def test_a_damaged_store_says_so_and_the_fix_never_a_stored_row(applied, tmp_pat
     assert done.stderr == (f"Error: {state / 'store.db'} is damaged: {why}: move {state} aside (keep it: `sqlite3 "
                            f"{state / 'store.db'} .recover` may save what it held) and apply your manifests again to "
                            "start a new state\n")
+
+
+def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_what_it_needs(applied, tmp_path):
+    older = copy_of(applied, tmp_path / "older")
+    with sqlite3.connect(older / "store.db") as db:
+        db.execute("PRAGMA user_version = 2")
+    logged = tmp_path / "logged" / "state"
+    logged.mkdir(parents=True)
+    shutil.copy(applied / "store.db", logged / "store.db")
+    writer = sqlite3.connect(logged / "store.db", isolation_level=None)  # a writer that stopped before folding its log
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE counters SET value = value + 1")
+    shutil.copy(logged / "store.db-wal", tmp_path / "wal")
+    writer.close()
+    (logged / "store.db-shm").unlink(missing_ok=True)
+    shutil.copy(tmp_path / "wal", logged / "store.db-wal")
+    prefix = unprivileged()
+    expected = {
+        older: f"{older / 'store.db'} has schema version 2, older than this inferplane's 3, and the folder {older} is "
+               "read-only to this process: this inferplane reads it once a command that may write the folder "
+               "(`inferplane apply`) has brought it up to date; or read it with the inferplane that wrote it",
+        logged: f"{logged / 'store.db-wal'} holds writes not yet in {logged / 'store.db'}, and the folder {logged} is "
+                f"read-only to this process: only a process that may write the folder reads them; make {logged} "
+                "writable to this user, or read it as the user who owns it"}
+    for state, message in expected.items():
+        read_only_tree(state, folder_too=True)
+        try:
+            done = command("get", "icluster", "--state", state, prefix=prefix)
+        finally:
+            state.chmod(0o755)
+        assert (done.returncode, done.stderr) == (1, f"Error: {message}\n")
+
+
+def test_a_store_this_user_may_not_read_says_so(applied, tmp_path):
+    state = copy_of(applied, tmp_path)
+    (state / "store.db").chmod(0)
+    done = command("get", "icluster", "--state", state, prefix=unprivileged())
+    assert (done.returncode, done.stderr) == (1, (
+        f"Error: {state / 'store.db'} is not readable by this process: make it readable to this user (or run as its "
+        "owner), or pass --state with a folder this user may read\n"))
