@@ -11,6 +11,11 @@ It keeps the API server's rules, so that several `inferplane` processes can shar
 
 SQLite in WAL mode; each `transaction()` commits atomically, so a process killed mid-apply leaves
 every acknowledged write and nothing half-written. `path=None` keeps everything in memory (render).
+
+What keeps a state from being used is told apart, each with its fix (StoreError): a state this process
+may not write (readers still read it), a file that is not an inferplane store (empty, cut short, not
+SQLite, another program's: never taken for a new state), a store SQLite finds damaged, another
+process's lock. No message quotes what the store holds.
 """
 
 from __future__ import annotations

@@ -177,7 +177,8 @@ def ageless(text: str) -> str:
 
 
 READS = [("get", "icluster"), ("describe", "icluster", "eks-l4"), ("trace", "icluster", "eks-l4"),
-         ("get", "events"), ("fleet",), ("explain", "md", "qwen2-5-0-5b-l4"), ("diff", "-f", EKS_RECIPE)]
+         ("get", "events"), ("fleet",), ("explain", "md", "qwen2-5-0-5b-l4"), ("diff", "-f", EKS_RECIPE),
+         ("apply", "--dry-run", "-f", EKS_RECIPE), ("metrics", "rules", "--cluster", "eks-l4")]
 WRITES = [("apply", "-f", EKS_RECIPE), ("delete", "md", "qwen2-5-0-5b-l4"),
           ("scale", "md", "qwen2-5-0-5b-l4", "--replicas", "1")]
 
