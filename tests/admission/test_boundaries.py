@@ -122,6 +122,33 @@ CASES = [
     ("ENDPOINT", "spec.url", "http://10.0.0.1:65535/v1", None),
     ("ENDPOINT", "spec.url", "http://10.0.0.1:65536/v1",
      "spec.url: 'http://10.0.0.1:65536/v1' has a port that is not a number from 1 to 65535"),
+    # Sizes: a DRA string attribute, a name (a DNS label: the crossplane.io/composite label), a pool's name,
+    # a template's labels (values, key prefixes, how many), a request's selectors.
+    ("CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 64}, None),
+    ("CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 65},
+     "spec.devices[0].attributes.productName.string: a string attribute is at most 64 characters: Kubernetes' DRA "
+     "refuses a longer one in a ResourceSlice; shorten it"),
+    ("DEPLOYMENT", "metadata.name", "a" * 63, None),
+    ("DEPLOYMENT", "metadata.name", "a" * 64,
+     "metadata.name: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending alphanumeric) of at "
+     f"most 63 characters, got '{'a' * 64}': it is copied into the crossplane.io/composite label of everything "
+     "composed for it"),
+    ("CLUSTER", "spec.nodePools.0.name", "a" * 40, None),
+    ("CLUSTER", "spec.nodePools.0.name", "a" * 41,
+     "spec.nodePools[0].name: must be at most 40 characters long (A DNS label: it becomes the inferplane.dev/pool node "
+     "label value and part of composed resource names.)"),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {"k": "v" * 63}, None),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {"k": "v" * 64},
+     "spec.template.metadata.labels.k: must be at most 63 characters long"),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {"a" * 253 + "/k": "v"}, None),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {"a" * 254 + "/k": "v"},
+     "spec.template.metadata: template.metadata.labels key prefixes must be DNS subdomains of at most 253 characters"),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {f"k{i}": "v" for i in range(32)}, None),
+    ("DEPLOYMENT", "spec.template.metadata.labels", {f"k{i}": "v" for i in range(33)},
+     "spec.template.metadata.labels: must have at most 32 entries"),
+    ("DEPLOYMENT", f"{ENGINE}.members.0.nodeSelector.devices.0.selectors", [{"cel": "true"}] * 8, None),
+    ("DEPLOYMENT", f"{ENGINE}.members.0.nodeSelector.devices.0.selectors", [{"cel": "true"}] * 9,
+     "spec.template.spec.engines[0].members[0].nodeSelector.devices[0].selectors: must have at most 8 items"),
     # A MetalLB range of one address, one that ends before it starts; a CIDR's prefix length.
     ("GATEWAY", "spec.traefik.metallb.addressPool", f"{POOL}-{POOL}", None),
     ("GATEWAY", "spec.traefik.metallb.addressPool", f"{POOL}-172.18.255.199",
@@ -147,7 +174,7 @@ KNOWN_CLASSES = {o.metadata.name: o for _, o in admit_manifests([Manifest("class
 
 
 @pytest.mark.parametrize("base, path, value, error", CASES,
-                         ids=[f"{base}:{path}={str(value)[:24]}" for base, path, value, _ in CASES])
+                         ids=[f"{base}:{path}={str(value)[:24]}#{i}" for i, (base, path, value, _) in enumerate(CASES)])
 def test_each_bound_holds_at_below_and_above_its_boundary(base, path, value, error):
     result = admit_manifests([Manifest("inline", with_value(globals()[base], path, value))], known_classes=KNOWN_CLASSES)
     assert [f"{e.path}: {e.message}" for e in result.errors] == ([error] if error else [])
