@@ -62,8 +62,8 @@ class SimulatedProvider:
         if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in ("GatewayClass", "Gateway"):
             return self.observe_gateway_api(obj, of_kind)
         status = dict(obj.get("status") or {})
-        if self.observes_others(obj):  # an HTTPRoute: Traefik says which of its parents accepted it
-            status["parents"] = self.route_parents(obj, of_kind)
+        if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") == "HTTPRoute":
+            status["parents"] = self.route_parents(obj, of_kind)  # Traefik says which parents accepted it
         status.setdefault("atProvider", {})
         spec = obj.get("spec") or {}
         if obj.get("kind") == "Object" and spec.get("managementPolicies") == OBSERVE_ONLY:
