@@ -61,7 +61,9 @@ def _parse(text: str) -> Fraction:
     if len(int_digits.lstrip("0")) + len(frac_digits) > MAX_DIGITS:
         raise ValueError(f"{_show(text)} is not a supported quantity: more than {MAX_DIGITS} digits")
 
-    value = Fraction(int(int_digits + frac_digits or "0"), 10 ** len(frac_digits))
+    # Leading zeros stripped first: they are not digits that count, and Python refuses to convert a
+    # string of more than 4300 digits, zeros or not.
+    value = Fraction(int((int_digits + frac_digits).lstrip("0") or "0"), 10 ** len(frac_digits))
     suffix = match["suffix"] or ""
     binary = suffix in _BINARY_EXPONENTS
     if binary:

@@ -21,7 +21,7 @@ def complete_names(params: dict[str, Any], incomplete: str) -> list[str]:
     """Names of the objects of the kind already typed, from the state; nothing where there is no state."""
     from inferplane.cli.resources import resolve_many
     from inferplane.engine.runtime import state_dir
-    from inferplane.engine.store import STORE_FILE, Store
+    from inferplane.engine.store import STORE_FILE, Store, StoreError
 
     folder = state_dir(params.get("state"))
     if not params.get("kind") or not (folder / STORE_FILE).is_file():
@@ -30,9 +30,16 @@ def complete_names(params: dict[str, Any], incomplete: str) -> list[str]:
         types = resolve_many(params["kind"])
     except Exception:  # noqa: BLE001 - a half-typed kind completes to nothing, never to an error
         return []
-    store = Store(folder)
+    try:
+        store = Store(folder, read_only=True)
+    except (StoreError, OSError):  # a state that cannot be read completes to nothing; the command says why
+        return []
     try:
         names = {o["metadata"]["name"] for t in types if not t.in_cluster for o in store.list(t.kind)}
+    except Exception as exc:
+        if store.failure(exc) is None:
+            raise
+        return []
     finally:
         store.close()
     return sorted(n for n in names if n.startswith(incomplete))

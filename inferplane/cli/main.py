@@ -127,37 +127,38 @@ TIMEOUT_OPTION = click.option(
 
 
 @contextlib.contextmanager
-def opened(state: Path | None, wait: float | None = None, create: bool = True) -> Iterator["Runtime"]:
-    """The runtime on the state folder, closed however the command ends; a store that another
-    process keeps locked is reported, never a traceback. A command that only reads (create=False)
-    refuses a folder with no store rather than create an empty one."""
-    import sqlite3
-
+def opened(state: Path | None, wait: float | None = None, create: bool = True,
+           read_only: bool = False) -> Iterator["Runtime"]:
+    """The runtime on the state folder, closed however the command ends; whatever keeps the state
+    from being used (another process's lock, a read-only folder, a file that is not a state or is
+    damaged) is reported with its fix, never a traceback. A command that does not create (create=False)
+    refuses a folder with no store rather than create an empty one; one that only reads (read_only)
+    works on a state it may not write."""
     from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
-    from inferplane.engine.store import STORE_FILE, StoreBusy, UnknownSchema, explain
+    from inferplane.engine.store import STORE_FILE, StoreError, UnknownSchema
 
     folder = state_dir(state)
-    if not create and not (folder / STORE_FILE).is_file():
+    if (read_only or not create) and not (folder / STORE_FILE).is_file():
         raise click.ClickException(
             f"no inferplane state in {folder}: `inferplane apply -f FILE --state {folder}` creates it; or pass "
             "--state (or set $INFERPLANE_STATE) to the folder you applied to")
     try:
-        runtime = Runtime(folder, progress=_progress_bar(), wait=DEFAULT_WAIT if wait is None else wait)
-    except StoreBusy as exc:
-        raise click.ClickException(str(exc)) from None
+        runtime = Runtime(folder, progress=_progress_bar(), wait=DEFAULT_WAIT if wait is None else wait,
+                          read_only=read_only)
     except UnknownSchema as exc:
         raise click.ClickException(f"cannot open the state in {folder}: {exc}") from None
-    except (OSError, sqlite3.Error) as exc:
-        raise click.ClickException(f"cannot open the state in {folder}: {exc}: pass --state with a writable "
-                                   "folder, or move the damaged store.db aside") from None
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot open the state in {folder}: {exc.strerror}: {exc.filename}: pass "
+                                   "--state with a folder this user may read and write") from None
     try:
         yield runtime
-    except StoreBusy as exc:
-        raise click.ClickException(str(exc)) from None
-    except sqlite3.Error as exc:
-        # Writes commit in small transactions: what was acknowledged is kept, the failed one is not.
-        raise click.ClickException(f"the state in {folder} could not be written: {explain(exc)}; every write "
-                                   "acknowledged before this one is kept") from None
+    except Exception as exc:
+        failure = runtime.store.failure(exc)
+        if failure is None:
+            raise
+        raise click.ClickException(str(failure)) from None
     finally:
         runtime.close()
 
@@ -170,7 +171,7 @@ def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
     from inferplane.engine.store import STORE_FILE
 
     if (state_dir(state) / STORE_FILE).is_file():
-        with opened(state, create=False) as runtime:
+        with opened(state, read_only=True) as runtime:
             before, copy = runtime.list(), runtime.scratch_copy()
     else:
         before, copy = [], Runtime(None)
@@ -325,7 +326,7 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
     if for_object is not None and [t.kind for t in types] != ["Event"]:
         raise click.UsageError("--for goes with `get events`")
 
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         if cluster is not None:
             held = _cluster_objects(runtime, cluster)
             objects_of = lambda t: held  # noqa: E731
@@ -392,7 +393,7 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     from inferplane.engine.reconciler import controller_of
     from inferplane.engine.store import Key
 
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
         click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
@@ -408,7 +409,7 @@ def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> 
     from inferplane.engine.reconciler import call_with_requirements, resolver
     from inferplane.engine.store import Key
 
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         objects = [fetch(runtime, kind, name, namespace)]
         if objects[0]["kind"] != "ModelDeployment":
             raise click.ClickException(f"{objects[0]['kind']} has no placement to explain: name a ModelDeployment "
@@ -434,7 +435,7 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
     from inferplane.cli.query import fetch
     from inferplane.cli.views import trace_table, trace_tree
 
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         tree = trace_tree(fetch(runtime, kind, name, namespace), runtime.list())
     click.echo(json.dumps(tree, indent=2) if output == "json" else trace_table(tree))
 
@@ -744,7 +745,7 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
     when models are deployed, where each model's replicas run."""
     from inferplane.cli.views import fleet_view
 
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         objects = runtime.list()
         if html_file is None:
             click.echo(fleet_view(objects))
@@ -774,7 +775,7 @@ def route(service: str, path: str, method: str, state: Path | None) -> None:
     if not namespace or not name or not path.startswith("/"):
         raise click.UsageError("name the service as NAMESPACE/SERVICE (e.g. ml-team/qwen-cpu) and give --path "
                                "starting with / (e.g. /v1/completions)")
-    with opened(state, create=False) as runtime:
+    with opened(state, read_only=True) as runtime:
         objects = runtime.list()
     report, routed = route_report(objects, namespace, name, path, method.upper())
     click.echo(report, err=not routed)
@@ -902,7 +903,7 @@ def metrics_rules(cluster: str | None, mapping_paths: tuple[Path, ...], state: P
     else:
         from inferplane.accelerators.catalog import COMPONENT_LABEL, PROMETHEUS
 
-        with opened(state, create=False) as runtime:
+        with opened(state, read_only=True) as runtime:
             releases = [o for o in runtime.list("Release")
                         if o["metadata"].get("labels", {}).get(COMPONENT_LABEL) == PROMETHEUS.key
                         and o["spec"]["providerConfigRef"]["name"] == cluster]

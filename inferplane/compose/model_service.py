@@ -13,8 +13,10 @@ Conditions this function sets:
 - `EndpointsResolved`: True (`Resolved`) when every entry has endpoints; True (`PartiallyResolved`)
   when some do, naming those that do not; False (`NoEndpoints`) when none do (the route stays, with no
   backend: the gateway answers 500 rather than another service's traffic).
-- `RoutingReady`: True (`RouteConfigured`) when the route has backends on a gateway with an address;
-  False (`WaitingForGateway`) while InferenceGateway `default` has no address; False (`NoEndpoints`).
+- `RoutingReady`, as Modelplane sets it: True (`RouteConfigured`) once the route is observed accepted
+  by its Gateway (a parent's `Accepted` condition, which Traefik writes) and has a backend; False
+  (`Configuring`) until then, both without a message. Ours besides: False (`WaitingForGateway`) while
+  InferenceGateway `default` has no address, False (`NoEndpoints`) when no entry selects any endpoint.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ ENDPOINTS_RESOLVED = "EndpointsResolved"
 ROUTING_READY = "RoutingReady"
 
 
+def accepted(route: dict[str, Any] | None) -> bool:
+    """Whether a parent of the observed route accepted it (Gateway API nests a route's conditions under
+    status.parents[])."""
+    return any(condition.get("type") == "Accepted" and condition.get("status") == "True"
+               for parent in ((route or {}).get("status") or {}).get("parents") or []
+               for condition in parent.get("conditions") or [])
+
+
 def endpoints_requirement(index: int) -> str:
     return f"endpoints-{index}"
 
@@ -56,6 +66,7 @@ class ModelServiceComposer(Composer):
     def __init__(self, request: Request):
         super().__init__(request)
         self.service: ModelService | None = None
+        self.selected = 0
 
     def compose(self) -> Response:
         if not self.read_service():
@@ -80,7 +91,8 @@ class ModelServiceComposer(Composer):
             return False
 
     def require_inputs(self) -> tuple[dict | None, list[list[dict]] | None]:
-        """The gateway and, per entry, the routable endpoints it selects (None: not answered yet)."""
+        """The gateway and, per entry, the routable endpoints it selects (None: not answered yet). Sets
+        `self.selected`: how many endpoints the entries select, routable or not."""
         assert self.service is not None
         requirements = {GATEWAY_REQUIREMENT: Requirement(
             InferenceGateway.api_version_string(), InferenceGateway.KIND, DEFAULT_GATEWAY_NAME)}
@@ -98,11 +110,13 @@ class ModelServiceComposer(Composer):
             for endpoint in sorted(self.request.required[endpoints_requirement(index)] or [],
                                    key=lambda e: e["metadata"]["name"]):
                 name = endpoint["metadata"]["name"]
-                if name in seen or backend_name(endpoint) is None:
+                if name in seen:
                     continue
                 seen.add(name)
-                group.append(endpoint)
+                if backend_name(endpoint) is not None:
+                    group.append(endpoint)
             groups.append(group)
+        self.selected = len(seen)
         return self.request.required[GATEWAY_REQUIREMENT], groups
 
     def compose_route(self, groups: list[list[dict]], gateway: dict | None) -> None:
@@ -123,9 +137,12 @@ class ModelServiceComposer(Composer):
                                      "namespace": gw.GATEWAY_NAMESPACE}],
                      "rules": [rule]},
         }
-        self.response.desired[ROUTE_KEY] = Desired(route, ready=bool(address) and ROUTE_KEY in self.request.observed)
+        found = sum(len(group) for group in groups)
+        # As Modelplane: ready once the gateway has accepted the route as observed, with a backend on it.
+        ready = bool(address) and found > 0 and accepted(self.request.observed.get(ROUTE_KEY))
+        self.response.desired[ROUTE_KEY] = Desired(route, ready=ready)
         self.response.status["address"] = gw.service_url(address, self.namespace, self.name) if address else None
-        self.report(entries, groups, address)
+        self.report(entries, groups, address, ready)
 
     def backend_ref(self, endpoint: dict[str, Any], weight: int) -> dict[str, Any]:
         spec = endpoint.get("spec") or {}
@@ -136,7 +153,8 @@ class ModelServiceComposer(Composer):
                 "type": "ReplacePrefixMatch", "replacePrefixMatch": spec["rewritePath"]}}}]
         return ref
 
-    def report(self, entries: list[EndpointsEntry], groups: list[list[dict]], address: str | None) -> None:
+    def report(self, entries: list[EndpointsEntry], groups: list[list[dict]], address: str | None,
+               ready: bool) -> None:
         empty = [f"spec.endpoints[{i}] ({selector_text(entry)}, weight {entry.weight})"
                  for i, (entry, group) in enumerate(zip(entries, groups)) if not group]
         where = f"no ModelEndpoint with a backend in namespace {self.namespace} matches"
@@ -159,12 +177,13 @@ class ModelServiceComposer(Composer):
             self.condition(ROUTING_READY, "False", "WaitingForGateway",
                            f"InferenceGateway {DEFAULT_GATEWAY_NAME} has no address yet: apply one (see "
                            "recipes) or wait for it")
-        elif not found:
+        elif not self.selected:
             self.condition(ROUTING_READY, "False", "NoEndpoints", f"the route under "
                            f"{gw.service_prefix(self.namespace, self.name)} has no backend")
-        else:
-            self.condition(ROUTING_READY, "True", "RouteConfigured",
-                           f"{gw.service_url(address, self.namespace, self.name)} routes to {found} endpoint(s)")
+        elif ready:
+            self.condition(ROUTING_READY, "True", "RouteConfigured", "")
+        else:  # not observed accepted yet, or its endpoints wait for their backends
+            self.condition(ROUTING_READY, "False", "Configuring", "")
 
     # ---- helpers
 

@@ -66,6 +66,8 @@ class SimulatedProvider:
         if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in ("GatewayClass", "Gateway"):
             return self.observe_gateway_api(obj, of_kind)
         status = dict(obj.get("status") or {})
+        if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") == "HTTPRoute":
+            status["parents"] = self.route_parents(obj, of_kind)  # Traefik says which parents accepted it
         status.setdefault("atProvider", {})
         spec = obj.get("spec") or {}
         if obj.get("kind") == "Object" and spec.get("managementPolicies") == OBSERVE_ONLY:
@@ -133,6 +135,29 @@ class SimulatedProvider:
                 {k: (wanted.get("metadata") or {}).get(k) for k in ("name", "namespace")} == config["metadata"]:
             return config
         return None
+
+    @staticmethod
+    def observes_others(obj: Resource) -> bool:
+        """Whether what the provider reports on `obj` depends on other objects, so that it is observed
+        again on every apply, not only when it changes: Gateway API's kinds, which Traefik accepts by
+        their class, their Gateway or their pool."""
+        return obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in (
+            "GatewayClass", "Gateway", "HTTPRoute")
+
+    def route_parents(self, route: Resource, of_kind: Callable[[str], list[Resource]]) -> list[dict]:
+        """Traefik's status.parents for an HTTPRoute on the control plane: each parentRef is accepted
+        once its Gateway exists and Traefik accepted it (Gateway API's `NoMatchingParent` until then)."""
+        namespace = (route.get("metadata") or {}).get("namespace") or "default"
+        accepted = {((g.get("metadata") or {}).get("namespace"), (g.get("metadata") or {}).get("name"))
+                    for g in of_kind("Gateway") if g.get("apiVersion") == gw.GATEWAY_API_VERSION
+                    and any(c.get("type") == "Accepted" and c.get("status") == "True"
+                            for c in (g.get("status") or {}).get("conditions") or [])}
+        parents = []
+        for ref in (route.get("spec") or {}).get("parentRefs") or []:
+            ok = (ref.get("namespace") or namespace, ref.get("name")) in accepted
+            parents.append({"parentRef": ref, "controllerName": gw.TRAEFIK_CONTROLLER,
+                            "conditions": [_condition("Accepted", ok, "Accepted" if ok else "NoMatchingParent")]})
+        return parents
 
     def observe_gateway_api(self, obj: Resource, of_kind: Callable[[str], list[Resource]]) -> dict:
         """Traefik's answer to a GatewayClass or Gateway: accepted when its class is Traefik's."""

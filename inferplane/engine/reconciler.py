@@ -556,6 +556,8 @@ class Reconciler:
             # What this apply would write is what the last one wrote, and nothing wrote it since: unchanged.
             if current is not None and resource_version(current) == version and api_version == composite["apiVersion"] \
                     and desired == resource:
+                if self.provider.observes_others(current):  # what it depends on may have changed since
+                    self._put_status(child_key, self.provider.observe(current, self._of_kind_named))
                 return child_key
         # New dicts for what is written here only: the rest is shared, as nothing in the engine
         # modifies an object once built (the function may have returned the cache's own objects).

@@ -55,11 +55,12 @@ class ApplyResult:
 
 class Runtime:
     def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
-                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None):
+                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None, read_only: bool = False):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
-        `provider` stands in for the clouds and target clusters (default: SimulatedProvider())."""
-        self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT))
+        `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
+        `read_only`: the caller only reads (see Store)."""
+        self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
         self.progress = progress
         self.wait = wait
         self.provider = provider

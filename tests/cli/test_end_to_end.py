@@ -145,12 +145,13 @@ def test_sigkill_mid_apply_keeps_every_acknowledged_write(tmp_path):
     inferplane("apply", "-f", manifests, "--state", state)
 
 
-def test_a_damaged_state_gets_a_clear_error(tmp_path):
+def test_a_file_that_is_not_a_state_gets_a_clear_error(tmp_path):
     (tmp_path / "store.db").write_text("not a database")
     run = inferplane("fleet", "--state", tmp_path, check=False)
     assert run.returncode == 1
-    assert run.stderr.strip() == (f"Error: cannot open the state in {tmp_path}: file is not a database: pass --state "
-                                  "with a writable folder, or move the damaged store.db aside")
+    assert run.stderr.strip() == (f"Error: {tmp_path / 'store.db'} is not an inferplane state: it is not a SQLite "
+                                  "database: if --state names the wrong folder, pass the right one; otherwise move "
+                                  f"{tmp_path} aside and apply your manifests again to start a new state")
 
 
 # `inferplane scale`: a ModelDeployment's scale subresource, admitted like any write.

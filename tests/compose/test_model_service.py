@@ -1,6 +1,8 @@
 """ModelService composition: one HTTPRoute on the control plane gateway, weighted per entry, rewritten per
 endpoint; its address once the gateway has one; conditions naming the entries that resolved to nothing."""
 
+import pytest
+
 from inferplane.compose.base import Request, Requirement
 from inferplane.compose.model_service import compose_model_service
 
@@ -25,6 +27,18 @@ STABLE = {"inferplane.dev/deployment": "qwen"}
 CANARY = {"inferplane.dev/deployment": "qwen-canary"}
 
 
+def route_as_observed(accepted):
+    """The composed HTTPRoute as observed once Traefik answered for its Gateway."""
+    return {"status": {"parents": [{
+        "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inferplane",
+                      "namespace": "inferplane-system"}, "controllerName": "traefik.io/gateway-controller",
+        "conditions": [{"type": "Accepted", "status": "True" if accepted else "False",
+                        "reason": "Accepted" if accepted else "NoMatchingParent", "message": ""}]}]}}
+
+
+ACCEPTED = route_as_observed(True)
+
+
 def compose(composite, gateway=GATEWAY, *groups, observed=None):
     required = {"inference-gateway": gateway, **{f"endpoints-{i}": list(g) for i, g in enumerate(groups)}}
     return compose_model_service(Request(composite, observed or {}, required))
@@ -45,7 +59,7 @@ def test_first_call_asks_for_the_gateway_and_each_entry_by_labels():
 def test_canary_split_with_per_backend_rewrites(gateway_api_crds):
     stable = [endpoint(f"qwen-{i}", f"http://10.0.{i}.50/ml-team/qwen-{i}/v1", f"/ml-team/qwen-{i}/") for i in range(3)]
     canary = [endpoint("qwen-canary-0", "http://10.0.9.50:8080/v1", "/ml-team/qwen-canary-0/")]
-    response = compose(service((95, STABLE), (5, CANARY)), GATEWAY, stable, canary, observed={"httproute": {}})
+    response = compose(service((95, STABLE), (5, CANARY)), GATEWAY, stable, canary, observed={"httproute": ACCEPTED})
     route = response.desired["httproute"].resource
 
     def rewrite(path):
@@ -109,3 +123,49 @@ def test_without_a_gateway_address_the_route_waits_and_there_is_no_address():
     assert response.status["address"] is None
     assert response.desired["httproute"].ready is False
     assert response.condition("RoutingReady").reason == "WaitingForGateway"
+
+
+# Modelplane v0.3.1's ModelService cases (functions/compose-model-service/tests/test_fn.py), each with a
+# gateway address: (entries as (weight, labels), per entry the endpoints as (name, url, rewritePath,
+# backend)). Modelplane's function gets no observed route in any of them and answers RoutingReady False,
+# Configuring, without a message; it says RouteConfigured only once a parent of the observed route is
+# Accepted and an endpoint has a backend.
+PROD, CANARY_APP = {"app": "prod"}, {"app": "canary"}
+MODELPLANE_CASES = {
+    "endpoints with ready backends": ([(1, {"app": "model"})], [[("ep-1", "http://10.0.0.1/v1", "/v1/", True)]]),
+    "endpoint without backend": ([(1, {"app": "model"})], [[("ep-1", "http://10.0.0.1/v1", None, False)]]),
+    "same rewritePath": ([(1, {"app": "model"})], [[("ep-1", "http://10.0.0.1/v1", "/v1/", True),
+                                                     ("ep-2", "http://10.0.0.1/v1", "/v1/", True)]]),
+    "different rewritePaths": ([(1, {"app": "model"})], [[
+        ("ep-a", "http://10.0.0.1/v1", "/v1/", True),
+        ("ep-b", "https://api.groq.com/openai/v1", "/openai/v1/", True)]]),
+    "weighted groups 80/20": ([(80, PROD), (20, CANARY_APP)], [
+        [(f"ep-{i}", "http://10.0.0.1/v1", None, True) for i in (1, 2, 3)], [("ep-4", "http://10.0.0.1/v1", None, True)]]),
+    "weights scale up": ([(1, PROD), (3, CANARY_APP)], [
+        [(f"ep-{i}", "http://10.0.0.1/v1", None, True) for i in (1, 2)], [("ep-3", "http://10.0.0.1/v1", None, True)]]),
+    "equal weights reduce": ([(2, PROD), (2, CANARY_APP)], [
+        [("ep-1", "http://10.0.0.1/v1", None, True)], [("ep-2", "http://10.0.0.1/v1", None, True)]]),
+    "weights clamp": ([(1_000_000, PROD), (1, CANARY_APP)], [
+        [("ep-1", "http://10.0.0.1/v1", None, True)],
+        [(f"ep-{i}", "http://10.0.0.1/v1", None, True) for i in (2, 3)]]),
+}
+OBSERVATIONS = {"not observed yet": None, "observed, not answered": {"status": {}},
+                "observed, not accepted": route_as_observed(False), "observed accepted": ACCEPTED}
+
+
+@pytest.mark.parametrize("observation", OBSERVATIONS)
+@pytest.mark.parametrize("case", MODELPLANE_CASES)
+def test_routing_is_ready_only_once_the_route_is_observed_accepted_with_a_backend(case, observation):
+    entries, groups = MODELPLANE_CASES[case]
+    endpoints = [[endpoint(name, url, rewrite, backend) for name, url, rewrite, backend in group] for group in groups]
+    route = OBSERVATIONS[observation]
+    response = compose(service(*entries), GATEWAY, *endpoints, observed={"httproute": route} if route else None)
+    ready = observation == "observed accepted" and case != "endpoint without backend"
+    condition = response.condition("RoutingReady")
+    assert (condition.status, condition.reason, condition.message) == (
+        ("True", "RouteConfigured", "") if ready else ("False", "Configuring", ""))
+    assert response.desired["httproute"].ready is ready
+    # The route is composed on every pass, with a backend per endpoint that has one.
+    refs = response.desired["httproute"].resource["spec"]["rules"][0].get("backendRefs", [])
+    assert [r["name"] for r in refs] == [f"{n}-svc" for group in groups for n, _, _, backend in group if backend]
+    assert response.status["address"] == "http://172.18.255.200/ml-team/qwen"

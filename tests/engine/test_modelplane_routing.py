@@ -216,3 +216,27 @@ def test_each_cluster_gateway_gets_its_own_address(gateway_api_crds):
     assert len(gateways) == 5
     for gateway in gateways:
         assert [v.message for v in gateway_api_crds.validate(gateway)] == []
+
+
+def routing_ready(runtime: Runtime) -> tuple[str, str]:
+    condition = next(c for c in status(runtime, "ModelService", "qwen", "ml-team")["conditions"]
+                     if c["type"] == "RoutingReady")
+    return condition["status"], condition["reason"]
+
+
+def test_a_service_applied_before_its_gateway_is_ready_once_the_gateway_accepts_its_route(tmp_path):
+    """The route is composed at once but accepted only once the Gateway is: Traefik's answer (the
+    route's status.parents) is observed again when the gateway comes, not only when the route changes."""
+    runtime = Runtime(None)
+    try:
+        runtime.apply([write(tmp_path / "service", endpoint("qwen-0", STABLE), service((1, STABLE)))])
+        route = runtime.get(Key("gateway.networking.k8s.io", "HTTPRoute", "ml-team", "qwen"))
+        assert route is not None, "the route is composed before the gateway exists"
+        assert routing_ready(runtime) == ("False", "WaitingForGateway")
+        runtime.apply([write(tmp_path / "gateway", *documents(GATEWAY))])
+        route = runtime.get(Key("gateway.networking.k8s.io", "HTTPRoute", "ml-team", "qwen"))
+        assert [(p["controllerName"], [(c["type"], c["status"]) for c in p["conditions"]])
+                for p in route["status"]["parents"]] == [("traefik.io/gateway-controller", [("Accepted", "True")])]
+        assert routing_ready(runtime) == ("True", "RouteConfigured")
+    finally:
+        runtime.close()
