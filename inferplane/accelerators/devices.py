@@ -102,6 +102,11 @@ class DriverSlices:
     def qualified(self, key: str) -> str:
         return key if "/" in key else f"{self.driver}/{key}"
 
+    def class_key(self, key: str) -> str:
+        """A qualified key as a class writes it: bare within the driver's domain."""
+        domain, _, name = key.rpartition("/")
+        return name if domain == self.driver else key
+
     def spelled_key(self, key: str) -> str:
         """A qualified key as the driver writes it in a slice: bare within its own domain, unless it qualifies."""
         domain, _, name = key.rpartition("/")
@@ -141,6 +146,7 @@ class DriverSlices:
         """Every way a class device's attributes (`{key: {type: value}}`, keys as written) and capacities
         (`{key: quantity}`) differ from what this driver publishes: (field path, message)."""
         problems: list[tuple[str, str]] = []
+        unnamed = False  # a model-naming attribute was refused: the model is unknown, so is what it publishes
         typed: dict[str, Attribute] = {}
         published = ", ".join(sorted(a.name for a in self.attributes))
         for key, value in attributes.items():
@@ -164,6 +170,7 @@ class DriverSlices:
                 if spelled is not None and spelled != raw:
                     problems.append((at, f"the {self.driver} driver publishes {q} as {spelled!r}, not {raw!r}: "
                                          f"use {spelled}"))
+                    unnamed = True
                     continue
             typed[q] = {kind: raw}
         capacities = {}
@@ -172,9 +179,11 @@ class DriverSlices:
             if q not in self.capacities:
                 problems.append((at, f"the {self.driver} driver publishes no capacity {q}: it publishes "
                                      f"{', '.join(self.capacities) or 'none'} ({self.source})"))
+            elif isinstance(_quantity(str(value)), str) or _quantity(str(value)) < 0:
+                continue  # not a quantity the engine can count: the capacity checks say so
             else:
                 capacities[q] = str(value)
-        if problems:
+        if unnamed:
             return problems
         model = self.model(typed, capacities)
         if model is None:
@@ -185,7 +194,7 @@ class DriverSlices:
             close = [m.name for m in self.models
                      if difflib.get_close_matches(named, [m.name], n=1, cutoff=0.3)]
             hint = f" (did you mean {close[0]}?)" if close else ""
-            return [(f"{path}.attributes", f"no {self.driver} model has {named}{hint}: the models inferplane knows "
+            return problems + [(f"{path}.attributes", f"no {self.driver} model has {named}{hint}: the models inferplane knows "
                                            f"the driver's values for are {known}")]
         for q, value in typed.items():
             spec = self.spec(q)
@@ -206,7 +215,7 @@ class DriverSlices:
             elif _quantity(value) != _quantity(want):
                 problems.append((f"{path}.capacity.{key}.value",
                                  f"the {self.driver} driver reports {q} as {want} for {model.name}, not {value}: "
-                                 f"write {want} (and select below it, e.g. memory >= a round figure under it)"))
+                                 f"write {want}, or leave it out"))
         return problems
 
 
@@ -240,3 +249,12 @@ def stable_uuid(node: str, index: int) -> str:
 def numa_of(index: int, count: int) -> int:
     """The NUMA node of the `index`th of `count` like devices on a two-socket server (one socket: 0)."""
     return 0 if count < 2 else index * 2 // count
+
+
+def typed_attribute(value: Any) -> Attribute:
+    """A class attribute (an AttributeValue) in the ResourceSlice's typed form."""
+    for field_name, key in (("string", "string"), ("version", "version"), ("bool_", "bool"), ("int_", "int")):
+        v = getattr(value, field_name)
+        if v is not None:
+            return {key: v}
+    raise ValueError("attribute has no value")

@@ -21,6 +21,7 @@ from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem,
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
+from inferplane.accelerators.registry import driver_slices
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane import API_GROUP
@@ -280,6 +281,7 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
     """Checks the API server leaves to a webhook: quantities the engine can compute with."""
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
+        yield from _published_problems(body)
     if kind.KIND in ("InferenceGateway", "ModelEndpoint"):
         yield from _address_problems(body)
 
@@ -334,6 +336,23 @@ def _address_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
             parse(value)
         except ValueError as exc:
             yield path, str(exc)
+
+
+def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    """A class describes a device model: the DeviceClass, attributes and capacities of each claimed device
+    must be ones its driver publishes, in the driver's value forms (`inferplane.accelerators`, per driver)."""
+    for d, device in enumerate(body["spec"]["devices"]):
+        shape = driver_slices(device.get("driver", ""))
+        if shape is None or device.get("claim", "DRA") != "DRA":
+            continue
+        path = f"spec.devices[{d}]"
+        names = shape.device_class_names()
+        if device.get("deviceClassName") not in names:
+            yield f"{path}.deviceClassName", (f"the {shape.driver} driver's chart installs DeviceClass "
+                                              f"{' or '.join(names)}, not {device.get('deviceClassName')!r}: "
+                                              f"use {names[0]}")
+        capacity = {key: str(value["value"]) for key, value in (device.get("capacity") or {}).items()}
+        yield from shape.class_problems(path, device.get("attributes") or {}, capacity)
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.accelerators.registry import driver_slices
 from inferplane.accelerators.workloads import Placement, Workload, workloads
 from inferplane.api.json_data import json_copy
 from inferplane.api.managed import NAME_MAX, composed_name
@@ -355,7 +356,7 @@ class ClusterSimulation:
     # ---- engine workloads
 
     def place_engines(self) -> None:
-        allocator = DeviceAllocator(o for o in self.objects if o["kind"] == "ResourceSlice")
+        allocator = DeviceAllocator((o for o in self.objects if o["kind"] == "ResourceSlice"), self.device_classes())
         templates = {(e.manifest["metadata"].get("namespace", "default"), e.manifest["metadata"]["name"]):
                      e.manifest["spec"]["spec"] for e in self.engines if e.manifest.get("kind") == "ResourceClaimTemplate"}
         for engine in self.engines:
@@ -468,7 +469,14 @@ class ClusterSimulation:
                 info.bind(spec)
                 if workload.publishes_slices_for:
                     drivers.append(workload.publishes_slices_for)
-        return info, DeviceAllocator(pool_slices(info.name, pool, drivers))
+        return info, DeviceAllocator(pool_slices(info.name, pool, drivers), self.device_classes())
+
+    def device_classes(self) -> dict[str, tuple[str, ...]]:
+        """The DeviceClasses the cluster's device stacks install (each driver's chart installs its own), with
+        their selectors as the chart writes them."""
+        drivers = {w.publishes_slices_for for w in self.workloads if w.publishes_slices_for}
+        return {c.name: c.selectors for d in sorted(drivers) if (shape := driver_slices(d)) is not None
+                for c in shape.device_classes}
 
     def report_pending(self) -> None:
         """Each Pending pod's message, with the autoscaler's reason where a pool at its maximum would
