@@ -13,7 +13,6 @@ class's bare key is in its driver's domain.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
@@ -113,17 +112,23 @@ class DriverSlices:
         return name if domain == self.driver and not self.qualifies_own_keys else key
 
     def model(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]) -> DeviceModel | None:
-        """The model a class's (qualified) attributes and capacities describe; None when it names one the
-        table does not have."""
+        """The model a class's (qualified) attributes and capacities describe: the one its model-naming
+        attributes name, else the first whose values are all the class states (the first model when it
+        states none); None when there is no such model."""
         if self.model_from_capacity is not None:
             return self.model_from_capacity(capacity)
         named = [(k, attributes[k]) for k in self.model_keys if k in attributes]
-        if not named:
-            return self.models[0]
-        for model in self.models:
-            if all(model.attributes.get(k) == v for k, v in named):
-                return model
-        return None
+        candidates = [m for m in self.models if all(m.attributes.get(k) == v for k, v in named)]
+        if named:
+            return candidates[0] if candidates else None
+        return next((m for m in candidates if self._agrees(m, attributes, capacity)), None)
+
+    def _agrees(self, model: DeviceModel, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]) -> bool:
+        model_attributes = {k: v for k, v in attributes.items()
+                            if (s := self.spec(k)) is not None and s.varies is Varies.MODEL}
+        return (all(model.attributes.get(k) == v for k, v in model_attributes.items())
+                and all(k in model.capacity and _quantity(model.capacity[k]) == _quantity(v)
+                        for k, v in capacity.items()))
 
     def device(self, node: str, index: int, count: int, attributes: Mapping[str, Attribute],
                capacity: Mapping[str, str]) -> SliceDevice:
@@ -187,15 +192,16 @@ class DriverSlices:
             return problems
         model = self.model(typed, capacities)
         if model is None:
-            named = ", ".join(f"{k.rpartition('/')[2]} {v!r}" for k in self.model_keys if k in typed
-                              for v in typed[k].values())
-            known = "; ".join(" / ".join(f"{next(iter(m.attributes[k].values()))}" for k in self.model_keys
-                                         if k in m.attributes) for m in self.models)
-            close = [m.name for m in self.models
-                     if difflib.get_close_matches(named, [m.name], n=1, cutoff=0.3)]
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            return problems + [(f"{path}.attributes", f"no {self.driver} model has {named}{hint}: the models inferplane knows "
-                                           f"the driver's values for are {known}")]
+            stated = [f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in typed.items()
+                      if (s := self.spec(k)) is not None and s.varies is Varies.MODEL]
+            stated += [f"{k.rpartition('/')[2]} {v}" for k, v in capacities.items()]
+            known = "; ".join(f"{m.name} (" + ", ".join(
+                f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in m.attributes.items()
+                if k in self.model_keys or k.endswith("/architecture")) +
+                "".join(f", {k.rpartition('/')[2]} {v}" for k, v in m.capacity.items()) + ")" for m in self.models)
+            return problems + [(f"{path}.attributes", f"no {self.driver} model inferplane knows has "
+                                                      f"{', '.join(stated)}: the driver publishes, per model, {known} "
+                                                      f"({self.source}); state one of these")]
         for q, value in typed.items():
             spec = self.spec(q)
             if spec is not None and spec.varies is Varies.MODEL and model.attributes.get(q) != value:

@@ -67,9 +67,12 @@ MODELS = (
     _model("NVIDIA B200", "Blackwell", "10.0.0", "183359Mi"),  # *unconfirmed* memory
     _model("NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", "81920Mi"),
     _model("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", "40960Mi"),
+    _model("NVIDIA A100 80GB PCIe", "Ampere", "8.0.0", "81920Mi"),  # AKS NC A100 v4, Vultr
     _model("NVIDIA L40S", "Ada Lovelace", "8.9.0", "46068Mi"),
     _model("NVIDIA L4", "Ada Lovelace", "8.9.0", "23034Mi"),  # GKE g2, EKS g6
     _model("NVIDIA A10G", "Ampere", "8.6.0", "23028Mi"),  # EKS g5
+    # Azure NV A10 v5; memory as Modelplane's AKS example states it (marked "verify" there): *unconfirmed*.
+    _model("NVIDIA A10", "Ampere", "8.6.0", "24564Mi"),
 )
 
 # The host's driver when a class does not state it: R570 with its CUDA 12.8 (SystemGetCudaDriverVersion
