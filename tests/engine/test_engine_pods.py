@@ -142,7 +142,7 @@ AMD_POOL = Pool.from_wire({"name": "mi325x", "role": "GPU", "nodeCount": 1,
                            "labels": {"inferplane.dev/pool": "mi325x"},
                            "taints": [{"key": "amd.com/gpu", "value": "true", "effect": "NoSchedule"}]},
                           [{"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com", "count": 1,
-                            "attributes": {"productName": {"string": "AMD Instinct MI325X"}}}])
+                            "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}])
 
 
 def test_an_engine_pod_without_the_pools_toleration_is_refused_by_the_taint():
