@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping
 
-from inferplane.cel.quantity import parse_quantity
+from inferplane.cel.quantity import INT64_MAX, parse_quantity
 
 Attribute = dict[str, Any]  # one of {"string": s}, {"version": v}, {"bool": b}, {"int": i}
 # The ResourceSlice's standard attributes (k8s.io/dynamic-resource-allocation/deviceattribute).
@@ -184,7 +184,7 @@ class DriverSlices:
             if q not in self.capacities:
                 problems.append((at, f"the {self.driver} driver publishes no capacity {q}: it publishes "
                                      f"{', '.join(self.capacities) or 'none'} ({self.source})"))
-            elif isinstance(_quantity(str(value)), str) or _quantity(str(value)) < 0:
+            elif isinstance(_quantity(str(value)), str) or not 0 <= _quantity(str(value)) <= INT64_MAX:
                 continue  # not a quantity the engine can count: the capacity checks say so
             else:
                 capacities[q] = str(value)

@@ -92,7 +92,8 @@ def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[st
 DEVICE_CLASS = DeviceClassSpec(
     NVIDIA_GPU.device_class,
     ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",),
-    "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml")
+    "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 "
+    "deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml")
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,

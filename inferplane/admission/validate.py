@@ -21,6 +21,7 @@ from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem,
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
+from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
@@ -353,6 +354,35 @@ def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
                                               f"use {names[0]}")
         capacity = {key: str(value["value"]) for key, value in (device.get("capacity") or {}).items()}
         yield from shape.class_problems(path, device.get("attributes") or {}, capacity)
+        if shape.driver == cpu_driver.D:
+            yield from _cpu_problems(path, body["spec"].get("provisioning"), capacity.get("cpu"))
+
+
+# Each cloud's machine field in a class's provisioning block.
+_MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize", "Nebius": "preset", "Vultr": "plan",
+                  "Civo": "size"}
+
+
+def _cpu_problems(path: str, provisioning: dict[str, Any] | None, declared: str | None) -> Iterable[tuple[str, str]]:
+    """On a machine whose CPUs we know, the `cpu` capacity is what the CPU driver counts there."""
+    if not provisioning:
+        return
+    provider = provisioning.get("provider", "")
+    machine = (provisioning.get(provider.lower()) or {}).get(_MACHINE_FIELD.get(provider, ""), "")
+    want = cpu_driver.claimable_cpus(provider, machine)
+    if want is None:
+        return
+    why = (f"dra-driver-cpu publishes {want} on {machine} ({cpu_driver.machine_vcpus(provider, machine)} vCPUs less "
+           f"reservedCPUs {cpu_driver.RESERVED_CPUS})")
+    if declared is None:
+        yield f"{path}.capacity.cpu", f"required on a provisioned machine: {why}: set cpu: {{value: \"{want}\"}}"
+    else:
+        try:
+            got = cel.parse_quantity(declared)
+        except ValueError:
+            return  # the capacity checks say so
+        if 0 <= got <= INT64_MAX and got != want:
+            yield f"{path}.capacity.cpu.value", f"{why}, not {declared}: write {want}"
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

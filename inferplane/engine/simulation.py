@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
 from inferplane.accelerators.workloads import Placement, Workload, workloads
 from inferplane.api.json_data import json_copy
@@ -78,7 +79,7 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
-# from its class's `cpu` capacity, which is what the CPU driver hands out.
+# from its class's `cpu` capacity, which is what the CPU driver hands out, plus the CPUs it keeps back.
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 
 # Tolerations the DaemonSet controller adds to every pod it creates, so that node agents survive
@@ -707,13 +708,14 @@ def kwok_node(name: str, pool: Pool) -> Resource:
 
 
 def node_allocatable(pool: Pool) -> dict[str, str]:
-    """The pool's node size: declared, else a CPU pool's class `cpu` capacity, else the default."""
+    """The pool's node size: declared, else a CPU pool's class `cpu` capacity (what the CPU driver counts)
+    with the CPUs the driver keeps back (reservedCPUs), else the default."""
     out = dict(DEFAULT_ALLOCATABLE)
     if pool.role == PoolRole.CPU:
         cpu = sum((parse_quantity(d.capacity["cpu"].value) * d.count for d in pool.devices
                    if d.claim == "DRA" and "cpu" in d.capacity), Fraction(0))
         if cpu > 0:
-            out["cpu"] = format_quantity(cpu)
+            out["cpu"] = format_quantity(cpu + cpu_driver.RESERVED)
     out.update(pool.allocatable or {})
     return out
 

@@ -39,7 +39,8 @@ _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nv
            "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "23034Mi"}}}
 _AMD = {"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
         "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}
-_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "8"}}}
+# The CPUs the CPU driver counts on the 8-vCPU machines above: 8 less reservedCPUs 0-1.
+_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "6"}}}
 
 
 def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[str, Any]:

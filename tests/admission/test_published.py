@@ -64,7 +64,8 @@ def test_every_problem_of_every_device_is_reported_at_once(tmp_path):
          "the gpu.nvidia.com driver reports gpu.nvidia.com/memory as 23034Mi for NVIDIA L4, not 24Gi: write 23034Mi, "
          "or leave it out"),
         ("spec.devices[1].deviceClassName",
-         "the gpu.nvidia.com driver's chart installs DeviceClass gpu.nvidia.com, not 'gpu.amd.com': use gpu.nvidia.com"),
+         "the gpu.nvidia.com driver's chart installs DeviceClass gpu.nvidia.com, not 'gpu.amd.com': "
+         "use gpu.nvidia.com"),
         ("spec.devices[1].capacity.memory.value",
          "the gpu.nvidia.com driver reports gpu.nvidia.com/memory as 23034Mi for NVIDIA L4, not 24Gi: write 23034Mi, "
          "or leave it out"),
@@ -72,7 +73,8 @@ def test_every_problem_of_every_device_is_reported_at_once(tmp_path):
 
 
 def test_a_models_own_values_are_its_drivers(tmp_path):
-    body = klass(device("gpu.nvidia.com", {"productName": {"string": "NVIDIA L4"}, "architecture": {"string": "Ampere"}}))
+    body = klass(device("gpu.nvidia.com", {"productName": {"string": "NVIDIA L4"},
+                                           "architecture": {"string": "Ampere"}}))
     assert errors(tmp_path, body) == [(
         "spec.devices[0].attributes.architecture",
         "the gpu.nvidia.com driver publishes gpu.nvidia.com/architecture = 'Ada Lovelace' for NVIDIA L4, not 'Ampere': "
@@ -94,5 +96,34 @@ def test_a_class_in_the_drivers_own_terms_is_admitted(tmp_path, attributes, capa
 
 
 def test_a_synthetic_device_is_not_held_to_a_driver(tmp_path):
-    body = klass({"name": "nic", "claim": "Synthetic", "driver": "gpu.amd.com", "attributes": {"family": {"string": "AI"}}})
+    body = klass({"name": "nic", "claim": "Synthetic", "driver": "gpu.amd.com",
+                  "attributes": {"family": {"string": "AI"}}})
     assert errors(tmp_path, body) == []
+
+
+def cpu_class(capacity, machine=("GKE", "gke", {"machineType": "n2-standard-16"})):
+    provider, block, fields = machine
+    body = klass({"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", **capacity})
+    body["spec"]["provisioning"] = {"provider": provider, block: fields}
+    return body
+
+
+def test_a_cpu_class_on_a_known_machine_states_the_cpus_the_driver_counts(tmp_path):
+    # dra-driver-cpu counts a NUMA node's CPUs less reservedCPUs (0-1 in the catalog).
+    assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "16"}}})) == [(
+        "spec.devices[0].capacity.cpu.value",
+        "dra-driver-cpu publishes 14 on n2-standard-16 (16 vCPUs less reservedCPUs 0-1), not 16: write 14")]
+    assert errors(tmp_path, cpu_class({})) == [(
+        "spec.devices[0].capacity.cpu",
+        "required on a provisioned machine: dra-driver-cpu publishes 14 on n2-standard-16 (16 vCPUs less "
+        "reservedCPUs 0-1): set cpu: {value: \"14\"}")]
+    assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "14"}}})) == []
+    # As the real Civo node counted them (FACTS.md): 6.
+    civo = ("Civo", "civo", {"size": "g4p.kube.medium"})
+    assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "6"}}}, civo)) == []
+    # Nebius presets carry their vCPUs in the name; an unknown machine is not checked.
+    nebius = ("Nebius", "nebius", {"platform": "cpu-d3", "preset": "8vcpu-32gb"})
+    assert [p for p, _ in errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "8"}}}, nebius))] == [
+        "spec.devices[0].capacity.cpu.value"]
+    other = ("GKE", "gke", {"machineType": "c4-standard-288"})
+    assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "286"}}}, other)) == []

@@ -100,8 +100,8 @@ def test_nodes_are_kwok_shaped(eks):
     assert gpu["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
     assert gpu["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     assert gpu["status"]["allocatable"] == {"cpu": "8", "memory": "32Gi", "pods": "110"}
-    # A CPU pool's cores are its class's cpu capacity.
-    assert nodes["c1-cpu-0"]["status"]["allocatable"]["cpu"] == "30"
+    # A CPU pool's cores are its class's cpu capacity (what the CPU driver counts) and the 2 it keeps back.
+    assert nodes["c1-cpu-0"]["status"]["allocatable"]["cpu"] == "32"
     assert "taints" not in nodes["c1-system-0"]["spec"]
 
 
@@ -387,7 +387,7 @@ kind: InferenceClass
 metadata: {name: gke-cpu}
 spec:
   provisioning: {provider: GKE, gke: {machineType: n2-standard-16}}
-  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: 16}}}]
+  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: 14}}}]
 ---
 apiVersion: inferplane.dev/v1alpha1
 kind: InferenceCluster
@@ -403,8 +403,9 @@ spec:
     objects = runtime.store.cluster_objects("gke-c")["gke-c"]
     (node,) = [o for o in objects if o["kind"] == "Node" and o["metadata"]["labels"].get(POOL_LABEL) == "cpu"]
     (slice_,) = [o for o in objects if o["kind"] == "ResourceSlice"]
+    # 16 vCPUs, of which the driver counts 14 (reservedCPUs 0-1).
     assert node["status"]["allocatable"]["cpu"] == "16"
-    assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 16}
+    assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 14}
 
 
 def test_a_held_back_driver_that_runs_anyway_fails_the_held_audit():
