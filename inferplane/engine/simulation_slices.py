@@ -13,17 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from inferplane.accelerators.devices import stable_uuid
+from inferplane.accelerators.devices import stable_uuid, typed_attribute
 from inferplane.accelerators.registry import driver_slices
 from inferplane.api.drivers import NVIDIA_GPU
 from inferplane.api.inference_class import DeviceSpec
 
 Resource = dict[str, Any]
-Attribute = dict[str, Any]  # one of {"string": s}, {"version": v}, {"bool": b}, {"int": i}
-
-
-def qualified(key: str, driver: str) -> str:
-    return key if "/" in key else f"{driver}/{key}"
 
 
 def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Resource | None:
@@ -33,12 +28,12 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
     if shape is None:
         return None
     out = []
-    index = 0
+    index, total = 0, sum(spec.count for spec in devices)
     for spec in devices:
-        declared_capacity = {qualified(k, driver): str(v.value) for k, v in spec.capacity.items()}
-        declared_attributes = {qualified(k, driver): _attribute(v) for k, v in spec.attributes.items()}
+        declared_capacity = {shape.qualified(k): str(v.value) for k, v in spec.capacity.items()}
+        declared_attributes = {shape.qualified(k): typed_attribute(v) for k, v in spec.attributes.items()}
         for _ in range(spec.count):
-            published = shape.device(node, index, spec.count, declared_attributes, declared_capacity)
+            published = shape.device(node, index, total, declared_attributes, declared_capacity)
             device: Resource = {"name": published.name}
             device["attributes"] = {shape.spelled_key(k): v for k, v in sorted(published.attributes.items())}
             device["capacity"] = {shape.spelled_key(k): {"value": v} for k, v in sorted(published.capacity.items())}
@@ -62,8 +57,7 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
 
 def renamed_slice(slice_: Resource, nodes: Mapping[str, str]) -> Resource | None:
     """A slice `resource_slice` made, moved to the node `nodes` maps its node to: its name, node, pool and
-    the device identities derived from the node's name (an NVIDIA GPU's uuid, unless its class declares
-    one). New dicts where it differs; `slice_` is left as it was. None when it is not shaped as
+    the device identities derived from the node's name (an NVIDIA GPU's uuid). New dicts where it differs; `slice_` is left as it was. None when it is not shaped as
     `resource_slice` makes it."""
     spec, metadata = slice_["spec"], slice_["metadata"]
     old, driver = spec.get("nodeName"), spec.get("driver")
@@ -79,11 +73,3 @@ def renamed_slice(slice_: Resource, nodes: Mapping[str, str]) -> Resource | None
     return {**slice_, "metadata": {**metadata, "name": f"{new}-{driver}"},
             "spec": {**spec, "nodeName": new, "pool": {**spec["pool"], "name": new}, "devices": devices}}
 
-
-def _attribute(value: Any) -> Attribute:
-    """A class attribute (AttributeValue) in the ResourceSlice's typed form."""
-    for field_name, key in (("string", "string"), ("version", "version"), ("bool_", "bool"), ("int_", "int")):
-        v = getattr(value, field_name)
-        if v is not None:
-            return {key: v}
-    raise ValueError("attribute has no value")
