@@ -153,6 +153,7 @@ class DriverSlices:
         problems: list[tuple[str, str]] = []
         unnamed = False  # a model-naming attribute was refused: the model is unknown, so is what it publishes
         typed: dict[str, Attribute] = {}
+        written: dict[str, str] = {}  # qualified key -> the key as the class wrote it
         published = ", ".join(sorted(a.name for a in self.attributes))
         for key, value in attributes.items():
             q, at = self.qualified(key), f"{path}.attributes.{key}"
@@ -177,7 +178,7 @@ class DriverSlices:
                                          f"use {spelled}"))
                     unnamed = True
                     continue
-            typed[q] = {kind: raw}
+            typed[q], written[q] = {kind: raw}, key
         capacities = {}
         for key, value in capacity.items():
             q, at = self.qualified(key), f"{path}.capacity.{key}.value"
@@ -187,7 +188,7 @@ class DriverSlices:
             elif isinstance(_quantity(str(value)), str) or not 0 <= _quantity(str(value)) <= INT64_MAX:
                 continue  # not a quantity the engine can count: the capacity checks say so
             else:
-                capacities[q] = str(value)
+                capacities[q], written[q] = str(value), key
         if unnamed:
             return problems
         model = self.model(typed, capacities)
@@ -205,16 +206,14 @@ class DriverSlices:
         for q, value in typed.items():
             spec = self.spec(q)
             if spec is not None and spec.varies is Varies.MODEL and model.attributes.get(q) != value:
-                key = q.rpartition("/")[2] if q.startswith(self.driver + "/") else q
                 want = model.attributes.get(q)
-                problems.append((f"{path}.attributes.{key}",
+                problems.append((f"{path}.attributes.{written[q]}",
                                  f"the {self.driver} driver publishes {q} = {_shown(want)} for {model.name}, "
                                  f"not {_shown(value)}: write {_shown(want)} or leave it out"
                                  if want is not None else
                                  f"the {self.driver} driver publishes no {q} for {model.name}: leave it out"))
         for q, value in capacities.items():
-            want = model.capacity.get(q)
-            key = q.rpartition("/")[2] if q.startswith(self.driver + "/") else q
+            want, key = model.capacity.get(q), written[q]
             if want is None:
                 problems.append((f"{path}.capacity.{key}.value",
                                  f"the {self.driver} driver publishes no {q} for {model.name}: leave it out"))
