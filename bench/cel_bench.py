@@ -35,7 +35,7 @@ SHAPES = {
     "string compare": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"',
     "quantity compare": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0',
     "semver compare": 'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))',
-    "missing-domain miss": 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI300X"',
+    "missing-domain miss": 'device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI300X_OAM"',
     "unknown domain empty": 'device.attributes["example.com"].size() == 0',
     "driver + 2 attributes": ('device.driver == "gpu.nvidia.com" && '
                               'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace" && '

@@ -1,4 +1,5 @@
-"""Drivers, serving-stack components with their dra_drivers tags, the join, and supported drivers.
+"""Drivers, serving-stack components with their dra_drivers tags, the join, and supported drivers; per DRA
+driver (`nvidia`, `amd`, `cpu`, `dranet`, listed in `registry`), the devices it publishes and its DeviceClasses.
 
 The names other packages use, re-exported from the modules that own them.
 """

@@ -21,6 +21,8 @@ from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem,
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
+from inferplane.accelerators import cpu as cpu_driver
+from inferplane.accelerators.registry import driver_slices
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane import API_GROUP
@@ -302,6 +304,7 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
     """Checks the API server leaves to a webhook: quantities the engine can compute with."""
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
+        yield from _published_problems(body)
     if kind.KIND in ("InferenceGateway", "ModelEndpoint"):
         yield from _address_problems(body)
 
@@ -356,6 +359,52 @@ def _address_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
             parse(value)
         except ValueError as exc:
             yield path, str(exc)
+
+
+def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    """A class describes a device model: the DeviceClass, attributes and capacities of each claimed device
+    must be ones its driver publishes, in the driver's value forms (`inferplane.accelerators`, per driver)."""
+    for d, device in enumerate(body["spec"]["devices"]):
+        shape = driver_slices(device.get("driver", ""))
+        if shape is None or device.get("claim", "DRA") != "DRA":
+            continue
+        path = f"spec.devices[{d}]"
+        names = shape.device_class_names()
+        if device.get("deviceClassName") not in names:
+            yield f"{path}.deviceClassName", (f"the {shape.driver} driver's chart installs DeviceClass "
+                                              f"{' or '.join(names)}, not {device.get('deviceClassName')!r}: "
+                                              f"use {names[0]}")
+        capacity = {key: str(value["value"]) for key, value in (device.get("capacity") or {}).items()}
+        yield from shape.class_problems(path, device.get("attributes") or {}, capacity)
+        if shape.driver == cpu_driver.D:
+            yield from _cpu_problems(path, body["spec"].get("provisioning"), capacity.get("cpu"))
+
+
+# Each cloud's machine field in a class's provisioning block.
+_MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize", "Nebius": "preset", "Vultr": "plan",
+                  "Civo": "size"}
+
+
+def _cpu_problems(path: str, provisioning: dict[str, Any] | None, declared: str | None) -> Iterable[tuple[str, str]]:
+    """On a machine whose CPUs we know, the `cpu` capacity is what the CPU driver counts there."""
+    if not provisioning:
+        return
+    provider = provisioning.get("provider", "")
+    machine = (provisioning.get(provider.lower()) or {}).get(_MACHINE_FIELD.get(provider, ""), "")
+    want = cpu_driver.claimable_cpus(provider, machine)
+    if want is None:
+        return
+    why = (f"dra-driver-cpu publishes {want} on {machine} ({cpu_driver.machine_vcpus(provider, machine)} vCPUs less "
+           f"reservedCPUs {cpu_driver.RESERVED_CPUS})")
+    if declared is None:
+        yield f"{path}.capacity.cpu", f"required on a provisioned machine: {why}: set cpu: {{value: \"{want}\"}}"
+    else:
+        try:
+            got = cel.parse_quantity(declared)
+        except ValueError:
+            return  # the capacity checks say so
+        if 0 <= got <= INT64_MAX and got != want:
+            yield f"{path}.capacity.cpu.value", f"{why}, not {declared}: write {want}"
 
 
 def _capacity_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:

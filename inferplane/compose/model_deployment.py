@@ -23,6 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from inferplane import API_GROUP
+from inferplane.accelerators.registry import published_view
 from inferplane.api.inference_class import InferenceClass, class_from_json
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
@@ -172,7 +173,7 @@ def read_pool_class(content: bytes) -> PoolClass | None:
     """The class in this JSON as the scheduler reads it, None when it does not validate. Kept by
     content with its devices' CEL contexts (PoolClass is frozen, so sharing it is safe)."""
     klass = class_from_json(content)
-    return None if isinstance(klass, ValidationError) else pool_class(klass)
+    return None if isinstance(klass, ValidationError) else pool_class(published_view(klass))
 
 
 class ModelDeploymentComposer(Composer):

@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from inferplane import API_GROUP
 from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.accelerators import cpu as cpu_driver
+from inferplane.accelerators.registry import driver_slices
 from inferplane.accelerators.workloads import Placement, Workload, workloads
 from inferplane.api.json_data import json_copy
 from inferplane.api.managed import NAME_MAX, composed_name
@@ -80,7 +82,7 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
-# from its class's `cpu` capacity, which is what the CPU driver hands out.
+# from its class's `cpu` capacity, which is what the CPU driver hands out, plus the CPUs it keeps back.
 DEFAULT_ALLOCATABLE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 
 # Tolerations the DaemonSet controller adds to every pod it creates, so that node agents survive
@@ -209,7 +211,6 @@ class ClusterSimulation:
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.owner_classes = owner_device_classes(self.pools, self.preinstalled)
-        self.device_classes = {**self.owner_classes, **DRIVER_OF_CLASS}
         self.reset()
 
     def reset(self) -> None:
@@ -368,7 +369,7 @@ class ClusterSimulation:
     # ---- engine workloads
 
     def place_engines(self) -> None:
-        allocator = DeviceAllocator((o for o in self.objects if o["kind"] == "ResourceSlice"), self.device_classes)
+        allocator = DeviceAllocator((o for o in self.objects if o["kind"] == "ResourceSlice"), self.device_classes())
         templates = {(e.manifest["metadata"].get("namespace", "default"), e.manifest["metadata"]["name"]):
                      e.manifest["spec"]["spec"] for e in self.engines if e.manifest.get("kind") == "ResourceClaimTemplate"}
         for engine in self.engines:
@@ -481,7 +482,16 @@ class ClusterSimulation:
                 info.bind(spec)
                 if workload.publishes_slices_for:
                     drivers.append(workload.publishes_slices_for)
-        return info, DeviceAllocator(pool_slices(info.name, pool, drivers), self.device_classes)
+        return info, DeviceAllocator(pool_slices(info.name, pool, drivers), self.device_classes())
+
+    def device_classes(self) -> dict[str, tuple[str, ...]]:
+        """The DeviceClasses the cluster's device stacks install (each driver's chart installs its own), with
+        their selectors as the chart writes them."""
+        drivers = {w.publishes_slices_for for w in self.workloads if w.publishes_slices_for} | set(self.preinstalled)
+        installed = {c.name: c.selectors for d in sorted(drivers) if (shape := driver_slices(d)) is not None
+                     for c in shape.device_classes}
+        # The owner's install created one for each of its drivers' classes (`device_class` below).
+        return {**{name: (owner_selector(driver),) for name, driver in self.owner_classes.items()}, **installed}
 
     def report_pending(self) -> None:
         """Each Pending pod's message, with the autoscaler's reason where a pool at its maximum would
@@ -616,7 +626,12 @@ def device_class(name: str, driver: str) -> Resource:
     the driver, so that the audit reads which driver it selects from the object itself."""
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
             "metadata": {"name": name, "annotations": {DRIVERS_ANNOTATION: driver}},
-            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]}}
+            "spec": {"selectors": [{"cel": {"expression": owner_selector(driver)}}]}}
+
+
+def owner_selector(driver: str) -> str:
+    """The selector of the DeviceClass an owner's driver install creates: that driver's devices."""
+    return f"device.driver == '{driver}'"
 
 
 def node_name(cluster: str, pool: str, index: int) -> str:
@@ -737,13 +752,14 @@ def kwok_node(name: str, pool: Pool) -> Resource:
 
 
 def node_allocatable(pool: Pool) -> dict[str, str]:
-    """The pool's node size: declared, else a CPU pool's class `cpu` capacity, else the default."""
+    """The pool's node size: declared, else a CPU pool's class `cpu` capacity (what the CPU driver counts)
+    with the CPUs the driver keeps back (reservedCPUs), else the default."""
     out = dict(DEFAULT_ALLOCATABLE)
     if pool.role == PoolRole.CPU:
         cpu = sum((parse_quantity(d.capacity["cpu"].value) * d.count for d in pool.devices
                    if d.claim == "DRA" and "cpu" in d.capacity), Fraction(0))
         if cpu > 0:
-            out["cpu"] = format_quantity(cpu)
+            out["cpu"] = format_quantity(cpu + cpu_driver.RESERVED)
     out.update(pool.allocatable or {})
     return out
 

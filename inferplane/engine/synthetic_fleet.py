@@ -36,10 +36,11 @@ CLUSTER_SETTINGS: dict[str, dict[str, Any]] = {
                  "kubernetesVersion": "1.36"},
 }
 _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
-           "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "24Gi"}}}
+           "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "23034Mi"}}}
 _AMD = {"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
-        "attributes": {"productName": {"string": "AMD Instinct MI325X"}}, "capacity": {"memory": {"value": "256Gi"}}}
-_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "8"}}}
+        "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}
+# The CPUs the CPU driver counts on the 8-vCPU machines above: 8 less reservedCPUs 0-1.
+_CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "6"}}}
 
 
 def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """Dynamic Resource Allocation as the scheduler's DRA plugin does it, over one cluster's ResourceSlices.
 
 A pod's claims (each from a ResourceClaimTemplate's `spec`) are allocated on one node at a time: every
-`exactly` request takes `count` devices of its DeviceClass's driver from the slices published for that
-node, each device satisfying all of the request's CEL selectors (the same CEL library as the fleet
-scheduler's), and none already allocated to another claim (unless the driver shares it:
+`exactly` request takes `count` devices from the slices published for that node, each device
+satisfying all of its DeviceClass's selectors (as the driver's chart installs the class) and all of
+the request's CEL selectors, as kube-scheduler does (the same CEL library as the fleet scheduler's),
+and none already allocated to another claim (unless the driver shares it:
 `allowMultipleAllocations`, as the CPU driver's grouped mode does; its consumable capacity is not
 tracked). A node that cannot satisfy every request of every claim is rejected with a reason naming
 the request and what was missing; the pod's claims are then allocated together or not at all.
@@ -20,7 +21,7 @@ from inferplane.cel.env import CelError
 
 Resource = dict[str, Any]
 
-# Each driver's DeviceClass selects the driver's devices (`device.driver == "<driver>"`).
+# The driver each DeviceClass is for (its selectors say `device.driver == "<driver>"`, and more).
 DRIVER_OF_CLASS = {d.device_class: d.name for d in DRIVERS.values()}
 
 
@@ -45,11 +46,12 @@ class SlicedDevice:
 
 
 class DeviceAllocator:
-    """The devices of one cluster by node, and which of them claims already hold."""
+    """The devices of one cluster by node, and which of them claims already hold. `device_classes` are the
+    cluster's DeviceClasses: name -> the CEL selectors of its spec."""
 
-    def __init__(self, slices: Iterable[Mapping[str, Any]], device_classes: Mapping[str, str] = DRIVER_OF_CLASS):
-        """`device_classes`: the DeviceClasses the cluster has, by name, each with the driver it selects."""
-        self.device_classes = device_classes
+    def __init__(self, slices: Iterable[Mapping[str, Any]], device_classes: Mapping[str, Sequence[str]]):
+        self.device_classes = {name: tuple(selector(e) for e in expressions)
+                               for name, expressions in device_classes.items()}
         self.devices: dict[str, list[SlicedDevice]] = {}
         for slice_ in slices:
             spec = slice_["spec"]
@@ -87,13 +89,24 @@ class DeviceAllocator:
                  ) -> tuple[list[Allocated], str | None]:
         name, exactly = request["name"], request.get("exactly") or {}
         device_class = exactly.get("deviceClassName", "")
-        driver = self.device_classes.get(device_class)
-        if driver is None:
+        class_selectors = self.device_classes.get(device_class)
+        if class_selectors is None:
             return [], f"request {name}: no DeviceClass {device_class} is installed"
+        driver = DRIVER_OF_CLASS.get(device_class, device_class)
         count = int(exactly.get("count", 1))
-        offered = [d for d in self.devices.get(node, []) if d.device.driver == driver]
-        if not offered:
+        on_node = self.devices.get(node, [])
+        if not any(d.device.driver == driver for d in on_node) and driver in DRIVERS:
             return [], f"request {name}: the node publishes no {driver} devices"
+        offered, refusal = [], None
+        for candidate in on_node:
+            failed = next((s for s in class_selectors if not _holds(s, candidate.device)), None)
+            if failed is None:
+                offered.append(candidate)
+            elif refusal is None and candidate.device.driver == driver:
+                refusal = f"{_why_not(failed, candidate.device)} for device {candidate.device.name}"
+        if not offered:
+            return [], (f"request {name}: no device on the node satisfies DeviceClass {device_class}'s selectors"
+                        + (f" ({refusal})" if refusal else ""))
         selectors = [selector(s["cel"]["expression"]) for s in exactly.get("selectors") or []]
         matching, refusal = [], None
         for candidate in offered:
@@ -104,11 +117,12 @@ class DeviceAllocator:
                 refusal = f"{_why_not(failed, candidate.device)} for device {candidate.device.name}"
         if not matching:
             return [], f"request {name}: no {driver} device satisfies its selectors ({refusal})"
-        free = [d for d in matching if d.shared or (driver, d.pool, d.device.name) not in self.taken | held]
+        free = [d for d in matching
+                if d.shared or (d.device.driver, d.pool, d.device.name) not in self.taken | held]
         if len(free) < count:
             return [], (f"request {name}: needs {count} {driver} device{'s' if count > 1 else ''}, "
                         f"{len(free)} of the {len(matching)} that satisfy its selectors free")
-        return [Allocated(name, driver, d.pool, d.device.name) for d in free[:count]], None
+        return [Allocated(name, d.device.driver, d.pool, d.device.name) for d in free[:count]], None
 
     def _shared(self, node: str, allocated: Allocated) -> bool:
         return any(d.shared for d in self.devices.get(node, [])

@@ -39,11 +39,11 @@ def with_selector(expression: str) -> str:
 
 
 CASES = {
-    "huge-exponent": (CPU_CLASS.replace('cpu: {value: "4"}', 'cpu: {value: "1e1001"}'),
+    "huge-exponent": (CPU_CLASS.replace('cpu: {value: "6"}', 'cpu: {value: "1e1001"}'),
                       "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu.value: '1e1001' is not a "
                       "supported "
                       "quantity: exponent beyond +/-1000: write it with a suffix, e.g. 80Gi or 500m"),
-    "capacity-beyond-int64": (CPU_CLASS.replace('cpu: {value: "4"}', 'cpu: {value: "4e999"}'),
+    "capacity-beyond-int64": (CPU_CLASS.replace('cpu: {value: "6"}', 'cpu: {value: "4e999"}'),
                               "InferenceClass/civo-cpu-medium: spec.devices[0].capacity.cpu.value: '4e999' is "
                               "beyond what Kubernetes can count (int64, at most 9223372036854775807): write the "
                               "device's real capacity"),

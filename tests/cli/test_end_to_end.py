@@ -43,7 +43,9 @@ def test_apply_get_describe_gate_then_delete(tmp_path):
 
     # The class now claims a driver EKS cannot serve: re-apply it.
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     assert "inferenceclass.inferplane.dev/eks-l4 configured" in inferplane(
         "apply", "-f", tmp_path / "class.yaml", state=state).stdout
@@ -213,6 +215,6 @@ def test_an_engine_pod_and_its_allocated_claim_are_read_from_the_simulated_clust
                REPO / "tests" / "engine" / "replicas" / "amd-replica.yaml", state=state)
     claims = inferplane("get", "resourceclaims", "--cluster", "amd-lab", state=state).stdout.splitlines()
     assert claims[0].split() == ["NAME", "ALLOCATED", "AGE"]
-    assert [line.split()[1] for line in claims[1:]] == ["gpu.amd.com/gpu-0-128"]
+    assert [line.split()[1] for line in claims[1:]] == ["gpu.amd.com/gpu-1-128"]
     described = inferplane("describe", "mr", "qwen-amd-0", state=state).stdout
     assert "EnginesRunning   True     Running" in described

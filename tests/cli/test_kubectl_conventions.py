@@ -167,7 +167,9 @@ def test_events_have_type_reason_age_count_and_recovery_is_recorded(tmp_path):
     run("apply", "-f", EKS_RECIPE, state=state)
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
     good = yaml.safe_dump(klass)
-    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     run("apply", "-f", tmp_path / "class.yaml", state=state)
     klass["spec"]["description"] = "still AMD"
@@ -198,7 +200,9 @@ def test_a_held_cluster_shows_its_stack_held_and_fleet_separates_running_from_wa
     state = tmp_path / "state"
     run("apply", "-f", EKS_RECIPE, state=state)
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     run("apply", "-f", tmp_path / "class.yaml", state=state)
 
@@ -467,5 +471,7 @@ def test_dranet_on_eks_is_served_by_aws_dranet_which_publishes_its_slices(tmp_pa
     slices = json.loads(run("get", "resourceslices", "--cluster", "eks-l4", "-o", "json",
                             state=tmp_path / "state").stdout)["items"]
     net = [s for s in slices if s["spec"]["driver"] == "dra.net"]
+    # DRANET names a PCI network device pci-<address> (google/dranet pkg/names): an EFA device has no netdev.
+    efa_devices = ["pci-0000-30-00-0", "pci-0000-40-00-0"]
     assert [(s["spec"]["nodeName"], [d["name"] for d in s["spec"]["devices"]]) for s in net] == [
-        ("eks-l4-l4-0", ["eth1", "eth2"]), ("eks-l4-l4-1", ["eth1", "eth2"])]
+        ("eks-l4-l4-0", efa_devices), ("eks-l4-l4-1", efa_devices)]

@@ -10,7 +10,7 @@ from inferplane.compose.model_deployment import compose_model_deployment, explai
 GROUP = "inferplane.dev/v1alpha1"
 READY = [{"type": "Ready", "status": "True", "reason": "Available", "message": ""}]
 NOT_READY = [{"type": "Ready", "status": "False", "reason": "Creating", "message": ""}]
-AMD_SELECTOR = 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI325X"'
+AMD_SELECTOR = 'device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI325X_OAM"'
 
 
 def klass(name, driver, attributes, capacity):
@@ -19,8 +19,8 @@ def klass(name, driver, attributes, capacity):
                                                      "count": 1, "attributes": attributes, "capacity": capacity}]}}
 
 
-CLASSES = [klass("mi325x", "gpu.amd.com", {"productName": {"string": "AMD Instinct MI325X"}},
-                 {"memory": {"value": "256Gi"}}),
+CLASSES = [klass("mi325x", "gpu.amd.com", {"productName": {"string": "AMD_Instinct_MI325X_OAM"}},
+                 {}),
            klass("epyc", "dra.cpu", {}, {"cpu": {"value": "64"}})]
 
 

@@ -28,7 +28,7 @@ CLASSES = {c["metadata"]["name"]: c for c in (AMD_CLASS, CPU_CLASS, NVIDIA_CLASS
 CLUSTERS = {c["metadata"]["name"]: c for c in (AMD_CLUSTER, CPU_CLUSTER, NVIDIA_CLUSTER)}
 
 AMD_SELECTORS = [{"cel": 'device.driver == "gpu.amd.com"'},
-                 {"cel": 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI325X"'}]
+                 {"cel": 'device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI325X_OAM"'}]
 ENGINE = {"name": "engine", "image": "rocm/vllm:rocm6.4.1_vllm_0.10.1_20250909",
           "args": ["--model", "Qwen/Qwen2.5-0.5B-Instruct", "--port", "8000"]}
 
@@ -89,7 +89,7 @@ def test_standalone_engine_is_a_deployment_with_one_claim_template_per_device_re
             "deviceClassName": "gpu.amd.com", "allocationMode": "ExactCount", "count": 2,
             "selectors": [{"cel": {"expression": 'device.driver == "gpu.amd.com"'}},
                           {"cel": {"expression": 'device.attributes["gpu.amd.com"].productName == '
-                                                 '"AMD Instinct MI325X"'}}]}}]}}}}
+                                                 '"AMD_Instinct_MI325X_OAM"'}}]}}]}}}}
     spec = pod_spec(response)
     assert spec["resourceClaims"] == [
         {"name": "gpu", "resourceClaimTemplateName": "qwen-0-vllm-standalone-gpu"},

@@ -168,7 +168,9 @@ def held_eks_cluster(tmp_path):
     runtime = Runtime(None)
     runtime.apply([EKS_RECIPE])
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class)
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class,
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     assert runtime.apply([tmp_path / "class.yaml"]).report.converged
     return runtime
@@ -212,7 +214,9 @@ def test_a_held_cluster_keeps_serving_what_it_served(tmp_path):
     assert [k for k, _, phase in before[1] if k == "Pod" and phase == "Running"] and \
         [k for k, _, _ in before[1] if k == "ResourceClaim"]
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class)
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver=AMD_GPU.name, deviceClassName=AMD_GPU.device_class,
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     assert runtime.apply([tmp_path / "class.yaml"]).report.converged
 

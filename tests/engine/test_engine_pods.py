@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 AMD_RECIPE = [REPO / "recipes" / "qwen2.5-0.5b-amd" / f for f in ("class.yaml", "cluster.yaml")]
 CPU_RECIPE = [REPO / "recipes" / "qwen2.5-0.5b-cpu" / f for f in ("class.yaml", "cluster.yaml")]
 REPLICA = yaml.safe_load((Path(__file__).parent / "replicas" / "amd-replica.yaml").read_text())
-MI325X = 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI325X"'
+MI325X = 'device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI325X_OAM"'
 
 
 def amd_replica(count=1, copies=1, selector=MI325X, name="qwen-amd-0"):
@@ -61,7 +61,7 @@ def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_pa
     assert [(p["spec"]["nodeName"], p["status"]["phase"]) for p in pods] == [("amd-lab-mi325x-0", "Running")]
     (claim,) = [o for o in objects if o["kind"] == "ResourceClaim"]
     assert claim["status"]["allocation"]["devices"]["results"] == [
-        {"request": "gpu", "driver": "gpu.amd.com", "pool": "amd-lab-mi325x-0", "device": "gpu-0-128"}]
+        {"request": "gpu", "driver": "gpu.amd.com", "pool": "amd-lab-mi325x-0", "device": "gpu-1-128"}]
     assert pods[0]["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
     assert (condition(runtime, "qwen-amd-0")["status"], condition(runtime, "qwen-amd-0", "EnginesRunning")["reason"]) \
         == ("True", "Running")
@@ -70,13 +70,13 @@ def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_pa
 
 
 def test_no_device_satisfying_a_selector_keeps_the_replica_not_ready_naming_pod_node_and_selector(tmp_path):
-    runtime = run(tmp_path, amd_replica(selector='device.attributes["gpu.amd.com"].productName == "AMD Instinct MI300X"'))
+    runtime = run(tmp_path, amd_replica(selector='device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI300X_OAM"'))
     ready = condition(runtime, "qwen-amd-0")
     (pod,) = [o for o in engine_objects(runtime) if o["kind"] == "Pod"]
     assert (ready["status"], ready["reason"]) == ("False", "Unschedulable")
     assert (f"pod default/{pod['metadata']['name']} is Pending: node amd-lab-mi325x-0: claim gpu: request gpu: "
             "no gpu.amd.com device satisfies its selectors (selector 'device.attributes[\"gpu.amd.com\"].productName "
-            "== \"AMD Instinct MI300X\"' is false for device gpu-0-128)") in ready["message"]
+            "== \"AMD_Instinct_MI300X_OAM\"' is false for device gpu-1-128)") in ready["message"]
     assert "node amd-lab-system-0: node(s) had untolerated taint" not in ready["message"]
     # The toleration audit reports the Pending engine pod on the cluster: every node's predicates admit
     # it except the System node's, so DRA allocation is what kept it off its pool.
@@ -142,7 +142,7 @@ AMD_POOL = Pool.from_wire({"name": "mi325x", "role": "GPU", "nodeCount": 1,
                            "labels": {"inferplane.dev/pool": "mi325x"},
                            "taints": [{"key": "amd.com/gpu", "value": "true", "effect": "NoSchedule"}]},
                           [{"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com", "count": 1,
-                            "attributes": {"productName": {"string": "AMD Instinct MI325X"}}}])
+                            "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}])
 
 
 def test_an_engine_pod_without_the_pools_toleration_is_refused_by_the_taint():

@@ -62,7 +62,9 @@ def test_a_blocked_cluster_keeps_its_status_and_records_the_gate(tmp_path):
     runtime.apply([EKS_RECIPE])
     before = runtime.get(CLUSTER)["status"]
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     runtime.apply([tmp_path / "class.yaml"])
     after = runtime.get(CLUSTER)["status"]

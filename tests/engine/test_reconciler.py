@@ -87,7 +87,9 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
     assert any(k.startswith("NodeGroup/") for k in live)
 
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
-    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
+    klass["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                       attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}}, capacity={})
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     result = runtime.apply([tmp_path / "class.yaml"])
     assert result.admission.ok and result.report.converged

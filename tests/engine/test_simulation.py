@@ -100,8 +100,8 @@ def test_nodes_are_kwok_shaped(eks):
     assert gpu["metadata"]["labels"]["nvidia.com/gpu.present"] == "true"
     assert gpu["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     assert gpu["status"]["allocatable"] == {"cpu": "8", "memory": "32Gi", "pods": "110"}
-    # A CPU pool's cores are its class's cpu capacity.
-    assert nodes["c1-cpu-0"]["status"]["allocatable"]["cpu"] == "30"
+    # A CPU pool's cores are its class's cpu capacity (what the CPU driver counts) and the 2 it keeps back.
+    assert nodes["c1-cpu-0"]["status"]["allocatable"]["cpu"] == "32"
     assert "taints" not in nodes["c1-system-0"]["spec"]
 
 
@@ -229,11 +229,10 @@ def slices(objects, driver):
     return [s for s in kinds(objects, "ResourceSlice") if s["spec"]["driver"] == driver]
 
 
-def test_nvidia_slices_have_the_drivers_shape_with_the_class_over_it():
-    pool = gpu_pool(NVIDIA_GPU, "a100", nodes=1, count=2, capacity={"memory": {"value": "40Gi"}},
+def test_nvidia_slices_have_the_drivers_shape_for_the_model_the_class_names():
+    pool = gpu_pool(NVIDIA_GPU, "a100", nodes=1, count=2, capacity={"memory": {"value": "40960Mi"}},
                     attributes={"productName": {"string": "NVIDIA A100-SXM4-40GB"},
-                                "architecture": {"string": "Ampere"},
-                                "resource.kubernetes.io/pcieRoot": {"string": "pci0000:00"}})
+                                "architecture": {"string": "Ampere"}, "driverVersion": {"version": "580.65.6"}})
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("EKS", [NVIDIA_GPU.name])), NVIDIA_GPU.name)
     assert slice_["metadata"]["name"] == "c1-a100-0-gpu.nvidia.com"
     assert slice_["spec"]["nodeName"] == "c1-a100-0"
@@ -241,51 +240,62 @@ def test_nvidia_slices_have_the_drivers_shape_with_the_class_over_it():
     devices = slice_["spec"]["devices"]
     assert [d["name"] for d in devices] == ["gpu-0", "gpu-1"]
     first = devices[0]
+    # The attributes dra-driver-nvidia-gpu v0.4.0's own test lists (tests/bats/test_gpu_basic.bats), less
+    # addressingMode (coherent-memory platforms only).
     assert set(first["attributes"]) == {"type", "uuid", "productName", "brand", "architecture",
                                         "cudaComputeCapability", "driverVersion", "cudaDriverVersion",
-                                        "resource.kubernetes.io/pcieRoot"}
+                                        "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
     assert first["attributes"]["productName"] == {"string": "NVIDIA A100-SXM4-40GB"}
-    assert first["attributes"]["architecture"] == {"string": "Ampere"}
-    for versioned in ("cudaComputeCapability", "driverVersion", "cudaDriverVersion"):
-        assert set(first["attributes"][versioned]) == {"version"}
-    assert first["capacity"] == {"memory": {"value": "40Gi"}}
+    assert first["attributes"]["type"] == {"string": "gpu"}
+    assert first["attributes"]["cudaComputeCapability"] == {"version": "8.0.0"}
+    # The host's driver version, as the class states it (one per node).
+    assert first["attributes"]["driverVersion"] == {"version": "580.65.6"}
+    assert first["capacity"] == {"memory": {"value": "40960Mi"}}
     assert devices[0]["attributes"]["uuid"] != devices[1]["attributes"]["uuid"]
+    assert (devices[0]["attributes"]["resource.kubernetes.io/pciBusID"]
+            != devices[1]["attributes"]["resource.kubernetes.io/pciBusID"])
 
 
-def test_cpu_slices_qualify_their_keys_and_take_the_class_cpu():
-    pool = cpu_pool(cpu="30", attributes={"numCPUs": {"int": 28}})
+def test_cpu_slices_are_the_real_nodes_with_the_class_cpu():
+    pool = cpu_pool(cpu="30")
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Civo", [CPU.name])), CPU.name)
     (dev,) = slice_["spec"]["devices"]
+    # As a Civo node running dra-driver-cpu 0.3.0 published it (FACTS.md), its 6 CPUs here the class's 30.
     assert dev == {
         "name": "cpudevnuma000",
-        # The class's bare `numCPUs` is the driver's dra.cpu/numCPUs, spelled as the driver spells it.
-        "attributes": {"dra.cpu/numCPUs": {"int": 28}, "dra.cpu/smtEnabled": {"bool": True},
-                       "dra.cpu/socketID": {"int": 0}, "resource.kubernetes.io/numaNode": {"int": 0}},
+        "attributes": {"dra.cpu/numCPUs": {"int": 30}, "dra.cpu/numaNodeID": {"int": 0},
+                       "dra.cpu/smtEnabled": {"bool": True}, "dra.cpu/socketID": {"int": 0},
+                       "dra.net/numaNode": {"int": 0}, "resource.kubernetes.io/numaNode": {"int": 0}},
         "capacity": {"dra.cpu/cpu": {"value": "30"}},
         "allowMultipleAllocations": True,
     }
 
 
 def test_amd_slices_have_the_drivers_shape():
-    pool = gpu_pool(AMD_GPU, "mi325x", nodes=1, count=2, attributes={"productName": {"string": "AMD Instinct MI325X"}},
-                    capacity={"memory": {"value": "256Gi"}})
+    pool = gpu_pool(AMD_GPU, "mi325x", nodes=1, count=2,
+                    attributes={"productName": {"string": "AMD_Instinct_MI325X_OAM"}})
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Existing", [AMD_GPU.name])), AMD_GPU.name)
     first, second = slice_["spec"]["devices"]
-    assert (first["name"], second["name"]) == ("gpu-0-128", "gpu-1-129")
-    assert {"productName", "family", "deviceID", "driverVersion"} <= set(first["attributes"])
-    assert first["attributes"]["productName"] == {"string": "AMD Instinct MI325X"}
-    assert set(first["capacity"]) == {"memory", "computeUnits", "simdUnits"}
-    assert first["capacity"]["memory"] == {"value": "256Gi"}
+    assert (first["name"], second["name"]) == ("gpu-1-128", "gpu-2-129")
+    # v1.0 publishes no family, and no driverVersion over the in-kernel amdgpu module (the host's driver).
+    assert set(first["attributes"]) == {"type", "productName", "deviceID", "partitionProfile", "numaNode",
+                                        "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
+    assert first["attributes"]["productName"] == {"string": "AMD_Instinct_MI325X_OAM"}
+    assert first["attributes"]["deviceID"] == {"string": "0x74a5"}
+    assert (first["attributes"]["numaNode"], second["attributes"]["numaNode"]) == ({"int": 0}, {"int": 1})
+    assert first["capacity"] == {"memory": {"value": "262128Mi"}, "computeUnits": {"value": "304"},
+                                 "simdUnits": {"value": "1216"}}
 
 
 def test_devices_report_the_facts_of_the_part_their_class_names():
-    """A class that names a part and nothing else gets that part's facts, as the real driver reports them."""
-    mi325x = gpu_pool(AMD_GPU, "mi325x", nodes=1, attributes={"productName": {"string": "AMD Instinct MI325X"}})
-    mi300x = gpu_pool(AMD_GPU, "mi300x", nodes=1, attributes={"productName": {"string": "AMD Instinct MI300X"}})
+    """A class that names a part (by productName or deviceID) gets that part's facts, as the real driver reports them."""
+    mi325x = gpu_pool(AMD_GPU, "mi325x", nodes=1, attributes={"deviceID": {"string": "0x74a5"}})
+    mi300x = gpu_pool(AMD_GPU, "mi300x", nodes=1, attributes={"productName": {"string": "AMD_Instinct_MI300X_OAM"}})
     objects = simulate_cluster("c1", [SYSTEM, mi325x, mi300x], stack("Existing", [AMD_GPU.name]))
-    ids = {s["spec"]["nodeName"]: s["spec"]["devices"][0]["attributes"]["deviceID"]
-           for s in slices(objects, AMD_GPU.name)}
-    assert ids == {"c1-mi325x-0": {"string": "0x74a5"}, "c1-mi300x-0": {"string": "0x74a1"}}
+    names = {s["spec"]["nodeName"]: s["spec"]["devices"][0]["attributes"]["productName"]
+             for s in slices(objects, AMD_GPU.name)}
+    assert names == {"c1-mi325x-0": {"string": "AMD_Instinct_MI325X_OAM"},
+                     "c1-mi300x-0": {"string": "AMD_Instinct_MI300X_OAM"}}
 
     l4 = gpu_pool(NVIDIA_GPU, "l4", nodes=1, attributes={"productName": {"string": "NVIDIA L4"}})
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, l4], stack("GKE", [NVIDIA_GPU.name])), NVIDIA_GPU.name)
@@ -377,7 +387,7 @@ kind: InferenceClass
 metadata: {name: gke-cpu}
 spec:
   provisioning: {provider: GKE, gke: {machineType: n2-standard-16}}
-  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: 16}}}]
+  devices: [{name: cpu, driver: dra.cpu, deviceClassName: dra.cpu, capacity: {cpu: {value: 14}}}]
 ---
 apiVersion: inferplane.dev/v1alpha1
 kind: InferenceCluster
@@ -393,8 +403,9 @@ spec:
     objects = runtime.store.cluster_objects("gke-c")["gke-c"]
     (node,) = [o for o in objects if o["kind"] == "Node" and o["metadata"]["labels"].get(POOL_LABEL) == "cpu"]
     (slice_,) = [o for o in objects if o["kind"] == "ResourceSlice"]
+    # 16 vCPUs, of which the driver counts 14 (reservedCPUs 0-1).
     assert node["status"]["allocatable"]["cpu"] == "16"
-    assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 16}
+    assert slice_["spec"]["devices"][0]["attributes"]["dra.cpu/numCPUs"] == {"int": 14}
 
 
 def test_a_held_back_driver_that_runs_anyway_fails_the_held_audit():

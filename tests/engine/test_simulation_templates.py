@@ -211,6 +211,7 @@ def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
     klass = next(folder.glob("*-eks-nvidia.yaml"))
     body = yaml.safe_load(klass.read_text())
     body["spec"]["devices"][0]["attributes"]["productName"]["string"] = "NVIDIA L40S"
+    body["spec"]["devices"][0]["capacity"]["memory"]["value"] = "46068Mi"  # what the driver reports for an L40S
     klass.write_text(yaml.safe_dump(body))
     cluster = next(folder.glob("*-eks-0007.yaml"))
     body = yaml.safe_load(cluster.read_text())

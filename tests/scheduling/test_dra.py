@@ -19,6 +19,11 @@ SLICES = [slice_("n1", "gpu.nvidia.com", [H100, L4]),
           slice_("n2", "dra.cpu", [("cpudevnuma000", {"numCPUs": {"int": 16}}, "16")], shared=True)]
 
 
+# DeviceClasses that select by driver alone, as the AMD and CPU charts' do.
+CLASSES = {"gpu.nvidia.com": ('device.driver == "gpu.nvidia.com"',), "gpu.amd.com": ('device.driver == "gpu.amd.com"',),
+           "dra.cpu": ('device.driver == "dra.cpu"',)}
+
+
 def claim(*requests):
     return [("devices", {"devices": {"requests": [
         {"name": name, "exactly": {"deviceClassName": klass, "count": count,
@@ -33,7 +38,7 @@ def claim(*requests):
     ([], 2, ["gpu-0", "gpu-1"]),
 ])
 def test_a_request_takes_count_devices_that_satisfy_every_selector(selectors, count, devices):
-    allocation, reasons = DeviceAllocator(SLICES).try_allocate("n1", claim(("gpu", "gpu.nvidia.com", count, selectors)))
+    allocation, reasons = DeviceAllocator(SLICES, CLASSES).try_allocate("n1", claim(("gpu", "gpu.nvidia.com", count, selectors)))
     assert reasons == []
     assert [(a.driver, a.device) for a in allocation["devices"]] == [("gpu.nvidia.com", d) for d in devices]
 
@@ -52,13 +57,13 @@ def test_a_request_takes_count_devices_that_satisfy_every_selector(selectors, co
     (("gpu", "tpu.example.com", 1, []), "claim devices: request gpu: no DeviceClass tpu.example.com is installed"),
 ])
 def test_a_node_that_cannot_satisfy_a_request_says_which_and_why(request_, reason):
-    allocation, reasons = DeviceAllocator(SLICES).try_allocate("n1", claim(request_))
+    allocation, reasons = DeviceAllocator(SLICES, CLASSES).try_allocate("n1", claim(request_))
     assert allocation is None
     assert len(reasons) == 1 and reasons[0].startswith(reason)
 
 
 def test_a_device_is_allocated_once_unless_its_driver_shares_it():
-    allocator = DeviceAllocator(SLICES)
+    allocator = DeviceAllocator(SLICES, CLASSES)
     for _ in range(2):
         allocation, _ = allocator.try_allocate("n1", claim(("gpu", "gpu.nvidia.com", 1, [])))
         allocator.commit("n1", allocation)
@@ -70,9 +75,25 @@ def test_a_device_is_allocated_once_unless_its_driver_shares_it():
 
 
 def test_two_requests_of_one_pod_never_take_the_same_device():
-    allocation, _ = DeviceAllocator(SLICES).try_allocate(
+    allocation, _ = DeviceAllocator(SLICES, CLASSES).try_allocate(
         "n1", claim(("a", "gpu.nvidia.com", 1, []), ("b", "gpu.nvidia.com", 1, [])))
     assert sorted(a.device for a in allocation["devices"]) == ["gpu-0", "gpu-1"]
+
+
+def test_a_device_its_device_class_does_not_select_is_never_allocated():
+    # NVIDIA's chart installs gpu.nvidia.com selecting type == 'gpu' too (deviceclass-gpu.yaml, v0.4.0): a
+    # device without it is not allocated, whatever the request's own selectors say.
+    classes = {"gpu.nvidia.com": ("device.driver == 'gpu.nvidia.com' && "
+                                  "device.attributes['gpu.nvidia.com'].type == 'gpu'",)}
+    typed = ("gpu-2", {"type": {"string": "gpu"}}, "24Gi")
+    allocator = DeviceAllocator([slice_("n1", "gpu.nvidia.com", [H100, typed])], classes)
+    allocation, _ = allocator.try_allocate("n1", claim(("gpu", "gpu.nvidia.com", 1, [])))
+    assert [a.device for a in allocation["devices"]] == ["gpu-2"]
+    allocation, reasons = DeviceAllocator([slice_("n1", "gpu.nvidia.com", [H100])], classes).try_allocate(
+        "n1", claim(("gpu", "gpu.nvidia.com", 1, [])))
+    assert allocation is None
+    assert reasons[0].startswith("claim devices: request gpu: no device on the node satisfies DeviceClass "
+                                 "gpu.nvidia.com's selectors (selector ")
 
 
 def test_a_device_class_the_cluster_has_selects_its_drivers_devices():
@@ -80,9 +101,10 @@ def test_a_device_class_the_cluster_has_selects_its_drivers_devices():
     slices = [slice_("n1", "gpu.example.com", [("device-0", {}, "80Gi")])]
     request_ = ("gpu", "gpu.example.com", 1,
                 ['device.capacity["gpu.example.com"].memory.compareTo(quantity("20Gi")) >= 0'])
-    _, reasons = DeviceAllocator(slices).try_allocate("n1", claim(request_))
+    _, reasons = DeviceAllocator(slices, CLASSES).try_allocate("n1", claim(request_))
     assert reasons == ["claim devices: request gpu: no DeviceClass gpu.example.com is installed"]
-    allocation, reasons = DeviceAllocator(slices, {"gpu.example.com": "gpu.example.com"}).try_allocate(
+    owners = {**CLASSES, "gpu.example.com": ("device.driver == 'gpu.example.com'",)}
+    allocation, reasons = DeviceAllocator(slices, owners).try_allocate(
         "n1", claim(request_))
     assert reasons == [] and [a.to_dict() for a in allocation["devices"]] == [
         {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "device-0"}]

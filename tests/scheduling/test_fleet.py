@@ -42,8 +42,8 @@ CLASSES = {c.name: c for c in [
     PoolClass("h200-none", (gpu(count=0),)),
     PoolClass("l4", (gpu(memory="24Gi", driverVersion=parse_semver("550.54.15")),)),
     PoolClass("h100", (gpu(memory="80Gi", driverVersion=parse_semver("570.124.6")),)),
-    PoolClass("mi325x", (gpu(driver="gpu.amd.com", memory="256Gi", productName="AMD Instinct MI325X"),)),
-    PoolClass("mi300x", (gpu(driver="gpu.amd.com", memory="192Gi", productName="AMD Instinct MI300X"),)),
+    PoolClass("mi325x", (gpu(driver="gpu.amd.com", memory="256Gi", productName="AMD_Instinct_MI325X_OAM"),)),
+    PoolClass("mi300x", (gpu(driver="gpu.amd.com", memory="192Gi", productName="AMD_Instinct_MI300X_OAM"),)),
     PoolClass("epyc", (ClassDevice("cpu", "dra.cpu", device_class_name="dra.cpu", capacity={"cpu": "64"}),)),
     PoolClass("syn-200", (gpu(memory="141Gi"), gpu(name="syn", claim="Synthetic", memory="200Gi"))),
     PoolClass("nic-only", (nic(),)),
@@ -353,7 +353,7 @@ def test_the_cluster_selector_picks_clusters_by_label_and_a_deselected_cluster_l
 
 VENDOR = [
     ("NVIDIA memory", 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0', "h100"),
-    ("AMD productName", 'device.attributes["gpu.amd.com"].productName == "AMD Instinct MI325X"', "mi325x"),
+    ("AMD productName", 'device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI325X_OAM"', "mi325x"),
     ("CPU capacity", 'device.capacity["dra.cpu"].cpu.compareTo(quantity("32")) >= 0', "epyc"),
     ("semver driverVersion", 'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("560.0.0"))',
      "h100"),
@@ -377,7 +377,7 @@ def test_recipe_classes_map_onto_the_scheduler():
     lab = cluster("lab", pool("cpu", "civo-cpu-medium"), pool("mi325x", "amd-mi325x"))
     amd = deployment(1, engine(requests=[request('device.driver == "gpu.amd.com"',
                                                  'device.attributes["gpu.amd.com"].productName == '
-                                                 '"AMD Instinct MI325X"')]))
+                                                 '"AMD_Instinct_MI325X_OAM"')]))
     cpu = deployment(1, engine(requests=[request('device.capacity["dra.cpu"].cpu.compareTo(quantity("4")) >= 0',
                                                  name="cpu")]))
     assert where(run(amd, [lab], classes=classes)) == [("lab", 0, "mi325x")]

@@ -1,0 +1,111 @@
+"""The CPU DRA driver (`dra.cpu`): the devices it publishes in grouped mode, and its DeviceClass.
+
+Source: kubernetes-sigs/dra-driver-cpu `pkg/device/builder.go` (`createGroupedCPUDeviceSlices`,
+GROUP_BY_NUMA_NODE) and `pkg/device/attributes.go` (`addCompatibilityAttributes`), read at the
+repository's head (2026-08; the stored history has tags v0.1.0 and v0.2.0 only, not 0.3.0), checked
+against the slice a real Civo node running the 0.3.0 chart published (FACTS.md): exactly these
+attributes, `allowMultipleAllocations: true`, capacity `dra.cpu/cpu`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from inferplane.accelerators.devices import NUMA_NODE, AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, \
+    Varies
+from inferplane.accelerators.catalog import RESERVED_CPUS
+from inferplane.api.drivers import CPU
+from inferplane.cel.quantity import parse_quantity
+
+D = CPU.name
+SOURCE = "kubernetes-sigs/dra-driver-cpu pkg/device/builder.go (0.3.0 chart as a Civo node ran it)"
+
+ATTRIBUTES = (
+    # The CPUs of the NUMA node less the reserved ones (reservedCPUs, "0-1" in the catalog).
+    AttributeSpec(f"{D}/numCPUs", "int", Varies.MODEL),
+    AttributeSpec(f"{D}/smtEnabled", "bool", Varies.NODE),
+    AttributeSpec(f"{D}/socketID", "int", Varies.DEVICE),
+    AttributeSpec(NUMA_NODE, "int", Varies.DEVICE),
+    # addCompatibilityAttributes: the NUMA node again, under the names other drivers align on.
+    AttributeSpec(f"{D}/numaNodeID", "int", Varies.DEVICE),
+    AttributeSpec("dra.net/numaNode", "int", Varies.DEVICE),
+    # The head of the repository also writes resource.kubernetes.io/pcieRoot (a list) where the kernel
+    # reports PCIe roots local to the CPUs; the real 0.3.0 node's slice has none, so it is not simulated.
+)
+# The allocatable CPUs as a DecimalSI quantity, consumable (the device allows multiple allocations).
+CAPACITIES = (f"{D}/cpu",)
+
+# A class that states no `cpu` capacity: a common 8-core machine less the two reserved CPUs.
+DEFAULT_CPUS = "6"
+
+
+def _from_capacity(capacity: Mapping[str, str]) -> DeviceModel:
+    """The node's one grouped device: the class's `cpu` capacity is what the driver counts after reservedCPUs."""
+    cpus = capacity.get(f"{D}/cpu", DEFAULT_CPUS)
+    try:
+        count = int(parse_quantity(cpus))
+    except ValueError:
+        count = 0  # admission refuses what is not a quantity
+    # A DecimalSI quantity of whole CPUs is the number itself.
+    return DeviceModel(f"{count} CPUs", {f"{D}/numCPUs": {"int": count}}, {f"{D}/cpu": str(count)})
+
+
+def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[str, dict]:
+    # cpudevnuma<NUMA id, 3 digits>: one device per NUMA node (a class states one: the node's CPUs).
+    return f"cpudevnuma{index:03d}", {f"{D}/socketID": {"int": 0}, NUMA_NODE: {"int": index},
+                                      f"{D}/numaNodeID": {"int": index}, "dra.net/numaNode": {"int": index}}
+
+
+# deployment/helm/dra-driver-cpu/templates/deviceclass.yaml
+DEVICE_CLASS = DeviceClassSpec(
+    CPU.device_class, ('device.driver == "dra.cpu"',),
+    "kubernetes-sigs/dra-driver-cpu deployment/helm/dra-driver-cpu/templates/deviceclass.yaml")
+
+SLICES = DriverSlices(
+    driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=(_from_capacity({}),),
+    identity=_identity, device_classes=(DEVICE_CLASS,), node_defaults={f"{D}/smtEnabled": {"bool": True}},
+    qualifies_own_keys=True, allow_multiple_allocations=True, model_from_capacity=_from_capacity)
+
+
+# ---- what the driver counts on a cloud machine
+
+# The CPUs the driver keeps back: the catalog's `driverConfig.reservedCPUs` (a Linux CPU list).
+def _cpu_list_size(cpus: str) -> int:
+    size = 0
+    for part in filter(None, cpus.split(",")):
+        low, _, high = part.partition("-")
+        size += int(high or low) - int(low) + 1
+    return size
+
+
+RESERVED = _cpu_list_size(RESERVED_CPUS)
+
+# vCPUs of the single-NUMA-node machines our CPU pools use, by the cloud's machine name (the clouds'
+# published machine tables, *unconfirmed* here but for the two seen running the driver). Machines with
+# more than one NUMA node (e.g. c6in.32xlarge) get a device per node, which a class's one device
+# cannot describe: they are not listed, and a class on one is not checked.
+MACHINE_VCPUS: dict[tuple[str, str], int] = {
+    ("EKS", "m6i.2xlarge"): 8,  # FACTS.md: 6 claimable CPUs on a real node, SMT on
+    ("EKS", "m7i.2xlarge"): 8,
+    ("GKE", "n2-standard-16"): 16,
+    ("AKS", "Standard_D16s_v5"): 16,
+    # The real Civo node's slice (FACTS.md) counted numCPUs 6 with reservedCPUs 0-1: 8 vCPUs.
+    ("Civo", "g4p.kube.medium"): 8,
+}
+# Nebius presets and Vultr plans carry their vCPUs in the name: 16vcpu-64gb, voc-c-8c-16gb-150s-amd.
+_NAMED_VCPUS = {"Nebius": re.compile(r"(?:^|-)(\d+)vcpu(?:-|$)"), "Vultr": re.compile(r"^vo?c-[a-z]+-(\d+)c-")}
+
+
+def machine_vcpus(provider: str, machine: str) -> int | None:
+    if (provider, machine) in MACHINE_VCPUS:
+        return MACHINE_VCPUS[provider, machine]
+    pattern = _NAMED_VCPUS.get(provider)
+    found = pattern.search(machine) if pattern else None
+    return int(found.group(1)) if found else None
+
+
+def claimable_cpus(provider: str, machine: str) -> int | None:
+    """numCPUs (and the `cpu` capacity) the driver publishes on a node of this machine, None when unknown."""
+    vcpus = machine_vcpus(provider, machine)
+    return None if vcpus is None else vcpus - RESERVED

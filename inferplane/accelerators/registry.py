@@ -1,0 +1,38 @@
+"""The DRA drivers whose ResourceSlices inferplane knows, by driver name, and the DeviceClasses their charts install."""
+
+from __future__ import annotations
+
+from inferplane.accelerators import amd, cpu, dranet, nvidia
+from inferplane.accelerators.devices import DeviceClassSpec, DriverSlices, Varies, typed_attribute
+from inferplane.api.inference_class import AttributeValue, CapacityValue, InferenceClass
+
+SLICES: dict[str, DriverSlices] = {s.driver: s for s in (nvidia.SLICES, amd.SLICES, cpu.SLICES, dranet.SLICES)}
+
+# Every DeviceClass by name, with the selectors its chart gives it.
+DEVICE_CLASSES: dict[str, DeviceClassSpec] = {c.name: c for s in SLICES.values() for c in s.device_classes}
+
+
+def driver_slices(driver: str) -> DriverSlices | None:
+    return SLICES.get(driver)
+
+
+def published_view(klass: InferenceClass) -> InferenceClass:
+    """The class as its pools' devices are published: each claimed device of a known driver with what the driver
+    reports for its model (and the node's values) beside what the class states, so that the fleet scheduler,
+    reading classes, selects as DRA allocation, reading slices, does. What differs per device (a uuid, a PCI
+    address, a NUMA node) is left out: no class-level view can know it."""
+    devices = []
+    for device in klass.spec.devices:
+        shape = SLICES.get(device.driver)
+        if shape is None or device.claim != "DRA":
+            devices.append(device)
+            continue
+        attributes = {shape.qualified(k): typed_attribute(v) for k, v in device.attributes.items()}
+        capacity = {shape.qualified(k): str(v.value) for k, v in device.capacity.items()}
+        published = shape.device("", 0, 1, attributes, capacity)
+        view = {shape.class_key(k): v for k, v in published.attributes.items()
+                if (s := shape.spec(k)) is not None and s.varies is not Varies.DEVICE}
+        devices.append(device.model_copy(update={
+            "attributes": {k: AttributeValue.model_validate(v) for k, v in view.items()},
+            "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()}}))
+    return klass.model_copy(update={"spec": klass.spec.model_copy(update={"devices": devices})})
