@@ -3,7 +3,7 @@
 Source: kubernetes-sigs/dra-driver-cpu `pkg/device/builder.go` (`createGroupedCPUDeviceSlices`,
 GROUP_BY_NUMA_NODE) and `pkg/device/attributes.go` (`addCompatibilityAttributes`), read at the
 repository's head (2026-08; the stored history has tags v0.1.0 and v0.2.0 only, not 0.3.0), checked
-against the slice a real Civo node running the 0.3.0 chart published (FACTS.md): exactly these
+against the slice a real Civo node running the 0.3.0 chart published (Modelplane PR #556's test, 2026-10-27): exactly these
 attributes, `allowMultipleAllocations: true`, capacity `dra.cpu/cpu`.
 """
 
@@ -86,11 +86,11 @@ RESERVED = _cpu_list_size(RESERVED_CPUS)
 # more than one NUMA node (e.g. c6in.32xlarge) get a device per node, which a class's one device
 # cannot describe: they are not listed, and a class on one is not checked.
 MACHINE_VCPUS: dict[tuple[str, str], int] = {
-    ("EKS", "m6i.2xlarge"): 8,  # FACTS.md: 6 claimable CPUs on a real node, SMT on
+    ("EKS", "m6i.2xlarge"): 8,  # Modelplane PR #556's test: 6 claimable CPUs on a real node, SMT on
     ("EKS", "m7i.2xlarge"): 8,
     ("GKE", "n2-standard-16"): 16,
     ("AKS", "Standard_D16s_v5"): 16,
-    # The real Civo node's slice (FACTS.md) counted numCPUs 6 with reservedCPUs 0-1: 8 vCPUs.
+    # The real Civo node's slice (Modelplane PR #556's test) counted numCPUs 6 with reservedCPUs 0-1: 8 vCPUs.
     ("Civo", "g4p.kube.medium"): 8,
 }
 # Nebius presets and Vultr plans carry their vCPUs in the name: 16vcpu-64gb, voc-c-8c-16gb-150s-amd.

@@ -123,7 +123,7 @@ class Credentials(ApiModel):
 Region = Annotated[str, Field(min_length=1, max_length=32)]
 # Every cloud's default Kubernetes version, stored on the object by the XRD (a later change of
 # default never upgrades a running cluster). 1.36 everywhere: dra.cpu, served on every cloud, needs
-# it (FACTS.md); Modelplane defaults GKE to 1.35 and AKS and Nebius to 1.34.
+# it (consumable capacity, beta and on by default from Kubernetes 1.36: KEP-5075); Modelplane defaults GKE to 1.35 and AKS and Nebius to 1.34.
 DEFAULT_MINOR = "1.36"
 DEFAULT_VULTR_VERSION = "v1.36.1+3"
 

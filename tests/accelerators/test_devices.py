@@ -71,7 +71,7 @@ def test_an_mi300x_is_the_slice_in_the_amd_drivers_demo():
 
 
 def test_a_cpu_device_is_the_slice_a_real_civo_node_published():
-    # FACTS.md: a Civo node running the dra-driver-cpu 0.3.0 chart published one device cpudevnuma000,
+    # Modelplane PR #556's test: a Civo node running the dra-driver-cpu 0.3.0 chart published one device cpudevnuma000,
     # allowMultipleAllocations, these six attributes, numCPUs 6 and capacity dra.cpu/cpu "6".
     (device,) = published("dra.cpu", capacity={"cpu": {"value": "6"}}, count=1)
     assert device == {

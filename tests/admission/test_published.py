@@ -118,7 +118,7 @@ def test_a_cpu_class_on_a_known_machine_states_the_cpus_the_driver_counts(tmp_pa
         "required on a provisioned machine: dra-driver-cpu publishes 14 on n2-standard-16 (16 vCPUs less "
         "reservedCPUs 0-1): set cpu: {value: \"14\"}")]
     assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "14"}}})) == []
-    # As the real Civo node counted them (FACTS.md): 6.
+    # As the real Civo node counted them (Modelplane PR #556's test): 6.
     civo = ("Civo", "civo", {"size": "g4p.kube.medium"})
     assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "6"}}}, civo)) == []
     # Nebius presets carry their vCPUs in the name; an unknown machine is not checked.

@@ -260,7 +260,7 @@ def test_cpu_slices_are_the_real_nodes_with_the_class_cpu():
     pool = cpu_pool(cpu="30")
     (slice_,) = slices(simulate_cluster("c1", [SYSTEM, pool], stack("Civo", [CPU.name])), CPU.name)
     (dev,) = slice_["spec"]["devices"]
-    # As a Civo node running dra-driver-cpu 0.3.0 published it (FACTS.md), its 6 CPUs here the class's 30.
+    # As a Civo node running dra-driver-cpu 0.3.0 published it (Modelplane PR #556's test), its 6 CPUs here the class's 30.
     assert dev == {
         "name": "cpudevnuma000",
         "attributes": {"dra.cpu/numCPUs": {"int": 30}, "dra.cpu/numaNodeID": {"int": 0},
