@@ -25,6 +25,11 @@ def recipe(path: str, kind: str) -> dict:
 
 
 CLASS = recipe("qwen2.5-0.5b-nvidia-eks/class.yaml", "InferenceClass")
+# The API's own bounds on quantities and attributes, alone: a Synthetic device (placement only) is not
+# held to what its driver publishes for the model, which would refuse any other memory or attribute.
+SYNTHETIC_CLASS = copy.deepcopy(CLASS)
+SYNTHETIC_CLASS["spec"]["devices"][0]["claim"] = "Synthetic"
+del SYNTHETIC_CLASS["spec"]["provisioning"]  # no GPU claimed: an accelerator to provision would be refused
 CLUSTER = recipe("qwen2.5-0.5b-nvidia-eks/cluster.yaml", "InferenceCluster")  # nodeCount 2, min 1, max 4
 FIXED_POOL = copy.deepcopy(CLUSTER)
 FIXED_POOL["spec"]["nodePools"][0] = {"name": "l4", "className": "eks-l4"}
@@ -73,25 +78,25 @@ POOL = "172.18.255.200"
 
 CASES = [
     # A device's capacity: not negative (the smallest negative quantity too), and countable in an int64.
-    ("CLASS", MEMORY, "-1", f"{MEMORY_PATH}: {NEGATIVE.format('-1')}"),
-    ("CLASS", MEMORY, "-1n", f"{MEMORY_PATH}: {NEGATIVE.format('-1n')}"),
-    ("CLASS", MEMORY, "0", None),
-    ("CLASS", MEMORY, "1n", None),
-    ("CLASS", MEMORY, str(INT64_MAX), None),
-    ("CLASS", MEMORY, str(INT64_MAX + 1), f"{MEMORY_PATH}: {BEYOND_INT64.format(str(INT64_MAX + 1))}"),
-    ("CLASS", MEMORY, "8Ei", None),  # 2**63, which Kubernetes clamps to int64's maximum, as any binary quantity
+    ("SYNTHETIC_CLASS", MEMORY, "-1", f"{MEMORY_PATH}: {NEGATIVE.format('-1')}"),
+    ("SYNTHETIC_CLASS", MEMORY, "-1n", f"{MEMORY_PATH}: {NEGATIVE.format('-1n')}"),
+    ("SYNTHETIC_CLASS", MEMORY, "0", None),
+    ("SYNTHETIC_CLASS", MEMORY, "1n", None),
+    ("SYNTHETIC_CLASS", MEMORY, str(INT64_MAX), None),
+    ("SYNTHETIC_CLASS", MEMORY, str(INT64_MAX + 1), f"{MEMORY_PATH}: {BEYOND_INT64.format(str(INT64_MAX + 1))}"),
+    ("SYNTHETIC_CLASS", MEMORY, "8Ei", None),  # 2**63, which Kubernetes clamps to int64's maximum, as any binary quantity
     # ... written in at most 32 characters, with an exponent within +/-1000.
-    ("CLASS", MEMORY, "0." + "0" * 29 + "1", None),
-    ("CLASS", MEMORY, "0." + "0" * 30 + "1", f"{MEMORY_PATH}: must be at most 32 characters long"),
-    ("CLASS", MEMORY, "1e-1000", None),
-    ("CLASS", MEMORY, "1e-1001", f"{MEMORY_PATH}: '1e-1001' is not a supported quantity: exponent beyond +/-1000: "
+    ("SYNTHETIC_CLASS", MEMORY, "0." + "0" * 29 + "1", None),
+    ("SYNTHETIC_CLASS", MEMORY, "0." + "0" * 30 + "1", f"{MEMORY_PATH}: must be at most 32 characters long"),
+    ("SYNTHETIC_CLASS", MEMORY, "1e-1000", None),
+    ("SYNTHETIC_CLASS", MEMORY, "1e-1001", f"{MEMORY_PATH}: '1e-1001' is not a supported quantity: exponent beyond +/-1000: "
                                  "write it with a suffix, e.g. 80Gi or 500m"),
     # An int attribute is an int64.
-    ("CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MIN}, None),
-    ("CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MIN - 1},
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MIN}, None),
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MIN - 1},
      f"spec.devices[0].attributes.numa.int: {NOT_INT64.format(INT64_MIN - 1)}"),
-    ("CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MAX}, None),
-    ("CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MAX + 1},
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MAX}, None),
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.numa", {"int": INT64_MAX + 1},
      f"spec.devices[0].attributes.numa.int: {NOT_INT64.format(INT64_MAX + 1)}"),
     *integer_range("CLASS", f"{DEVICE}.count", "spec.devices[0].count", 1, 64),
     *integer_range("CLASS", "spec.provisioning.eks.accelerator.count", "spec.provisioning.eks.accelerator.count", 1, 16),
@@ -124,8 +129,8 @@ CASES = [
      "spec.url: 'http://10.0.0.1:65536/v1' has a port that is not a number from 1 to 65535"),
     # Sizes: a DRA string attribute, a name (a DNS label: the crossplane.io/composite label), a pool's name,
     # a template's labels (values, key prefixes, how many), a request's selectors.
-    ("CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 64}, None),
-    ("CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 65},
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 64}, None),
+    ("SYNTHETIC_CLASS", f"{DEVICE}.attributes.productName", {"string": "x" * 65},
      "spec.devices[0].attributes.productName.string: a string attribute is at most 64 characters: Kubernetes' DRA "
      "refuses a longer one in a ResourceSlice; shorten it"),
     ("DEPLOYMENT", "metadata.name", "a" * 63, None),

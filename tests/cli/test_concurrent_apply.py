@@ -147,7 +147,9 @@ def test_an_acknowledged_change_is_never_reverted_by_the_other_apply(tmp_path, a
     changed_classes = yaml.safe_load(yaml.safe_dump(classes))
     for klass in changed_classes:
         if klass["metadata"]["name"] == used:
-            klass["spec"]["devices"][0]["capacity"]["memory"] = {"value": "48Gi"}
+            # Another GPU model, as the NVIDIA driver reports an L40S.
+            klass["spec"]["devices"][0]["attributes"] = {"productName": {"string": "NVIDIA L40S"}}
+            klass["spec"]["devices"][0]["capacity"]["memory"] = {"value": "46068Mi"}
     first = write(tmp_path / "first", changed_classes + [c for c in clusters if c is not target])
     resized = yaml.safe_load(yaml.safe_dump(target))
     resized["spec"]["nodePools"][0]["nodeCount"] = 3
@@ -158,7 +160,7 @@ def test_an_acknowledged_change_is_never_reverted_by_the_other_apply(tmp_path, a
     assert acknowledged[1] == {f"inferencecluster.inferplane.dev/{name}": "configured"}
     assert stored_spec(state, "InferenceCluster", name)["nodePools"][0]["nodeCount"] == 3
     klass = stored_spec(state, "InferenceClass", used)
-    assert klass["devices"][0]["capacity"]["memory"] == {"value": "48Gi"}
+    assert klass["devices"][0]["capacity"]["memory"] == {"value": "46068Mi"}
     assert_state_is_the_render(state, rendered(first, second))
 
 

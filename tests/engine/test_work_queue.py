@@ -66,16 +66,18 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
     runtime = Runtime(None)
     runtime.apply([fleet])
     simulated = runtime.store.cluster_objects()
-    assert gpu_memory(runtime, "eks-0000") == ["24Gi"]
+    assert gpu_memory(runtime, "eks-0000") == ["23034Mi"]  # an L4, as the NVIDIA driver reports it
 
-    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0]["capacity"].update(memory={"value": "48Gi"}))
+    # Another GPU model (an L40S, as the driver reports it): the class's devices change.
+    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0].update(
+        attributes={"productName": {"string": "NVIDIA L40S"}}, capacity={"memory": {"value": "46068Mi"}}))
     result = runtime.apply([fleet])
     assert [(str(k), verb) for k, verb in result.applied if verb != "unchanged"] == [
         ("InferenceClass/eks-nvidia", "configured")]
     assert result.report.reconciled == {"InferenceCluster/eks-0000": 1, "InferenceCluster/eks-0007": 1}
     # The devices the class declares changed: both clusters' ResourceSlices are published again.
     assert result.report.simulations == 2
-    assert gpu_memory(runtime, "eks-0000") == gpu_memory(runtime, "eks-0007") == ["48Gi"]
+    assert gpu_memory(runtime, "eks-0000") == gpu_memory(runtime, "eks-0007") == ["46068Mi"]
     others = {name: objects for name, objects in runtime.store.cluster_objects().items() if not name.startswith("eks")}
     assert others == {name: objects for name, objects in simulated.items() if not name.startswith("eks")}
 
@@ -93,7 +95,7 @@ def test_a_cluster_applied_before_its_class_is_reconciled_when_the_class_arrives
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
     ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
     assert (ready["status"], ready["reason"]) == ("True", "Available")
-    assert gpu_memory(runtime, "eks-0000") == ["24Gi"]
+    assert gpu_memory(runtime, "eks-0000") == ["23034Mi"]
 
 
 def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
