@@ -55,14 +55,17 @@ class ApplyResult:
 
 class Runtime:
     def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
-                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None):
+                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
-        `provider` stands in for the clouds and target clusters (default: SimulatedProvider())."""
+        `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
+        `clock` times the reconciler's batches (a test slows it)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT))
         self.progress = progress
         self.wait = wait
         self.provider = provider
+        self.clock = clock
 
     @functools.cached_property
     def functions(self):
@@ -92,7 +95,7 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,
-                          lease=lease, simulate=True)
+                          lease=lease, simulate=True, clock=self.clock)
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.

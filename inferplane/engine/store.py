@@ -601,10 +601,12 @@ class Store:
                 "ON CONFLICT(work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1",
                 [(priority, work, *_where(key)) for key in keys])
 
-    def next_item(self) -> tuple[str, Key, int] | None:
-        """The first queued (work, object, bumps), lowest priority first; it stays queued until `done`."""
+    def next_item(self, work: str | None = None) -> tuple[str, Key, int] | None:
+        """The first queued (work, object, bumps), lowest priority first (of that `work` only, if given);
+        it stays queued until `done`."""
+        where, args = ("WHERE work=? ", (work,)) if work is not None else ("", ())
         row = self._db.execute("SELECT work, api_group, kind, namespace, name, bumps FROM work_queue "
-                               "ORDER BY priority, seq LIMIT 1").fetchone()
+                               f"{where}ORDER BY priority, seq LIMIT 1", args).fetchone()
         return (row[0], Key(*row[1:5]), row[5]) if row else None
 
     def done(self, work: str, key: Key, bumps: int | None) -> None:
