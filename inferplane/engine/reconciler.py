@@ -178,11 +178,17 @@ def pinned_cluster(replica: Resource) -> str:
     return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
 
 
-def controller_of(obj: Resource) -> str | None:
+def controller_ref(obj: Resource) -> dict[str, Any] | None:
+    """The owner reference of the composite that controls an object (composed it), if any."""
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref.get("uid")
+            return ref
     return None
+
+
+def controller_of(obj: Resource) -> str | None:
+    ref = controller_ref(obj)
+    return ref.get("uid") if ref else None
 
 
 class InUse(Exception):
@@ -631,7 +637,7 @@ class Reconciler:
         child_key = Key.of(obj)
         existing = self.objects.get(child_key)
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
-            owner = next(r for r in existing["metadata"]["ownerReferences"] if r.get("controller"))
+            owner = controller_ref(existing)
             message = (f"{child_key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
                        f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
             conflicts.append(message)

@@ -182,9 +182,11 @@ class Key(NamedTuple):
         return cls(*text.split("|"))
 
 
-def uid_for(key: Key) -> str:
-    """A stable uid: the same object gets the same uid on every run (renders are reproducible)."""
-    digest = hashlib.sha256(f"{key.group}|{key.kind}|{key.namespace}|{key.name}".encode()).hexdigest()
+def uid_for(key: Key, version: int) -> str:
+    """The uid of the object created at `version`: one of its own for each time an object of that key is
+    created, as Kubernetes gives (what knew the one deleted sees a new object, not the old one again),
+    and the same on every run of the same writes (renders are reproducible)."""
+    digest = hashlib.sha256(f"{key.group}|{key.kind}|{key.namespace}|{key.name}|{version}".encode()).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
@@ -450,11 +452,15 @@ class Store:
 
     # ---- writes
 
-    def _next_version(self) -> int:
-        """The next resourceVersion (inside a write transaction: see `_version`)."""
+    def _upcoming_version(self) -> int:
+        """The resourceVersion the next write gets (inside a write transaction: see `_version`)."""
         if self._version is None:
             self._version = self.latest_version()
-        self._version += 1
+        return self._version + 1
+
+    def _next_version(self) -> int:
+        """The next resourceVersion (inside a write transaction: see `_version`)."""
+        self._version = self._upcoming_version()
         self._version_dirty = True
         return self._version
 
@@ -509,7 +515,7 @@ class Store:
             meta = dict(obj.get("metadata", {}))
             self._check_based_on(key, current, meta.pop("resourceVersion", None))
             if current is None:
-                meta["uid"] = uid_for(key)
+                meta["uid"] = uid_for(key, self._upcoming_version())
                 meta["generation"] = 1
                 meta["creationTimestamp"] = self.clock() or None
             else:
