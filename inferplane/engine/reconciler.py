@@ -65,6 +65,10 @@ DEPENDENT_PRIORITY = 1
 SIMULATE_PRIORITY = 2
 
 
+# Hears of each reconcile and simulation done: (how many so far, a count of what is left in the queue).
+ProgressReport = Callable[[int, Callable[[], int]], None]
+
+
 def composition_functions() -> dict[str, Callable[[Request], Response]]:
     """Kind -> composition function. Imported lazily: functions pull in the whole catalog."""
     from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
@@ -227,10 +231,11 @@ class RunReport:
 class Reconciler:
     def __init__(self, store: Store, provider: SimulatedProvider | None = None,
                  functions: dict[str, Callable[[Request], Response]] | None = None,
-                 progress: Callable[[int, int], None] | None = None, lease: Lease | None = None,
+                 progress: ProgressReport | None = None, lease: Lease | None = None,
                  simulate: bool | None = None, clock: Callable[[], float] = time.monotonic):
         """`simulate`: simulate the target clusters (default: when the functions are inferplane's own).
-        `clock` times the batches (a test slows it: the fixpoint does not depend on it)."""
+        `progress(done, queued)` hears of each reconcile and simulation done (`queued()` counts what is
+        left). `clock` times the batches (a test slows it: the fixpoint does not depend on it)."""
         self.store = store
         self.simulates = functions is None if simulate is None else simulate
         self.provider = provider or SimulatedProvider()
@@ -506,6 +511,7 @@ class Reconciler:
         work, key, bumps = item
         if work == SIMULATE:
             report.simulations += self._simulate(key, bumps)
+            self._report_progress(report)
             return
         if key not in self.objects or key.kind not in self.functions:
             self.store.done(work, key, bumps)
@@ -522,8 +528,11 @@ class Reconciler:
         report.reconciles += 1
         report.reconciled[str(key)] = report.reconciled.get(str(key), 0) + 1
         self.reconcile(key, bumps)
+        self._report_progress(report)
+
+    def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles, self.store.queued())
+            self.progress(report.reconciles + report.simulations, self.store.queued)
 
     def input_generation(self, key: Key) -> tuple:
         """What a composite's reconciles are bounded by: its own generation and those of the inputs it

@@ -25,7 +25,8 @@ from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.reconciler import Reconciler, RunReport, composition_functions, controller_ref
+from inferplane.engine.reconciler import (ProgressReport, Reconciler, RunReport, composition_functions,
+                                         controller_ref)
 from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
 
 DEFAULT_STATE = Path(".inferplane")
@@ -55,7 +56,7 @@ class ApplyResult:
 
 
 class Runtime:
-    def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
+    def __init__(self, state: Path | None, progress: ProgressReport | None = None,
                  wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
                  clock: Callable[[], float] = time.monotonic):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
