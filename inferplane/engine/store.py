@@ -100,6 +100,8 @@ CREATE TABLE IF NOT EXISTS work_queue (
     UNIQUE (work, api_group, kind, namespace, name)
 );
 CREATE INDEX IF NOT EXISTS work_queue_order ON work_queue (priority, seq);
+-- The first item of one kind of work (the reconciler works off every queued simulation in a row).
+CREATE INDEX IF NOT EXISTS work_queue_work_order ON work_queue (work, priority, seq);
 -- Which objects each composite required in its last reconcile: a change to one enqueues the composite.
 CREATE TABLE IF NOT EXISTS requirements (
     watcher TEXT NOT NULL,
