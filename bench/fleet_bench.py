@@ -12,6 +12,14 @@ seconds are the targets; each apply's CPU seconds (process time) are printed bes
 ratios are given for both, because on a shared machine the wall clock also counts other processes' work.
 Targets (2-core machine): no-op re-apply of 500 clusters under 5% of the full apply; a one-cluster
 change reconciles fewer than 10 objects; full apply of 1,000 clusters under 20 s and 512 MiB.
+
+Run: python bench/fleet_bench.py --placement [RUNS] [--against DIR]
+The placement fleet (synthetic_fleet.write_placement_fleet: 100 Existing clusters of four pools of four
+8-GPU nodes, one ModelDeployment of 10 replicas needing 100Gi GPUs, its file first) rendered by
+`inferplane render` RUNS times (default 20), each a fresh process, while two CPU burner processes keep
+both cores busy (each stops by itself after BURN_SECONDS, and is stopped when the runs end). Prints how
+many runs converged (exit 0; 3 is the iteration bound) and their wall times. `--against DIR` renders
+with another checkout too, alternating run by run under the same load. Target: every run converges.
 """
 
 from __future__ import annotations
@@ -95,8 +103,56 @@ def main(sizes: list[int]) -> None:
               f"{full['cpu']:.1f} s CPU, {full['peak_mib']:.0f} MiB, {'met' if ok else 'NOT met'}")
 
 
+PLACEMENT_CLUSTERS = 100
+BURNERS = 2
+# A burner stops by itself after this long even if the benchmark dies: the machine is shared.
+BURN_SECONDS = 900
+BURN = "import sys, time\nend = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n"
+
+
+def render_once(checkout: Path, folder: Path) -> tuple[int, float, str]:
+    """`inferplane render` of a folder by a checkout's code: exit code, wall seconds, last error line."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "inferplane", "render", str(folder)], capture_output=True, text=True,
+                          cwd=checkout, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"})
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
+    return done.returncode, time.perf_counter() - start, errors[-1] if errors else ""
+
+
+def placement(runs: int, against: Path | None) -> None:
+    from inferplane.engine.synthetic_fleet import write_placement_fleet
+
+    ours = Path(__file__).resolve().parents[1]
+    checkouts = {"this checkout": ours, **({f"against {against}": against} if against else {})}
+    results: dict[str, list[tuple[int, float, str]]] = {name: [] for name in checkouts}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write_placement_fleet(Path(tmp) / "placement", PLACEMENT_CLUSTERS)
+        burners = [subprocess.Popen([sys.executable, "-c", BURN, str(BURN_SECONDS)]) for _ in range(BURNERS)]
+        try:
+            for _ in range(runs):
+                for name, checkout in checkouts.items():
+                    results[name].append(render_once(checkout, folder))
+        finally:
+            for burner in burners:
+                burner.terminate()
+                burner.wait()
+    print(f"placement fleet: {PLACEMENT_CLUSTERS} clusters, render under {BURNERS} CPU burners, {runs} runs each")
+    for name, runs_of in results.items():
+        seconds = sorted(t for _, t, _ in runs_of)
+        converged = sum(code == 0 for code, _, _ in runs_of)
+        print(f"{name}: {converged}/{len(runs_of)} converged; wall s min {seconds[0]:.1f} median "
+              f"{seconds[len(seconds) // 2]:.1f} max {seconds[-1]:.1f}")
+        for error in sorted({e for code, _, e in runs_of if code != 0}):
+            print(f"  {error}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) in (3, 4) and sys.argv[1] == "--one":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--placement":
+        args = sys.argv[2:]
+        against = Path(args[args.index("--against") + 1]).resolve() if "--against" in args else None
+        counts = [a for a in args if a.isdigit()]
+        placement(int(counts[0]) if counts else 20, against)
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "--one":
         print(json.dumps(measure(int(sys.argv[2]), sys.argv[3:] == ["--models"])))
     else:
         main([int(a) for a in sys.argv[1:]] or [50, 200, 500, 1000])

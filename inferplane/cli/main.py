@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -154,6 +155,7 @@ def opened(state: Path | None, wait: float | None = None, create: bool = True,
                                    "--state with a folder this user may read and write") from None
     try:
         yield runtime
+        runtime.progress.finish()
     except Exception as exc:
         failure = runtime.store.failure(exc)
         if failure is None:
@@ -182,17 +184,27 @@ def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
 
 
 def _progress_bar():
-    """A one-line progress report on long reconciles, only where a person is watching."""
-    if not sys.stderr.isatty():
-        return None
+    """Progress on standard error: a bar on a terminal, a plain line every few seconds elsewhere."""
+    from inferplane.cli.progress import Progress
 
-    def report(done: int, queued: int) -> None:
-        if done % 25 == 0 or queued == 0:
-            # The total grows as composites compose more composites: the bar is done / (done + queued).
-            filled = round(30 * done / (done + queued))
-            click.echo(f"\rreconciling [{'#' * filled}{'.' * (30 - filled)}] {done} done, {queued} queued   ",
-                       nl=queued == 0, err=True)
-    return report
+    return Progress(lambda text, newline: click.echo(text, nl=newline, err=True), terminal=sys.stderr.isatty())
+
+
+def _apply_summary(runtime, result, started: float, dry_run: bool = False) -> str:
+    """The line that ends an apply: time taken, what changed, and which applied objects are not ready, why."""
+    from inferplane.cli.progress import apply_summary
+
+    not_ready = []
+    for key, _ in result.applied:
+        obj = runtime.get(key) or {}
+        ready = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+        if ready is not None and ready.get("status") != "True":
+            not_ready.append((str(key), ready.get("reason") or "NotReady"))
+        elif ready is None and key.kind in runtime.functions:  # a composite no reconcile reached yet
+            not_ready.append((str(key), "not reconciled yet"))
+    # An object refused for several reasons counts once; a file that could not be read, once.
+    refused = len({(e.source, getattr(e, "kind", ""), getattr(e, "name", "")) for e in result.admission.errors})
+    return apply_summary(time.monotonic() - started, [verb for _, verb in result.applied], refused, not_ready, dry_run)
 
 
 def _print_errors(errors: list) -> None:
@@ -236,18 +248,21 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
     """Admit manifests, store them and reconcile the fleet to a fixpoint.
 
     Exit 1 if a manifest is rejected (nothing of it is stored), 3 if the fleet did not reach its fixpoint."""
+    started = time.monotonic()
     if dry_run:
         from inferplane.cli.views import changes
 
         with scratch(state) as (runtime, before):
             result = runtime.apply(list(paths))
             after = runtime.list()
+            summary = _apply_summary(runtime, result, started, dry_run=True)
         _print_errors(result.admission.errors)
         _print_warnings(result.admission.warnings)
         _refuse_nothing_found(result, paths)
         for name, verb in changes(before, after):
             click.echo(f"{name} {verb} (dry run)")
         converged = _report_convergence(result.report)
+        click.echo(summary, err=True)
         sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
     def acknowledge(key, verb: str) -> None:
@@ -257,10 +272,12 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
 
     with opened(state, timeout) as runtime:
         result = runtime.apply(list(paths), on_applied=acknowledge)
+        summary = _apply_summary(runtime, result, started)
     _print_errors(result.admission.errors)
     _print_warnings(result.admission.warnings)
     _refuse_nothing_found(result, paths)
     converged = _report_convergence(result.report)
+    click.echo(summary, err=True)
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 
@@ -817,6 +834,7 @@ def render(folder: Path, output: str) -> None:
         result = runtime.apply([folder])
         objects = runtime.list()
     finally:
+        runtime.progress.finish()
         runtime.close()
     _print_errors(result.admission.errors)
     _refuse_nothing_found(result, (folder,))
@@ -840,7 +858,9 @@ def audit(folder: Path | None) -> None:
     rows: list[tuple[str, str, str, str]] = []
     failed = broken = False
     for each in folders:
-        audited = audit_folder(each, progress=_progress_bar())
+        progress = _progress_bar()
+        audited = audit_folder(each, progress=progress)
+        progress.finish()
         _print_errors(audited.applied.admission.errors)
         _refuse_nothing_found(audited.applied, (each,))
         broken |= bool(audited.applied.admission.errors) or not _report_convergence(audited.applied.report)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from inferplane.engine.audits import AuditResult, audit_cluster
+from inferplane.engine.reconciler import ProgressReport
 from inferplane.engine.runtime import ApplyResult, Runtime
 
 # The legs live in the source checkout, beside the tests that run them.
@@ -36,7 +37,7 @@ def leg_folders(root: Path = LEGS) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir())
 
 
-def audit_folder(folder: Path, progress: Callable[[int, int], None] | None = None) -> FolderAudit:
+def audit_folder(folder: Path, progress: ProgressReport | None = None) -> FolderAudit:
     """Reconcile one folder in memory and audit every cluster it simulates."""
     runtime = Runtime(None, progress=progress)
     try:

@@ -15,6 +15,12 @@ bookkeeping) for up to BATCH_SECONDS and commits. Within a batch nobody else can
 is the store and writes need not read versions back; a write that still finds a newer version (a
 cache bug) is refused, and the batch is rolled back and redone from a fresh read. Once no reconcile
 is left, every cluster whose simulation inputs changed is simulated again.
+
+What a fixpoint takes depends on the fleet, never on the clock: batches only decide when work is
+committed, never its order. Work that depends on many objects waits for them: a composite that
+requires every object of a kind (a ModelDeployment reads every cluster) reconciles after what
+changed them, once for all of them; every queued simulation runs before what they cause. The bound
+on a composite's reconciles counts those since its inputs last changed (see input_generation).
 """
 
 from __future__ import annotations
@@ -31,14 +37,14 @@ from inferplane.compose.base import CONFLICT, Request, Requirement, Response, is
 from inferplane.engine.fleet import Templates, fingerprint, simulate, simulation_inputs
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.store import RECONCILE, SIMULATE, Conflict, Key, Resource, Store, resource_version
+from inferplane.engine.store import EVERY, RECONCILE, SIMULATE, Conflict, Key, Resource, Store, resource_version
 from inferplane.engine.usage import deletion_order, users
 
 # Crossplane marks each composed resource with the key its function gave it.
 COMPOSITION_KEY = "crossplane.io/composition-resource-name"
 COMPOSITE_LABEL = "crossplane.io/composite"
-# A healthy fleet converges in a handful of reconciles per object (apply, observe ready, report);
-# far more means two things keep undoing each other.
+# A healthy fleet converges in a handful of reconciles per object for each change to its inputs
+# (apply, observe ready, report); far more means two things keep undoing each other.
 MAX_RECONCILES_PER_OBJECT = 25
 # Reasons that mean "on its way", not "stuck".
 PROGRESS_REASONS = ("Creating", "Installing")
@@ -51,9 +57,16 @@ BATCH_SECONDS = 0.2
 # busy handler polls every 100 ms once it has waited a while) gets in rather than starving while a
 # long reconcile re-takes the lock at once.
 BATCH_PAUSE_SECONDS = 0.01
-# Simulations come after every reconcile (a higher priority number), so that a cluster is simulated
-# once its fleet settled, not at every step on the way.
-SIMULATE_PRIORITY = 1
+# The queue's priorities, lowest first. A composite that requires every object of a kind (or every one
+# in a namespace) is a dependent: it reconciles once the objects themselves settled, once for all of
+# them, rather than once per object that changed. Simulations come after every reconcile, so that a
+# cluster is simulated once its fleet settled, not at every step on the way.
+DEPENDENT_PRIORITY = 1
+SIMULATE_PRIORITY = 2
+
+
+# Hears of each reconcile and simulation done: (how many so far, a count of what is left in the queue).
+ProgressReport = Callable[[int, Callable[[], int]], None]
 
 
 def composition_functions() -> dict[str, Callable[[Request], Response]]:
@@ -169,11 +182,17 @@ def pinned_cluster(replica: Resource) -> str:
     return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
 
 
-def controller_of(obj: Resource) -> str | None:
+def controller_ref(obj: Resource) -> dict[str, Any] | None:
+    """The owner reference of the composite that controls an object (composed it), if any."""
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref.get("uid")
+            return ref
     return None
+
+
+def controller_of(obj: Resource) -> str | None:
+    ref = controller_ref(obj)
+    return ref.get("uid") if ref else None
 
 
 class InUse(Exception):
@@ -212,15 +231,18 @@ class RunReport:
 class Reconciler:
     def __init__(self, store: Store, provider: SimulatedProvider | None = None,
                  functions: dict[str, Callable[[Request], Response]] | None = None,
-                 progress: Callable[[int, int], None] | None = None, lease: Lease | None = None,
-                 simulate: bool | None = None):
-        """`simulate`: simulate the target clusters (default: when the functions are inferplane's own)."""
+                 progress: ProgressReport | None = None, lease: Lease | None = None,
+                 simulate: bool | None = None, clock: Callable[[], float] = time.monotonic):
+        """`simulate`: simulate the target clusters (default: when the functions are inferplane's own).
+        `progress(done, queued)` hears of each reconcile and simulation done (`queued()` counts what is
+        left). `clock` times the batches (a test slows it: the fixpoint does not depend on it)."""
         self.store = store
         self.simulates = functions is None if simulate is None else simulate
         self.provider = provider or SimulatedProvider()
         self.functions = functions if functions is not None else composition_functions()
         self.progress = progress
         self.lease = lease
+        self.clock = clock
         # The cache: every object, indexed by controller uid and by (kind, name) when cluster-scoped.
         self.objects: dict[Key, Resource] = {}
         self.owned: dict[str, set[Key]] = {}
@@ -237,13 +259,19 @@ class Reconciler:
         self.required: dict[Key, set[Key]] = {}
         self.required_by: dict[Key, set[Key]] = {}
         self.seen = 0  # the highest resourceVersion the cache is known to hold
-        # Composites the writes of the current reconcile affect, in the order they were first affected:
-        # queued once when it ends, rather than once per write (a stack's dozen releases each affect it).
-        self.affected: dict[Key, None] = {}
+        # Composites the writes of the current reconcile affect, in the order they were first affected,
+        # with their queue priority: queued once when it ends, rather than once per write (a stack's
+        # dozen releases each affect it).
+        self.affected: dict[Key, int] = {}
         # (composite uid, composition key) -> what was applied there last: the desired resource as the
         # function returned it, the composite's apiVersion, and the key and resourceVersion it left. An
         # equal resource applied over that same version changes nothing, and is not built and compared again.
         self.applied: dict[tuple[str, str], tuple[Resource, str, Key, str | None]] = {}
+        # composite -> (its input_generation, its reconciles since that changed), for the bound.
+        self.rounds: dict[Key, tuple[tuple, int]] = {}
+        # (group, kind) -> how often an object of the kind that users write came, went or changed spec.
+        self.user_changes: dict[tuple[str, str], int] = {}
+        self.simulating = False  # working off the queued simulations (_next_item)
         # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
         self.templates = Templates()
 
@@ -298,6 +326,9 @@ class Reconciler:
             self._unpin(key, previous)
         else:
             self._index_kind(key, add=True)
+        if controller_of(obj) is None and (previous is None or previous["metadata"].get("generation")
+                                           != obj["metadata"].get("generation")):
+            self._user_changed(key)
         self.objects[key] = obj
         if key.kind == MODEL_REPLICA:
             self.pinned.setdefault(pinned_cluster(obj), set()).add(key)
@@ -309,6 +340,10 @@ class Reconciler:
             self.owned.setdefault(owner, set()).add(key)
         if int(resource_version(obj) or 0) == self.seen + 1:
             self.seen += 1  # our own write, and nobody else's came in between
+
+    def _user_changed(self, key: Key) -> None:
+        kind = (key.group, key.kind)
+        self.user_changes[kind] = self.user_changes.get(kind, 0) + 1
 
     def _index_kind(self, key: Key, add: bool) -> None:
         kind = (key.group, key.kind)
@@ -372,19 +407,26 @@ class Reconciler:
     # ---- writes the reconciler makes (inside a transaction), each queueing what it affects
 
     def _enqueue_affected(self, key: Key, obj: Resource, itself: bool) -> None:
+        """Note what a write affects: the object itself or its controller, and the composites that required
+        it by name; after those, the dependents that required its whole kind (or namespace)."""
         targets = [key] if itself else []
         owner = self._controller(obj)
         if owner and not itself:
             targets.append(owner)
-        watchers = (self.required_by.get(key, set()) | self.required_by.get(Key.every(key.group, key.kind), set())
-                    | self.required_by.get(Key.in_namespace(key.group, key.kind, key.namespace), set()))
-        targets += sorted(watchers)
-        self.affected.update(dict.fromkeys(targets))
+        targets += sorted(self.required_by.get(key, ()))
+        dependents = sorted(self.required_by.get(Key.every(key.group, key.kind), set())
+                            | self.required_by.get(Key.in_namespace(key.group, key.kind, key.namespace), set()))
+        affected = self.affected
+        for target in targets:
+            affected[target] = 0
+        for target in dependents:
+            affected.setdefault(target, DEPENDENT_PRIORITY)
 
     def _queue_affected(self) -> None:
         """Queue what the writes so far affect (before anything else is queued, to keep the order)."""
         if self.affected:
-            self.store.enqueue(RECONCILE, list(self.affected))
+            for priority in sorted(set(self.affected.values())):
+                self.store.enqueue(RECONCILE, [k for k, p in self.affected.items() if p == priority], priority)
             self.affected.clear()
 
     def _put(self, obj: Resource, status: Callable[[Resource], dict[str, Any]] | None = None
@@ -447,35 +489,66 @@ class Reconciler:
         with self.store.transaction(durable=False):
             self._refresh()
             self.store.trust_cached_copies()
-            deadline = time.monotonic() + BATCH_SECONDS
-            while (item := self.store.next_item()) is not None:
+            deadline = self.clock() + BATCH_SECONDS
+            while (item := self._next_item()) is not None:
                 if self.lease is not None:
                     self.lease.renew_if_due()
                 self._work_on(item, report)
                 self._queue_affected()  # what its writes affect, queued before the next item is read
-                if time.monotonic() >= deadline:
+                if self.clock() >= deadline:
                     return True
             return False
+
+    def _next_item(self) -> tuple[str, Key, int] | None:
+        """The next queue item. Once simulations start, every queued one runs before what they cause (a
+        ModelDeployment whose replicas they report on reconciles once for all of them), across batches."""
+        item = self.store.next_item(SIMULATE) if self.simulating else None
+        item = item or self.store.next_item()
+        self.simulating = item is not None and item[0] == SIMULATE
+        return item
 
     def _work_on(self, item: tuple[str, Key, int], report: RunReport) -> None:
         work, key, bumps = item
         if work == SIMULATE:
             report.simulations += self._simulate(key, bumps)
+            self._report_progress(report)
             return
         if key not in self.objects or key.kind not in self.functions:
             self.store.done(work, key, bumps)
             return
-        count = report.reconciled.get(str(key), 0)
+        inputs = self.input_generation(key)
+        since, count = self.rounds.get(key, (inputs, 0))
+        count = count if since == inputs else 0
         if count == MAX_RECONCILES_PER_OBJECT:
             report.converged = False
             report.unconverged[str(key)] = count
             self.store.done(work, key, None)
             return
+        self.rounds[key] = (inputs, count + 1)
         report.reconciles += 1
-        report.reconciled[str(key)] = count + 1
+        report.reconciled[str(key)] = report.reconciled.get(str(key), 0) + 1
         self.reconcile(key, bumps)
+        self._report_progress(report)
+
+    def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles, self.store.queued())
+            self.progress(report.reconciles + report.simulations, self.store.queued)
+
+    def input_generation(self, key: Key) -> tuple:
+        """What a composite's reconciles are bounded by: its own generation and those of the inputs it
+        required that users write (no composite controls them), the ones required by kind counted by
+        how often users changed that kind during the run. It changes when a user changes an input (from
+        this command or another), never when the engine does: what a composite composes follows from
+        its inputs, so two composites that keep undoing each other hit the bound."""
+        generations = [self.objects[key]["metadata"].get("generation")]
+        for required in sorted(self.required.get(key, ())):
+            if required.name == EVERY:
+                generations.append(self.user_changes.get((required.group, required.kind), 0))
+            else:
+                obj = self.objects.get(required)
+                generations.append(None if obj is None or controller_of(obj)
+                                   else obj["metadata"].get("generation"))
+        return tuple(generations)
 
     def reconcile(self, key: Key, bumps: int | None = None) -> None:
         """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see Store.done)."""
@@ -575,7 +648,7 @@ class Reconciler:
         child_key = Key.of(obj)
         existing = self.objects.get(child_key)
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
-            owner = next(r for r in existing["metadata"]["ownerReferences"] if r.get("controller"))
+            owner = controller_ref(existing)
             message = (f"{child_key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
                        f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
             conflicts.append(message)
@@ -600,6 +673,8 @@ class Reconciler:
             self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)  # its engines stop
         del self.objects[key]
         self._index_kind(key, add=False)
+        if controller_of(obj) is None:
+            self._user_changed(key)
         self.asked.pop(key, None)
         self._forget_owner(key, obj)
         self._unpin(key, obj)

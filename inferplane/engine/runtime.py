@@ -19,12 +19,14 @@ from pydantic import ValidationError
 
 from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
 from inferplane.admission.manifests import Manifest
+from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.reconciler import Reconciler, RunReport, composition_functions
+from inferplane.engine.reconciler import (ProgressReport, Reconciler, RunReport, composition_functions,
+                                         controller_ref)
 from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
 
 DEFAULT_STATE = Path(".inferplane")
@@ -54,16 +56,19 @@ class ApplyResult:
 
 
 class Runtime:
-    def __init__(self, state: Path | None, progress: Callable[[int, int], None] | None = None,
-                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None, read_only: bool = False):
+    def __init__(self, state: Path | None, progress: ProgressReport | None = None,
+                 wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
+                 clock: Callable[[], float] = time.monotonic, read_only: bool = False):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
         `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
-        `read_only`: the caller only reads (see Store)."""
+        `clock` times the reconciler's batches (a test slows it). `read_only`: the caller only reads
+        (see Store)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
         self.progress = progress
         self.wait = wait
         self.provider = provider
+        self.clock = clock
 
     @functools.cached_property
     def functions(self):
@@ -93,7 +98,7 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,
-                          lease=lease, simulate=True)
+                          lease=lease, simulate=True, clock=self.clock)
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
@@ -138,7 +143,7 @@ class Runtime:
                on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
         result = ApplyResult(admission)
         writer = self._reconciler()
-        bodies = [obj.model_dump(by_alias=True, exclude_none=True, mode="json") for _, obj in admission.admitted]
+        bodies = self._refuse_composed(admission)
         for start in range(0, len(bodies), WRITE_BATCH):
             # Each batch is one durable transaction: acknowledged writes survive a kill mid-apply.
             with self.store.transaction():
@@ -150,6 +155,28 @@ class Runtime:
                     on_applied(key, verb)
         result.report = self.reconcile()
         return result
+
+    def _refuse_composed(self, admission: AdmissionResult) -> list[Resource]:
+        """The admitted objects' bodies, less those naming an object a composite controls: each of those
+        becomes an admission error naming the composite (its next reconcile would write the object back,
+        or delete and compose it again, as Crossplane's ownership does). Decided per object: a kind may be
+        both composed and written by users (a ModelEndpoint)."""
+        bodies, admitted = [], []
+        for manifest, obj in admission.admitted:
+            body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
+            current = self.store.get(Key.of(body))
+            owner = controller_ref(current) if current is not None else None
+            if owner is None:
+                bodies.append(body)
+                admitted.append((manifest, obj))
+                continue
+            composite = f"{owner['kind']}/{owner['name']}"
+            admission.errors.append(AdmissionError(
+                manifest.source, body["kind"], body["metadata"]["name"], "",
+                f"composed and controlled by {composite}, whose next reconcile would undo any change made "
+                f"here: change {composite} instead (nothing was written)"))
+        admission.admitted = admitted
+        return bodies
 
     def reconcile(self) -> RunReport:
         """Work off the queue to the fixpoint: here, or by waiting for the process that is doing it."""

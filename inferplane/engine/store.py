@@ -132,6 +132,8 @@ CREATE TABLE IF NOT EXISTS work_queue (
     UNIQUE (work, api_group, kind, namespace, name)
 );
 CREATE INDEX IF NOT EXISTS work_queue_order ON work_queue (priority, seq);
+-- The first item of one kind of work (the reconciler works off every queued simulation in a row).
+CREATE INDEX IF NOT EXISTS work_queue_work_order ON work_queue (work, priority, seq);
 -- Which objects each composite required in its last reconcile: a change to one enqueues the composite.
 CREATE TABLE IF NOT EXISTS requirements (
     watcher TEXT NOT NULL,
@@ -216,9 +218,11 @@ class Key(NamedTuple):
         return cls(*text.split("|"))
 
 
-def uid_for(key: Key) -> str:
-    """A stable uid: the same object gets the same uid on every run (renders are reproducible)."""
-    digest = hashlib.sha256(f"{key.group}|{key.kind}|{key.namespace}|{key.name}".encode()).hexdigest()
+def uid_for(key: Key, version: int) -> str:
+    """The uid of the object created at `version`: one of its own for each time an object of that key is
+    created, as Kubernetes gives (what knew the one deleted sees a new object, not the old one again),
+    and the same on every run of the same writes (renders are reproducible)."""
+    digest = hashlib.sha256(f"{key.group}|{key.kind}|{key.namespace}|{key.name}|{version}".encode()).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
@@ -668,11 +672,15 @@ class Store:
 
     # ---- writes
 
-    def _next_version(self) -> int:
-        """The next resourceVersion (inside a write transaction: see `_version`)."""
+    def _upcoming_version(self) -> int:
+        """The resourceVersion the next write gets (inside a write transaction: see `_version`)."""
         if self._version is None:
             self._version = self.latest_version()
-        self._version += 1
+        return self._version + 1
+
+    def _next_version(self) -> int:
+        """The next resourceVersion (inside a write transaction: see `_version`)."""
+        self._version = self._upcoming_version()
         self._version_dirty = True
         return self._version
 
@@ -727,7 +735,7 @@ class Store:
             meta = dict(obj.get("metadata", {}))
             self._check_based_on(key, current, meta.pop("resourceVersion", None))
             if current is None:
-                meta["uid"] = uid_for(key)
+                meta["uid"] = uid_for(key, self._upcoming_version())
                 meta["generation"] = 1
                 meta["creationTimestamp"] = self.clock() or None
             else:
@@ -822,10 +830,12 @@ class Store:
                 "ON CONFLICT(work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1",
                 [(priority, work, *_where(key)) for key in keys])
 
-    def next_item(self) -> tuple[str, Key, int] | None:
-        """The first queued (work, object, bumps), lowest priority first; it stays queued until `done`."""
+    def next_item(self, work: str | None = None) -> tuple[str, Key, int] | None:
+        """The first queued (work, object, bumps), lowest priority first (of that `work` only, if given);
+        it stays queued until `done`."""
+        where, args = ("WHERE work=? ", (work,)) if work is not None else ("", ())
         row = self._db.execute("SELECT work, api_group, kind, namespace, name, bumps FROM work_queue "
-                               "ORDER BY priority, seq LIMIT 1").fetchone()
+                               f"{where}ORDER BY priority, seq LIMIT 1", args).fetchone()
         return (row[0], Key(*row[1:5]), row[5]) if row else None
 
     def done(self, work: str, key: Key, bumps: int | None) -> None:

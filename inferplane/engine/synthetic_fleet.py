@@ -1,5 +1,6 @@
-"""A synthetic fleet of any size, for benchmarks and crash tests: mixed clouds, four pools each, and
-optionally one ModelDeployment per ten clusters."""
+"""Synthetic fleets of any size, for benchmarks and crash tests: mixed clouds, four pools each, and
+optionally one ModelDeployment per ten clusters; and the placement fleet, one large deployment over
+Existing GPU clusters."""
 
 from __future__ import annotations
 
@@ -105,4 +106,46 @@ def write_fleet(folder: Path, clusters: int, models: bool = False) -> Path:
     manifests = fleet_manifests(clusters) + (deployment_manifests(clusters) if models else [])
     for index, manifest in enumerate(manifests):
         (folder / f"{index:05d}-{manifest['metadata']['name']}.yaml").write_text(yaml.safe_dump(manifest))
+    return folder
+
+
+# The placement fleet: Existing clusters of four pools of four nodes, eight GPUs a node, half the pools
+# with 141Gi GPUs (H200) and half with 48Gi (L40S), and one ModelDeployment of the most replicas a
+# deployment takes, each asking for a whole node of GPUs with at least 100Gi: it fits only the H200 pools.
+PLACEMENT_CLASSES = (("h200", "NVIDIA H200", "141Gi"), ("l40s", "NVIDIA L40S", "48Gi"))
+PLACEMENT_REPLICAS = 10
+
+
+def placement_fleet_manifests(clusters: int) -> list[dict[str, Any]]:
+    """The placement fleet's deployment, classes and `clusters` clusters."""
+    engine = {"name": "vllm", "members": [{
+        "role": "Standalone",
+        "nodeSelector": {"devices": [{"name": "gpu", "count": 8, "selectors": [
+            {"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("100Gi")) >= 0'}]}]},
+        "template": {"spec": {"containers": [{"name": "engine", "image": "vllm/vllm-openai:v0.10.2"}]}}}]}
+    deployment = {"apiVersion": ModelDeployment.api_version_string(), "kind": ModelDeployment.KIND,
+                  "metadata": {"name": "bench", "namespace": "default"},
+                  "spec": {"replicas": PLACEMENT_REPLICAS, "template": {"spec": {"engines": [engine]}}}}
+    classes = [_class(name, [{"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
+                              "count": 8, "attributes": {"productName": {"string": product}},
+                              "capacity": {"memory": {"value": memory}}}], None)
+               for name, product, memory in PLACEMENT_CLASSES]
+    existing = CLUSTER_SETTINGS["Existing"]
+    members = [{
+        "apiVersion": InferenceCluster.api_version_string(), "kind": InferenceCluster.KIND,
+        "metadata": {"name": f"dc-{i:04d}"},
+        "spec": {"cluster": {"source": "Existing", "existing": {**existing, "secretRef": {
+                     **existing["secretRef"], "name": f"dc-{i:04d}-kubeconfig"}}},
+                 "nodePools": [{"name": f"pool-{p}", "className": PLACEMENT_CLASSES[p % 2][0], "nodeCount": 4}
+                               for p in range(4)]},
+    } for i in range(clusters)]
+    return [deployment, *classes, *members]
+
+
+def write_placement_fleet(folder: Path, clusters: int) -> Path:
+    """The placement fleet as a user keeps it, its deployment's file first: deployment.yaml, fleet.yaml."""
+    folder.mkdir(parents=True, exist_ok=True)
+    deployment, *fleet = placement_fleet_manifests(clusters)
+    (folder / "deployment.yaml").write_text(yaml.safe_dump(deployment))
+    (folder / "fleet.yaml").write_text(yaml.safe_dump_all(fleet))
     return folder

@@ -7,6 +7,7 @@ the reconciler lease's holder, takes over a crashed holder's expired lease, and 
 it gives up waiting on a busy lease or a locked store.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -57,10 +58,16 @@ def apply_together(state: Path, first: Path, second: Path) -> list[dict[str, str
 
 def comparable(store: Store) -> tuple[dict, dict]:
     """Every object and every simulated cluster without what the engine stamps on a write
-    (resourceVersion, generation, creationTimestamp: a render in memory stamps no time)."""
+    (resourceVersion, generation, creationTimestamp: a render in memory stamps no time; the uid, given
+    at creation from the version: owner references name their owner by kind and name instead)."""
+    identity = {o["metadata"]["uid"]: (o["kind"], o["metadata"]["name"]) for o in store.list()}
+
     def stripped(obj: dict) -> dict:
         meta = {k: v for k, v in obj["metadata"].items()
-                if k not in ("resourceVersion", "generation", "creationTimestamp")}
+                if k not in ("resourceVersion", "generation", "creationTimestamp", "uid")}
+        if "ownerReferences" in meta:
+            meta["ownerReferences"] = [{**{k: v for k, v in ref.items() if k != "uid"},
+                                        "owner": identity.get(ref.get("uid"))} for ref in meta["ownerReferences"]]
         return {**obj, "metadata": meta}
 
     objects = {}
@@ -181,10 +188,13 @@ def test_an_apply_waits_for_the_lease_holder_and_says_so_when_it_gives_up(tmp_pa
 
     run = run_apply(tmp_path / "state", folder, "--timeout", "1")
     assert run.returncode == 3
-    assert run.stderr.strip() == (
+    waited, summary = run.stderr.strip().splitlines()
+    assert waited == (
         f"error: the fleet has not reached its fixpoint: {holder.holder} is still reconciling this state; your "
         "objects are stored and it reconciles them too: run the command again with a longer --timeout to wait "
         "for it")
+    assert re.fullmatch(r"applied in \d+\.\d s: \d+ changed \(\d+ created\), 0 unchanged; 1 not ready: "
+                        r"InferenceCluster/eks-0000 \(not reconciled yet\)", summary)
     assert "inferencecluster.inferplane.dev/eks-0000 created" in run.stdout.splitlines()
     deleting = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "delete", "icluster", "eks-0000",
                                "--state", str(tmp_path / "state"), "--timeout", "1"], capture_output=True, text=True,

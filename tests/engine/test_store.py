@@ -22,7 +22,7 @@ def test_generation_counts_spec_changes_and_resource_version_every_write(tmp_pat
     store = Store(tmp_path)
     stored, changed = store.put(CLASS)
     assert changed and stored["metadata"]["generation"] == 1
-    assert stored["metadata"]["uid"] == uid_for(KEY)
+    assert stored["metadata"]["uid"] == uid_for(KEY, 1)
     assert stored["metadata"]["resourceVersion"] == "1"
 
     assert store.put(based_on(CLASS, "1")) == (stored, False), "an identical write is no change"
@@ -35,6 +35,19 @@ def test_generation_counts_spec_changes_and_resource_version_every_write(tmp_pat
     assert changed and stored["metadata"]["generation"] == 2
     assert stored["status"] == READY, "a spec write keeps the status"
     assert store.get(KEY) == stored
+
+
+def test_an_object_created_again_is_a_new_object_with_a_uid_of_its_own():
+    """As Kubernetes' uids: what knew the deleted object (a composite's owner references, a simulation's
+    inputs) tells the new one apart. The same writes give the same uids in another store."""
+    store, again = Store(None), Store(None)
+    first, _ = store.put(CLASS)
+    assert store.delete(KEY)
+    second, _ = store.put(CLASS)
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]
+    assert store.put(based_on(CLASS, second["metadata"]["resourceVersion"]))[0]["metadata"]["uid"] == \
+        second["metadata"]["uid"], "an update keeps the uid"
+    assert again.put(CLASS)[0]["metadata"]["uid"] == first["metadata"]["uid"]
 
 
 def test_a_write_based_on_a_stale_version_is_refused():

@@ -113,18 +113,20 @@ def test_a_cluster_change_reconciles_only_the_deployments_with_replicas_there(tm
     fleet = write_fleet(tmp_path / "fleet", 20, models=True)  # model-0000 and model-0001, two replicas each
     runtime = Runtime(None)
     assert runtime.apply([fleet]).report.converged
+    # Placed once the fleet settled, each deployment over the whole of it (not over the clusters that
+    # happened to be ready first).
     assert sorted((r["metadata"]["name"], r["spec"]["clusterName"]) for r in runtime.list("ModelReplica")) == [
-        ("model-0000-existing-0006-0", "existing-0006"), ("model-0000-existing-0013-0", "existing-0013"),
-        ("model-0001-existing-0006-0", "existing-0006"), ("model-0001-existing-0013-0", "existing-0013")]
+        ("model-0000-aks-0002-0", "aks-0002"), ("model-0000-aks-0009-0", "aks-0009"),
+        ("model-0001-aks-0002-0", "aks-0002"), ("model-0001-aks-0009-0", "aks-0009")]
 
     edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
     assert runtime.apply([fleet]).report.reconciled == {"InferenceCluster/gke-0001": 1, "GKECluster/gke-0001": 2}
 
-    edit(fleet, "existing-0006", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
+    edit(fleet, "aks-0002", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
     assert runtime.apply([fleet]).report.reconciled == {
-        "InferenceCluster/existing-0006": 1, "ModelDeployment/default/model-0000": 1,
-        "ModelDeployment/default/model-0001": 1, "ModelReplica/default/model-0000-existing-0006-0": 1,
-        "ModelReplica/default/model-0001-existing-0006-0": 1}
+        "InferenceCluster/aks-0002": 1, "AKSCluster/aks-0002": 2, "ModelDeployment/default/model-0000": 1,
+        "ModelDeployment/default/model-0001": 1, "ModelReplica/default/model-0000-aks-0002-0": 1,
+        "ModelReplica/default/model-0001-aks-0002-0": 1}
 
 
 def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_written(tmp_path, monkeypatch):
