@@ -291,8 +291,13 @@ def _named(role: str, resource: Any) -> str:
     metadata = resource.get("metadata") if isinstance(resource, dict) else None
     name = metadata.get("name") if isinstance(metadata, dict) else None
     if isinstance(kind, str) and kind and isinstance(name, str) and name:
-        return f"{role} {kind}/{name}"
+        return f"{role} {shown(f'{kind}/{name}')}"
     return role
+
+
+def shown(text: str, most: int = 253) -> str:
+    """Text from a request, of any length, cut to fit a message."""
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def refuse_misshapen(role: str, resource: Resource, problem: str | None) -> None:
@@ -521,14 +526,15 @@ class FunctionRunner:
                 add_usages(req, rsp)
                 return rsp.SerializeToString(), False
             if step:
-                raise MalformedRequest(f"unknown input {step.get('apiVersion')}/{step.get('kind')}: a step of this "
-                                       f"function takes no input, or {INPUT_API_VERSION} Usages")
+                named = shown(f"{step.get('apiVersion')}/{step.get('kind')}")
+                raise MalformedRequest(f"unknown input {named}: a step of this function takes no input, or "
+                                       f"{INPUT_API_VERSION} Usages")
             kind, request = core_request(resources)
             name = (request.composite.get("metadata") or {}).get("name")
             function = self.functions.get(kind)
             if function is None:
-                raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
-                                       f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
+                raise MalformedRequest(f"no composition function for kind {shown(kind)}: this function composes "
+                                       f"{', '.join(sorted(self.functions))}; point the Composition for {shown(kind)} "
                                        "at another function")
             out = self.compose(kind, function, request, resources)
             parts = fill_response(rsp, out, self.kept)

@@ -34,6 +34,10 @@ ENVELOPE = {"type": "object", "properties": {
     "spec": {"type": "object"},
     "status": {"type": "object", "properties": {"conditions": _CONDITIONS, "atProvider": {"type": "object"}}}}}
 
+# The API server refuses longer: a name is a DNS subdomain, a namespace a DNS label (and the
+# functions derive the names of what they compose from them).
+NAME_LENGTHS = {"name": 253, "namespace": 63}
+
 # The fields of other projects' kinds the functions read, by the types those kinds' CRDs give them.
 _MANIFEST = {"type": "object", "properties": {  # the Kubernetes object a provider-kubernetes Object observes
     "data": _STRINGS, "status": {"type": "object", "properties": {"conditions": _CONDITIONS}}}}
@@ -75,6 +79,11 @@ def problems(resource: Any, schema: dict[str, Any] | None = None) -> Iterator[st
     elif isinstance(metadata, dict) and not metadata.get("name"):
         yield ("metadata.name: missing" if metadata.get("name") is None
                else _wrong("metadata.name", "a non-empty string", metadata["name"]))
+    elif isinstance(metadata, dict):
+        for field, most in NAME_LENGTHS.items():
+            value = metadata.get(field)
+            if isinstance(value, str) and len(value) > most:
+                yield f"metadata.{field}: expected at most {most} characters, got {len(value):,}"
     yield from schema_problems(resource, ENVELOPE, "")
     api_version = resource.get("apiVersion")
     if isinstance(api_version, str):

@@ -271,6 +271,8 @@ def misshapen(path: str, value) -> dict:
     ("metadata.labels", {"team": 7}, "the observed composite InferenceCluster/eks-l4: metadata.labels.team: "
                                      "expected a string, got a number"),
     ("metadata.name", ["a"], "the observed composite: metadata.name: expected a string, got a list"),
+    ("metadata.name", "a" * 1000, f"the observed composite InferenceCluster/{'a' * 233}...: metadata.name: expected "
+                                  "at most 253 characters, got 1,000"),
     ("spec.nodePools", {"l4": {}}, "the observed composite InferenceCluster/eks-l4: spec.nodePools: "
                                    "expected a list, got an object"),
     ("status.conditions", [{"type": ["Ready"]}], "the observed composite InferenceCluster/eks-l4: "
