@@ -39,14 +39,23 @@ ENVELOPE = {"type": "object", "properties": {
 NAME_LENGTHS = {"name": 253, "namespace": 63}
 
 # The fields of other projects' kinds the functions read, by the types those kinds' CRDs give them.
+# Gateway API's GatewayStatusAddress.
+_ADDRESSES = {"type": "array", "items": {"type": "object", "properties": {"type": _STRING, "value": _STRING}}}
 _MANIFEST = {"type": "object", "properties": {  # the Kubernetes object a provider-kubernetes Object observes
-    "data": _STRINGS, "status": {"type": "object", "properties": {"conditions": _CONDITIONS}}}}
+    "data": _STRINGS, "status": {"type": "object", "properties": {"conditions": _CONDITIONS, "addresses": _ADDRESSES}}}}
+
+
+def _at_provider(fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"status": {"type": "object", "properties": {"atProvider": {
+        "type": "object", "properties": fields}}}}}
+
+
 READ_FIELDS = {
-    ("kubernetes.m.crossplane.io", "Object"): {"type": "object", "properties": {"status": {
-        "type": "object", "properties": {"atProvider": {"type": "object", "properties": {"manifest": _MANIFEST}}}}}},
+    ("kubernetes.m.crossplane.io", "Object"): _at_provider({"manifest": _MANIFEST}),
     ("gateway.networking.k8s.io", "Gateway"): {"type": "object", "properties": {"status": {
-        "type": "object", "properties": {"addresses": {"type": "array", "items": {
-            "type": "object", "properties": {"type": _STRING, "value": _STRING}}}}}}},
+        "type": "object", "properties": {"addresses": _ADDRESSES}}}},
+    ("eks.aws.m.upbound.io", "Cluster"): _at_provider({"vpcConfig": {
+        "type": "object", "properties": {"clusterSecurityGroupId": _STRING}}}),
 }
 
 

@@ -314,6 +314,15 @@ def test_misshapen_observed_required_and_desired_resources_are_refused_naming_th
     assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'gateway' Gateway/gw: "
                                    f"status.addresses: expected a list, got a string: {FIX}"]
 
+    # A provider's managed resource, where a function reads it: an EKS cluster's security group.
+    eks = {"apiVersion": "eks.aws.m.upbound.io/v1beta1", "kind": "Cluster", "metadata": {"name": "eks-l4"},
+           "status": {"atProvider": {"vpcConfig": [{"clusterSecurityGroupId": "sg-1"}]}}}
+    eks_cluster = struct_to_dict(function_stub.RunFunction(run_request(cluster, None, {"class-eks-l4": l4}))
+                                 .desired.resources["cluster"].resource)
+    rsp = function_stub.RunFunction(run_request(eks_cluster, {"cluster": eks}))
+    assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'cluster' Cluster/eks-l4: "
+                                   f"status.atProvider.vpcConfig: expected an object, got a list: {FIX}"]
+
     usages = fnv1.RunFunctionRequest()
     usages.input.update({"apiVersion": "fn.inferplane.dev/v1alpha1", "kind": "Usages"})
     usages.desired.resources["stack"].resource.update({"apiVersion": "x/v1", "kind": "Release", "metadata": []})
