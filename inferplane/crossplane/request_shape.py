@@ -153,7 +153,8 @@ def schema_problems(value: Any, schema: dict[str, Any], path: str) -> Iterator[s
         for key, item in value.items():
             inner = properties.get(key, others if isinstance(others, dict) else None)
             if inner is not None:
-                yield from schema_problems(item, inner, f"{path}.{key}" if path else key)
+                shown = key if len(key) <= 253 else key[:250] + "..."  # a request's, of any length
+                yield from schema_problems(item, inner, f"{path}.{shown}" if path else shown)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             yield from schema_problems(item, schema["items"], f"{path}[{index}]")
