@@ -32,7 +32,7 @@ from grpc_reflection.v1alpha import reflection
 from inferplane.api import KINDS
 from inferplane.api.xrd import openapi_schema
 from inferplane.compose.base import Desired, Request, Requirement, Response
-from inferplane.crossplane.request_shape import first_problem
+from inferplane.crossplane.request_shape import field_problems, first_problem, object_problems
 from inferplane.crossplane.usages import compose_usages
 from inferplane.engine.reconciler import PROGRESS_REASONS, composition_functions
 from inferplane.kept import MIB, Kept, size_of
@@ -202,34 +202,35 @@ def _unparsed_messages() -> tuple[type, type]:
 UnparsedRequest, UnparsedStruct = _unparsed_messages()
 
 
-def _decode(wire: bytes, kept: Kept) -> Resource:
-    """A Struct written deterministically, as the core reads it: each field in name order."""
-    return _decode_sized(wire, kept)[0]
-
-
-def _decode_sized(wire: bytes, kept: Kept) -> tuple[Resource, int]:
-    """The resource and the bytes it takes (its fields', counted once when each was decoded)."""
+def _decode(wire: bytes, kept: Kept) -> tuple[Resource, int, str | None]:
+    """A Struct written deterministically, as the core reads it (each field in name order), the bytes it
+    takes (its fields', counted once when each was decoded), and the first way it is misshapen (None:
+    it is not; see request_shape.py)."""
     fields = UnparsedStruct.FromString(wire).fields
     api_version = _decoded_field(kept, "", "", "apiVersion", fields["apiVersion"])[0] if "apiVersion" in fields else ""
     kind = _decoded_field(kept, "", "", "kind", fields["kind"])[0] if "kind" in fields else ""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         api_version = kind = ""  # not a Kubernetes object: no schema
-    resource, size = {}, 0
+    resource, size, problem = {}, 0, None
     for name in sorted(fields):
-        resource[name], field_size = _decoded_field(kept, api_version, kind, name, fields[name])
+        resource[name], field_size, field_problem = _decoded_field(kept, api_version, kind, name, fields[name])
         size += size_of(name) + field_size
-    return resource, size + sys.getsizeof(resource)
+        problem = problem or field_problem
+    whole = next(object_problems(resource, _kind_schema(api_version, kind)), None)
+    return resource, size + sys.getsizeof(resource), whole or problem
 
 
-def _decoded_field(kept: Kept, api_version: str, kind: str, name: str, wire: bytes) -> tuple[Any, int]:
-    """A top-level field's value from its bytes, and the bytes the value takes."""
+def _decoded_field(kept: Kept, api_version: str, kind: str, name: str, wire: bytes) -> tuple[Any, int, str | None]:
+    """A top-level field's value from its bytes, the bytes the value takes, and the first way it is
+    misshapen (checked once per content, as it is decoded)."""
     key = ("field", api_version, kind, name, wire)
     found = kept.get(key)
     if found is None:
         schema = _kind_schema(api_version, kind)
         value = _from_value(struct_pb2.Value.FromString(wire), None if schema is None else schema["properties"].get(name))
-        found = (value, size_of(value))
-        kept.put(key, found, found[1])
+        problem = next(field_problems(api_version, kind, name, value, schema), None)
+        found = (value, size_of(value), problem)
+        kept.put(key, found, found[1] + size_of(problem))
     return found
 
 
@@ -266,22 +267,20 @@ def _status_part(kept: Kept, data: bytes) -> bytes:
 
 def from_wire(wire: bytes, kept: Kept) -> tuple[Resource, str | None]:
     """A resource as the core reads it, integers where its kind's schema says integer, from its Struct
-    written deterministically, and the first way it is misshapen (None: it is not; see
-    request_shape.py). Shared: never modify it."""
+    written deterministically, and the first way it is misshapen (None: it is not). Shared: never
+    modify it."""
     key = ("resource", wire)
     found = kept.get(key)
     if found is None:
-        resource, size = _decode_sized(wire, kept)
-        problem = shape_problem(resource)
+        resource, size, problem = _decode(wire, kept)
         found = (resource, problem)
         kept.put(key, found, size + size_of(problem))
     return found
 
 
 def shape_problem(resource: Resource) -> str | None:
-    """The first field of `resource` whose type is not the one the API server would have stored: the
-    object's envelope (apiVersion, kind, metadata, spec, status, conditions), and every field of
-    inferplane's own kinds by their schema. None when there is none."""
+    """The first field of `resource` whose type is not the one the API server would have stored (see
+    request_shape.py), or None: for a resource that did not come decoded from the wire."""
     api_version, kind = resource.get("apiVersion"), resource.get("kind")
     known = isinstance(api_version, str) and isinstance(kind, str)
     return first_problem(resource, _kind_schema(api_version, kind) if known else None)
@@ -318,7 +317,7 @@ class Resources:
     composite: Resource  # {} when the request has none
     observed: dict[str, Resource]
     required: dict[str, list[Resource]]  # every match, by requirement name
-    # The first resource, other than the composite, that is misshapen, and how (see shape_problem).
+    # The first resource that is misshapen (the composite first), and how (see request_shape.py).
     misshapen: tuple[str, Resource, str] | None = None
 
 
@@ -327,7 +326,11 @@ def read_resources(canonical: bytes, kept: Kept) -> Resources:
     composite, which is what changes from call to call, is decoded field by field, not kept whole."""
     req = UnparsedRequest.FromString(canonical)
     observed, required = req.observed, req.required_resources
-    misshapen = None
+    composite, misshapen = {}, None
+    if observed.HasField("composite"):
+        composite, _, problem = _decode(observed.composite.resource, kept)
+        if problem is not None:
+            misshapen = ("the observed composite", composite, problem)
     observed_resources: dict[str, Resource] = {}
     for name in sorted(observed.resources):
         resource, problem = from_wire(observed.resources[name].resource, kept)
@@ -342,8 +345,7 @@ def read_resources(canonical: bytes, kept: Kept) -> Resources:
             matches.append(resource)
             if problem is not None and misshapen is None:
                 misshapen = (f"required resource {name!r} (match {index + 1})", resource, problem)
-    return Resources(_decode(observed.composite.resource, kept) if observed.HasField("composite") else {},
-                     observed_resources, required_resources, misshapen)
+    return Resources(composite, observed_resources, required_resources, misshapen)
 
 
 def core_request(resources: Resources) -> tuple[str, Request]:
@@ -353,7 +355,6 @@ def core_request(resources: Resources) -> tuple[str, Request]:
     if not composite:
         raise MalformedRequest("the request has no observed composite resource: Crossplane always sends the "
                                "composite it reconciles; call this function from a Composition's pipeline")
-    refuse_misshapen("the observed composite", composite, shape_problem(composite))
     if resources.misshapen is not None:
         refuse_misshapen(*resources.misshapen)
     for field in CROSSPLANE_FIELDS:

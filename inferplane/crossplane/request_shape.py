@@ -71,41 +71,55 @@ _NAMES = {dict: "an object", list: "a list", str: "a string", bool: "true or fal
           float: "a number", type(None): "null"}
 
 
-def problems(resource: Any, schema: dict[str, Any] | None = None) -> Iterator[str]:
-    """Each way `resource` is not shaped as the API server stores an object: `field.path: expected X,
-    got Y`, found lazily (the first is enough to refuse a request). `schema`: its kind's, when the
-    kind is inferplane's own (every field is checked by it)."""
+def object_problems(resource: Any, schema: dict[str, Any] | None = None) -> Iterator[str]:
+    """Each way `resource` as a whole is not shaped as the API server stores an object (an object with
+    an apiVersion, a kind and a named metadata; names within their lengths; `schema`'s required
+    fields), as `field.path: what was expected`. Each field's own type: field_problems."""
     if not isinstance(resource, dict):
         yield _wrong("the resource", "an object", resource)
         return
     for field in ("apiVersion", "kind"):
-        if not resource.get(field):
-            yield f"{field}: missing" if resource.get(field) is None else _wrong(field, "a non-empty string",
-                                                                                 resource[field])
+        if not resource.get(field) and resource.get(field) is None:
+            yield f"{field}: missing"
+        elif resource.get(field) == "":
+            yield _wrong(field, "a non-empty string", "")
     metadata = resource.get("metadata")
     if metadata is None:
         yield "metadata: missing"
-    elif isinstance(metadata, dict) and not metadata.get("name"):
-        yield ("metadata.name: missing" if metadata.get("name") is None
-               else _wrong("metadata.name", "a non-empty string", metadata["name"]))
+    elif isinstance(metadata, dict) and metadata.get("name") is None:
+        yield "metadata.name: missing"
+    elif isinstance(metadata, dict) and metadata.get("name") == "":
+        yield _wrong("metadata.name", "a non-empty string", "")
     elif isinstance(metadata, dict):
         for field, most in NAME_LENGTHS.items():
             value = metadata.get(field)
             if isinstance(value, str) and len(value) > most:
                 yield f"metadata.{field}: expected at most {most} characters, got {len(value):,}"
-    yield from schema_problems(resource, ENVELOPE, "")
-    api_version = resource.get("apiVersion")
-    if isinstance(api_version, str):
-        read = READ_FIELDS.get((api_version.rpartition("/")[0], resource.get("kind")))
-        if read is not None:
-            yield from schema_problems(resource, read, "")
-    if schema is not None:
-        yield from schema_problems(resource, schema, "")
+    for field in (schema or {}).get("required", ()):
+        if resource.get(field) is None:
+            yield f"{field}: missing"
+
+
+def field_problems(api_version: Any, kind: Any, name: str, value: Any,
+                   schema: dict[str, Any] | None = None) -> Iterator[str]:
+    """Each part of the top-level field `name` of an object of `api_version` and `kind` whose type is
+    not the one the API server stores: by ENVELOPE, READ_FIELDS and `schema` (its kind's, when the
+    kind is inferplane's own)."""
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else None
+    for whole in (ENVELOPE, READ_FIELDS.get((group, kind)), schema):
+        inner = ((whole or {}).get("properties") or {}).get(name)
+        if inner is not None:
+            yield from schema_problems(value, inner, name)
 
 
 def first_problem(resource: Any, schema: dict[str, Any] | None = None) -> str | None:
-    """The first way `resource` is misshapen (see problems), or None."""
-    return next(problems(resource, schema), None)
+    """The first way `resource` is misshapen, as a whole or in a field, or None."""
+    found = next(object_problems(resource, schema), None)
+    if found is None and isinstance(resource, dict):
+        api_version, kind = resource.get("apiVersion"), resource.get("kind")
+        found = next((p for name, value in resource.items()
+                      for p in field_problems(api_version, kind, name, value, schema)), None)
+    return found
 
 
 # ---- the types a schema gives: inferplane's kinds' (their XRDs'), and the ones above.

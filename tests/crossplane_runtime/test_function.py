@@ -294,8 +294,9 @@ def test_a_composite_without_apiversion_or_kind_is_refused_naming_it(function_st
 
 def test_misshapen_observed_required_and_desired_resources_are_refused_naming_them(function_stub, eks_stack):
     cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
-    ready_cluster = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster",
-                     "metadata": {"name": "eks-l4"}, "status": ["Ready"]}
+    eks_cluster = struct_to_dict(function_stub.RunFunction(run_request(cluster, None, {"class-eks-l4": l4}))
+                                 .desired.resources["cluster"].resource)
+    ready_cluster = {**eks_cluster, "status": ["Ready"]}
     rsp = function_stub.RunFunction(run_request(cluster, {"cluster": ready_cluster}, {"class-eks-l4": l4}))
     assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'cluster' EKSCluster/eks-l4: "
                                    f"status: expected an object, got a list: {FIX}"]
@@ -317,8 +318,6 @@ def test_misshapen_observed_required_and_desired_resources_are_refused_naming_th
     # A provider's managed resource, where a function reads it: an EKS cluster's security group.
     eks = {"apiVersion": "eks.aws.m.upbound.io/v1beta1", "kind": "Cluster", "metadata": {"name": "eks-l4"},
            "status": {"atProvider": {"vpcConfig": [{"clusterSecurityGroupId": "sg-1"}]}}}
-    eks_cluster = struct_to_dict(function_stub.RunFunction(run_request(cluster, None, {"class-eks-l4": l4}))
-                                 .desired.resources["cluster"].resource)
     rsp = function_stub.RunFunction(run_request(eks_cluster, {"cluster": eks}))
     assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'cluster' Cluster/eks-l4: "
                                    f"status.atProvider.vpcConfig: expected an object, got a list: {FIX}"]
