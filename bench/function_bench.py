@@ -69,7 +69,6 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1  # noqa
 from inferplane.api.inference_class import class_from_json  # noqa: E402
 from inferplane.compose.base import Request  # noqa: E402
 from inferplane.compose.model_deployment import read_pool_class  # noqa: E402
-from inferplane.crossplane import function as adapter  # noqa: E402
 from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner, crossplane_request  # noqa: E402
 from inferplane.engine.reconciler import composition_functions  # noqa: E402
 from inferplane.engine.runtime import Runtime  # noqa: E402
@@ -259,10 +258,9 @@ def main() -> None:
             bare_message = changed(message, calls)
 
             def cold():
-                adapter.forget_resources()
+                runner.kept.clear()
                 class_from_json.cache_clear()
                 read_pool_class.cache_clear()
-                runner.answers.clear()
                 runner.answer(wire)
             paths = {
                 "core": (lambda: function(request), None),

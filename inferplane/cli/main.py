@@ -969,9 +969,17 @@ class _FunctionGroup(click.Group):
             return None
         from crossplane.function import cli as sdk_cli
 
+        from inferplane.crossplane.function import CACHE_BYTES
+        from inferplane.kept import MIB
+
         @click.command()
         @sdk_cli.standard_options
-        def serve(**options) -> None:
+        @click.option("--cache-size", type=click.IntRange(min=0), default=CACHE_BYTES // MIB, show_default=True,
+                      envvar="CACHE_SIZE", metavar="MB",
+                      help="Most the server keeps of what it worked out (answers to requests seen again, decoded "
+                           "resources, serialised parts), keys and values together, in MB; the least recently used "
+                           "go first. 0 keeps nothing.")
+        def serve(cache_size: int, **options) -> None:
             """Serve every composition function over Crossplane's RunFunction gRPC protocol (v1).
 
             Logs are JSON lines (--debug: human-readable, one line per call). Listens on --address with
@@ -982,7 +990,7 @@ class _FunctionGroup(click.Group):
             if not options["insecure"] and not options["tls_certs_dir"]:
                 raise click.UsageError("pass --tls-server-certs-dir DIR (tls.crt, tls.key, ca.crt), or --insecure "
                                        "for local use")
-            serve(FunctionRunner(), **options)
+            serve(FunctionRunner(cache_bytes=cache_size * MIB), **options)
 
         return serve
 

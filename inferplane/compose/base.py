@@ -13,6 +13,7 @@ from typing import Any, Callable, Generic, TypeVar
 from pydantic import ValidationError
 
 from inferplane.api.json_data import json_copy
+from inferplane.kept import MIB, Kept, size_of
 
 Resource = dict[str, Any]
 
@@ -89,14 +90,16 @@ class ByVersion(Generic[T]):
     """A pure function of a stored object, remembered by the object's uid and resourceVersion: the store
     (as the API server) gives every change a new version, so one (uid, version) is one content. A
     function that reads the whole fleet on every call (the fleet scheduler's snapshot) so converts
-    only the objects that changed. An object without both is converted every time."""
+    only the objects that changed. An object without both is converted every time. Remembered within
+    `bound` bytes, each conversion counted as the bytes of the object it was made from (what it keeps
+    of it is no more): the function server's requests name uids of their own, as many as they like."""
 
-    # Far more than a fleet's objects of one kind; past it, everything is converted afresh.
-    LIMIT = 100_000
+    # Far more than a fleet's objects of one kind (a stored InferenceCluster is some KiB).
+    BOUND = 64 * MIB
 
-    def __init__(self, function: Callable[[Resource], T]):
+    def __init__(self, function: Callable[[Resource], T], bound: int = BOUND):
         self.function = function
-        self.memo: dict[tuple[str, str], T] = {}
+        self.memo = Kept(bound)
 
     def __call__(self, obj: Resource) -> T:
         metadata = obj.get("metadata")
@@ -106,10 +109,9 @@ class ByVersion(Generic[T]):
             return self.function(obj)
         found = self.memo.get((uid, version))
         if found is None:
-            if len(self.memo) >= self.LIMIT:
-                self.memo.clear()
-            found = self.memo[(uid, version)] = self.function(obj)
-        return found
+            found = (self.function(obj),)  # (result,): None is a result too
+            self.memo.put((uid, version), found, size_of(obj))
+        return found[0]
 
 
 class ByVersions(Generic[T]):

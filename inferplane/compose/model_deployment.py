@@ -14,7 +14,6 @@ placed, and the Scheduled condition says in one line which clusters refused and 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
@@ -24,6 +23,7 @@ from pydantic import ValidationError
 
 from inferplane import API_GROUP
 from inferplane.accelerators.registry import published_view
+from inferplane.kept import MIB, kept, size_of
 from inferplane.api.inference_class import InferenceClass, class_from_json
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
@@ -168,7 +168,13 @@ def snapshot_classes(required: dict[str, Any], names: Iterable[str]) -> dict[str
     return classes
 
 
-@functools.lru_cache(maxsize=1024)
+def _pool_class_bytes(content: bytes, result: Any) -> int:
+    # The class's model and its devices' CEL contexts: about 1.3 times the bytes of the class's data
+    # as Python holds it (measured with tracemalloc), and the contexts' own memory, outside Python's.
+    return 3 * size_of(orjson.loads(content))
+
+
+@kept(32 * MIB, _pool_class_bytes)
 def read_pool_class(content: bytes) -> PoolClass | None:
     """The class in this JSON as the scheduler reads it, None when it does not validate. Kept by
     content with its devices' CEL contexts (PoolClass is frozen, so sharing it is safe)."""

@@ -10,11 +10,10 @@ server answers every Composition of the package.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import signal
-import threading
+import sys
 import time
 import traceback
 from concurrent import futures
@@ -33,8 +32,10 @@ from grpc_reflection.v1alpha import reflection
 from inferplane.api import KINDS
 from inferplane.api.xrd import openapi_schema
 from inferplane.compose.base import Desired, Request, Requirement, Response
+from inferplane.crossplane.request_shape import field_problems, first_problem, object_problems
 from inferplane.crossplane.usages import compose_usages
 from inferplane.engine.reconciler import PROGRESS_REASONS, composition_functions
+from inferplane.kept import MIB, Kept, size_of
 
 Resource = dict[str, Any]
 Function = Callable[[Request], Response]
@@ -140,48 +141,17 @@ _METADATA_SCHEMA = {"type": "object", "properties": {
     "generation": {"type": "integer"}, "deletionGracePeriodSeconds": {"type": "integer"}}}
 
 
-@functools.cache
 def _kind_schema(api_version: str, kind: str) -> dict[str, Any] | None:
+    """The schema of one of inferplane's kinds, None for any other (looked up, not kept: the names
+    come from the request)."""
     model = KINDS.get((api_version, kind))
-    if model is None:
-        return None
+    return None if model is None else _model_schema(model)
+
+
+@functools.cache  # one per kind inferplane defines
+def _model_schema(model: type) -> dict[str, Any]:
     schema = openapi_schema(model)
     return {**schema, "properties": {**schema["properties"], "metadata": _METADATA_SCHEMA}}
-
-
-class Kept:
-    """What was worked out once, kept by key up to `bound` (in the units `put` is given: one per
-    entry, or bytes), the least recently used going first. Safe to share between the server's threads."""
-
-    def __init__(self, bound: int):
-        self.bound = bound
-        self.held = 0
-        self._entries: collections.OrderedDict[Any, tuple[Any, int]] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            self._entries.move_to_end(key)
-            return entry[0]
-
-    def put(self, key: Any, value: Any, size: int = 1) -> None:
-        if size > self.bound:
-            return
-        with self._lock:
-            if key in self._entries:
-                return
-            self._entries[key] = (value, size)
-            self.held += size
-            while self.held > self.bound:
-                self.held -= self._entries.popitem(last=False)[1][1]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.held = 0
 
 
 # Crossplane calls a function again and again with mostly the same resources (every reconcile of an
@@ -190,9 +160,11 @@ class Kept:
 # request. A resource that changed mostly changed in one part (its metadata's resourceVersion, its
 # status): each top-level field is decoded once too, keyed by the kind and its own bytes, and a changed
 # resource shares the fields that did not change. The same for what the core desires, keyed by its
-# JSON. Bounded: a thousand resources of a few KiB each, four fields each.
-CACHED_RESOURCES = 1024
-_resources = Kept(CACHED_RESOURCES)
+# JSON, and for whole answers (FunctionRunner.answer). All of it is kept in the runner's one cache,
+# bounded by bytes (inferplane/kept.py), each key tagged with what it keeps. 256 MiB: thousands of a
+# fleet's answers of some KiB each, and under a stream of distinct 4 MB requests the server's memory
+# stays under 600 MiB (bench/function_memory_bench.py).
+CACHE_BYTES = 256 * MIB
 
 
 def _unparsed_messages() -> tuple[type, type]:
@@ -230,20 +202,36 @@ def _unparsed_messages() -> tuple[type, type]:
 UnparsedRequest, UnparsedStruct = _unparsed_messages()
 
 
-def _decode(wire: bytes) -> Resource:
-    """A Struct written deterministically, as the core reads it: each field in name order."""
+def _decode(wire: bytes, kept: Kept) -> tuple[Resource, int, str | None]:
+    """A Struct written deterministically, as the core reads it (each field in name order), the bytes it
+    takes (its fields', counted once when each was decoded), and the first way it is misshapen (None:
+    it is not; see request_shape.py)."""
     fields = UnparsedStruct.FromString(wire).fields
-    api_version = _decoded_field("", "", "apiVersion", fields["apiVersion"]) if "apiVersion" in fields else ""
-    kind = _decoded_field("", "", "kind", fields["kind"]) if "kind" in fields else ""
+    api_version = _decoded_field(kept, "", "", "apiVersion", fields["apiVersion"])[0] if "apiVersion" in fields else ""
+    kind = _decoded_field(kept, "", "", "kind", fields["kind"])[0] if "kind" in fields else ""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         api_version = kind = ""  # not a Kubernetes object: no schema
-    return {name: _decoded_field(api_version, kind, name, fields[name]) for name in sorted(fields)}
+    resource, size, problem = {}, 0, None
+    for name in sorted(fields):
+        resource[name], field_size, field_problem = _decoded_field(kept, api_version, kind, name, fields[name])
+        size += size_of(name) + field_size
+        problem = problem or field_problem
+    whole = next(object_problems(resource, _kind_schema(api_version, kind)), None)
+    return resource, size + sys.getsizeof(resource), whole or problem
 
 
-@functools.lru_cache(maxsize=4 * CACHED_RESOURCES)
-def _decoded_field(api_version: str, kind: str, name: str, wire: bytes) -> Any:
-    schema = _kind_schema(api_version, kind)
-    return _from_value(struct_pb2.Value.FromString(wire), None if schema is None else schema["properties"].get(name))
+def _decoded_field(kept: Kept, api_version: str, kind: str, name: str, wire: bytes) -> tuple[Any, int, str | None]:
+    """A top-level field's value from its bytes, the bytes the value takes, and the first way it is
+    misshapen (checked once per content, as it is decoded)."""
+    key = ("field", api_version, kind, name, wire)
+    found = kept.get(key)
+    if found is None:
+        schema = _kind_schema(api_version, kind)
+        value = _from_value(struct_pb2.Value.FromString(wire), None if schema is None else schema["properties"].get(name))
+        problem = next(field_problems(api_version, kind, name, value, schema), None)
+        found = (value, size_of(value), problem)
+        kept.put(key, found, found[1] + size_of(problem))
+    return found
 
 
 # A response is written as its parts' serialised messages one after the other (protobuf: concatenated
@@ -251,40 +239,73 @@ def _decoded_field(api_version: str, kind: str, name: str, wire: bytes) -> Any:
 # own, serialised once per content and kept, so the answer is not built up as a message and written
 # again. Merged, a desired resource replaces one of the same name from an earlier step whole.
 
-@functools.lru_cache(maxsize=CACHED_RESOURCES)
-def _desired_part(key: str, ready: int, data: bytes) -> bytes:
+def _desired_part(kept: Kept, key: str, ready: int, data: bytes) -> bytes:
     """A response desiring only the resource `key` (`data`: its JSON), serialised."""
-    rsp = fnv1.RunFunctionResponse()
-    entry = rsp.desired.resources[key]
-    entry.resource.CopyFrom(dict_to_struct(orjson.loads(data)))
-    entry.ready = ready
-    return rsp.SerializeToString(deterministic=True)
+    cache_key = ("desired", key, ready, data)
+    part = kept.get(cache_key)
+    if part is None:
+        rsp = fnv1.RunFunctionResponse()
+        entry = rsp.desired.resources[key]
+        entry.resource.CopyFrom(dict_to_struct(orjson.loads(data)))
+        entry.ready = ready
+        part = rsp.SerializeToString(deterministic=True)
+        kept.put(cache_key, part)
+    return part
 
 
-@functools.lru_cache(maxsize=CACHED_RESOURCES)
-def _status_part(data: bytes) -> bytes:
+def _status_part(kept: Kept, data: bytes) -> bytes:
     """A response setting only the composite's status (`data`: its JSON), serialised."""
-    rsp = fnv1.RunFunctionResponse()
-    rsp.desired.composite.resource.CopyFrom(dict_to_struct({"status": orjson.loads(data)}))
-    return rsp.SerializeToString(deterministic=True)
+    cache_key = ("status", data)
+    part = kept.get(cache_key)
+    if part is None:
+        rsp = fnv1.RunFunctionResponse()
+        rsp.desired.composite.resource.CopyFrom(dict_to_struct({"status": orjson.loads(data)}))
+        part = rsp.SerializeToString(deterministic=True)
+        kept.put(cache_key, part)
+    return part
 
 
-def forget_resources() -> None:
-    """Drop every decoded resource and serialised part (the benchmark's cold calls)."""
-    _resources.clear()
-    _decoded_field.cache_clear()
-    _desired_part.cache_clear()
-    _status_part.cache_clear()
-
-
-def from_wire(wire: bytes) -> Resource:
+def from_wire(wire: bytes, kept: Kept) -> tuple[Resource, str | None]:
     """A resource as the core reads it, integers where its kind's schema says integer, from its Struct
-    written deterministically. Shared: never modify it."""
-    resource = _resources.get(wire)
-    if resource is None:
-        resource = _decode(wire)
-        _resources.put(wire, resource)
-    return resource
+    written deterministically, and the first way it is misshapen (None: it is not). Shared: never
+    modify it."""
+    key = ("resource", wire)
+    found = kept.get(key)
+    if found is None:
+        resource, size, problem = _decode(wire, kept)
+        found = (resource, problem)
+        kept.put(key, found, size + size_of(problem))
+    return found
+
+
+def shape_problem(resource: Resource) -> str | None:
+    """The first field of `resource` whose type is not the one the API server would have stored (see
+    request_shape.py), or None: for a resource that did not come decoded from the wire."""
+    api_version, kind = resource.get("apiVersion"), resource.get("kind")
+    known = isinstance(api_version, str) and isinstance(kind, str)
+    return first_problem(resource, _kind_schema(api_version, kind) if known else None)
+
+
+def _named(role: str, resource: Any) -> str:
+    """`role` with the resource's kind and name, as far as they can be read."""
+    kind = resource.get("kind") if isinstance(resource, dict) else None
+    metadata = resource.get("metadata") if isinstance(resource, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if isinstance(kind, str) and kind and isinstance(name, str) and name:
+        return f"{role} {shown(f'{kind}/{name}')}"
+    return role
+
+
+def shown(text: str, most: int = 253) -> str:
+    """Text from a request, of any length, cut to fit a message."""
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def refuse_misshapen(role: str, resource: Resource, problem: str | None) -> None:
+    """MalformedRequest naming the resource, the field and what was expected, when `problem`."""
+    if problem is not None:
+        raise MalformedRequest(f"{_named(role, resource)}: {problem}: send each resource as the Kubernetes API "
+                               "server stores it, as Crossplane does")
 
 
 # ---- request -> core
@@ -296,16 +317,35 @@ class Resources:
     composite: Resource  # {} when the request has none
     observed: dict[str, Resource]
     required: dict[str, list[Resource]]  # every match, by requirement name
+    # The first resource that is misshapen (the composite first), and how (see request_shape.py).
+    misshapen: tuple[str, Resource, str] | None = None
 
 
-def read_resources(canonical: bytes) -> Resources:
-    """The resources of a request written deterministically. The composite, which is what changes from
-    call to call, is decoded field by field, not kept whole."""
+def read_resources(canonical: bytes, kept: Kept) -> Resources:
+    """The resources of a request written deterministically, decoded with what `kept` holds. The
+    composite, which is what changes from call to call, is decoded field by field, not kept whole."""
     req = UnparsedRequest.FromString(canonical)
     observed, required = req.observed, req.required_resources
-    return Resources(_decode(observed.composite.resource) if observed.HasField("composite") else {},
-                     {name: from_wire(observed.resources[name].resource) for name in sorted(observed.resources)},
-                     {name: [from_wire(item.resource) for item in required[name].items] for name in sorted(required)})
+    composite, misshapen = {}, None
+    if observed.HasField("composite"):
+        composite, _, problem = _decode(observed.composite.resource, kept)
+        if problem is not None:
+            misshapen = ("the observed composite", composite, problem)
+    observed_resources: dict[str, Resource] = {}
+    for name in sorted(observed.resources):
+        resource, problem = from_wire(observed.resources[name].resource, kept)
+        observed_resources[name] = resource
+        if problem is not None and misshapen is None:
+            misshapen = (f"observed resource {name!r}", resource, problem)
+    required_resources: dict[str, list[Resource]] = {}
+    for name in sorted(required):
+        matches = required_resources[name] = []
+        for index, item in enumerate(required[name].items):
+            resource, problem = from_wire(item.resource, kept)
+            matches.append(resource)
+            if problem is not None and misshapen is None:
+                misshapen = (f"required resource {name!r} (match {index + 1})", resource, problem)
+    return Resources(composite, observed_resources, required_resources, misshapen)
 
 
 def core_request(resources: Resources) -> tuple[str, Request]:
@@ -315,14 +355,13 @@ def core_request(resources: Resources) -> tuple[str, Request]:
     if not composite:
         raise MalformedRequest("the request has no observed composite resource: Crossplane always sends the "
                                "composite it reconciles; call this function from a Composition's pipeline")
+    if resources.misshapen is not None:
+        refuse_misshapen(*resources.misshapen)
     for field in CROSSPLANE_FIELDS:
         section = composite.get(field)
         if isinstance(section, dict) and "crossplane" in section:
             composite = {**composite, field: {k: v for k, v in section.items() if k != "crossplane"}}
-    kind = composite.get("kind")
-    if not isinstance(kind, str) or not kind:
-        raise MalformedRequest("the observed composite has no kind: send the composite as Crossplane stores it")
-    return kind, Request(composite, resources.observed)
+    return composite["kind"], Request(composite, resources.observed)
 
 
 def required_resources(resources: Resources, whole_kind: Callable[[str], bool]) -> dict[str, Any]:
@@ -335,13 +374,13 @@ def required_resources(resources: Resources, whole_kind: Callable[[str], bool]) 
 
 # ---- core -> response
 
-def fill_response(rsp: fnv1.RunFunctionResponse, out: Response) -> list[bytes]:
+def fill_response(rsp: fnv1.RunFunctionResponse, out: Response, kept: Kept) -> list[bytes]:
     """Fill `rsp` with the core's conditions, events and requirements; the serialised parts to write
-    after it: the desired resources and the composite's status."""
-    parts = [_desired_part(key, _READY[desired.ready], orjson.dumps(desired.resource))
+    after it: the desired resources and the composite's status (as `kept` holds them)."""
+    parts = [_desired_part(kept, key, _READY[desired.ready], orjson.dumps(desired.resource))
              for key, desired in out.desired.items()]
     if out.status:
-        parts.append(_status_part(orjson.dumps(out.status)))
+        parts.append(_status_part(kept, orjson.dumps(out.status)))
     for condition in out.conditions:
         if condition.type in RESERVED_CONDITIONS:
             if condition.status == "False":
@@ -377,6 +416,8 @@ def resource_selector(requirement: Requirement) -> fnv1.ResourceSelector:
 def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """The Usages step: label each consumer and add its Usage to the desired state it was given."""
     desired = {name: struct_to_dict(d.resource) for name, d in req.desired.resources.items()}
+    for name, resource in sorted(desired.items()):
+        refuse_misshapen(f"desired resource {name!r}", resource, shape_problem(resource))
     labelled, usages = compose_usages(desired)
     for name, obj in labelled.items():
         rsp.desired.resources[name].resource.CopyFrom(dict_to_struct(obj))
@@ -411,19 +452,16 @@ def core_desired(rsp: fnv1.RunFunctionResponse) -> dict[str, Desired]:
 
 # ---- the servicer
 
-# Answers kept for requests seen again (see FunctionRunner.answer): keys and answers together, bytes.
-ANSWERS_BYTES = 64 * 1024 * 1024
-
-
 class FunctionRunner:
     """Answers RunFunction for every kind inferplane composes."""
 
-    def __init__(self, functions: dict[str, Function] | None = None, answers_bytes: int = ANSWERS_BYTES):
+    def __init__(self, functions: dict[str, Function] | None = None, cache_bytes: int = CACHE_BYTES):
         self.functions = functions if functions is not None else composition_functions()
         self.log = logging.get_logger()
         # (kind, requirement name) -> whether the function asks for a whole kind by that name.
         self.whole_kinds: dict[tuple[str, str], bool] = {}
-        self.answers = Kept(answers_bytes)  # request (written deterministically) -> response, in bytes
+        # Answers, decoded resources and serialised parts (see CACHE_BYTES), keys and values in bytes.
+        self.kept = Kept(cache_bytes)
 
     def compose(self, kind: str, function: Function, request: Request, resources: Resources) -> Response:
         """Call the function with the required resources in the shape it asked for. The protocol does
@@ -452,7 +490,7 @@ class FunctionRunner:
         Equal by content: Crossplane (Go) writes a Struct's fields in random order, so the key is the
         request written again deterministically (each resource is decoded by its bytes in it too). A
         fatal result is never kept: a failure is logged, and computed again, every time. The least
-        recently used go first beyond `answers_bytes`."""
+        recently used go first beyond the runner's `cache_bytes`, with everything else it keeps."""
         try:
             req = fnv1.RunFunctionRequest.FromString(wire)
         except DecodeError as error:
@@ -462,19 +500,20 @@ class FunctionRunner:
             self.log.info("refused a malformed request", error=str(error))
             return rsp.SerializeToString()
         canonical = req.SerializeToString(deterministic=True)
-        kept = self.answers.get(canonical)
+        key = ("answer", canonical)
+        kept = self.kept.get(key)
         if kept is not None:
             self.log.debug("answered again", tag=req.meta.tag)
             return kept
-        out, fatal = self.respond(req, read_resources(canonical))
+        out, fatal = self.respond(req, read_resources(canonical, self.kept))
         if not fatal:
-            self.answers.put(canonical, out, len(canonical) + len(out))
+            self.kept.put(key, out)
         return out
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         """One call, as a message (no answer kept)."""
         return fnv1.RunFunctionResponse.FromString(
-            self.respond(req, read_resources(req.SerializeToString(deterministic=True)))[0])
+            self.respond(req, read_resources(req.SerializeToString(deterministic=True), self.kept))[0])
 
     def respond(self, req: fnv1.RunFunctionRequest, resources: Resources) -> tuple[bytes, bool]:
         """One call, `req`'s resources read: the serialised response, and whether it is fatal. Never
@@ -490,30 +529,41 @@ class FunctionRunner:
                 add_usages(req, rsp)
                 return rsp.SerializeToString(), False
             if step:
-                raise MalformedRequest(f"unknown input {step.get('apiVersion')}/{step.get('kind')}: a step of this "
-                                       f"function takes no input, or {INPUT_API_VERSION} Usages")
+                named = shown(f"{step.get('apiVersion')}/{step.get('kind')}")
+                raise MalformedRequest(f"unknown input {named}: a step of this function takes no input, or "
+                                       f"{INPUT_API_VERSION} Usages")
             kind, request = core_request(resources)
             name = (request.composite.get("metadata") or {}).get("name")
             function = self.functions.get(kind)
             if function is None:
-                raise MalformedRequest(f"no composition function for kind {kind}: this function composes "
-                                       f"{', '.join(sorted(self.functions))}; point the Composition for {kind} "
+                raise MalformedRequest(f"no composition function for kind {shown(kind)}: this function composes "
+                                       f"{', '.join(sorted(self.functions))}; point the Composition for {shown(kind)} "
                                        "at another function")
             out = self.compose(kind, function, request, resources)
-            parts = fill_response(rsp, out)
+            parts = fill_response(rsp, out, self.kept)
         except MalformedRequest as error:
             sdk_response.fatal(rsp, f"malformed RunFunctionRequest: {error}")
             self.log.info("refused a malformed request", tag=req.meta.tag, kind=kind, name=name, error=str(error))
             return rsp.SerializeToString(), True
         except Exception as error:  # noqa: BLE001 - a bug in one call must not stop the server
-            sdk_response.fatal(rsp, f"composition function failed: {type(error).__name__}: {error}")
-            self.log.info("composition function failed", tag=req.meta.tag, kind=kind, name=name, error=str(error),
-                          traceback=traceback.format_exc())
+            # What failed is ours, not the request's (its shape was checked): the caller gets what to do,
+            # the log gets the error and its traceback.
+            sdk_response.fatal(rsp, failure_message(kind, name, req.meta.tag))
+            self.log.info("composition function failed", tag=req.meta.tag, kind=kind, name=name,
+                          error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc())
             return rsp.SerializeToString(), True
         self.log.debug("composed", tag=req.meta.tag, kind=kind, name=name, desired=len(out.desired),
                        requirements=len(out.requirements),
                        milliseconds=round((time.perf_counter() - started) * 1000, 3))
         return b"".join([rsp.SerializeToString(), *parts]), False
+
+
+def failure_message(kind: str | None, name: str | None, tag: str) -> str:
+    """What a caller reads when a function failed on a well-shaped request: no Python internals."""
+    subject = f"{kind}/{name}" if kind and name else kind or "the request"
+    logged = f"logged at info with tag {tag!r}" if tag else "logged at info"
+    return (f"composition function failed for {subject}: an error inferplane does not expect on a request "
+            f"shaped as this one is; its details and traceback are {logged}: report them as an inferplane bug")
 
 
 def _service(runner: FunctionRunner, service: str) -> grpc.GenericRpcHandler:

@@ -63,3 +63,16 @@ def test_a_list_is_converted_again_when_any_object_in_it_changed_came_or_went_or
     assert convert([fleet[0], cluster(None, 4, uid="u-3")]) == 6  # unversioned: converted every time
     assert convert([fleet[0], cluster(None, 4, uid="u-3")]) == 6
     assert len(calls) == 7
+
+
+def test_what_is_remembered_stays_within_its_bytes_counted_by_the_objects_converted():
+    from inferplane.kept import size_of
+
+    big = {"metadata": {"name": "gpu-a", "uid": "u-0", "resourceVersion": "1", "labels": {"l": "x" * 10_000}},
+           "status": {"nodes": 1}}
+    convert = ByVersion(lambda obj: obj["metadata"]["labels"], bound=5 * size_of(big) + 5_000)
+    for index in range(50):  # fifty distinct uids, each object some 10 KB
+        obj = {**big, "metadata": {**big["metadata"], "uid": f"u-{index}"}}
+        assert convert(obj) is obj["metadata"]["labels"]
+        assert convert.memo.held <= convert.memo.bound
+    assert 1 <= len(convert.memo) <= 5

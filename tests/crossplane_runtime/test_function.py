@@ -254,6 +254,130 @@ def test_a_malformed_request_is_a_fatal_result_and_the_server_keeps_serving(func
     assert list(after.requirements.resources) == ["class-eks-l4"]
 
 
+FIX = "send each resource as the Kubernetes API server stores it, as Crossplane does"
+
+
+def misshapen(path: str, value) -> dict:
+    """The recipe's cluster with the field at `path` (dotted) set to `value`."""
+    cluster = load(RECIPE / "cluster.yaml")
+    *parents, last = path.split(".")
+    node = cluster
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    return cluster
+
+
+@pytest.mark.parametrize(("path", "value", "says"), [
+    ("metadata", ["eks-l4"], "the observed composite: metadata: expected an object, got a list"),
+    ("metadata", "eks-l4", "the observed composite: metadata: expected an object, got a string"),
+    ("spec", "big", "the observed composite InferenceCluster/eks-l4: spec: expected an object, got a string"),
+    ("apiVersion", "", "the observed composite InferenceCluster/eks-l4: apiVersion: expected a non-empty string, "
+                       "got a string"),
+    ("metadata.labels", {"team": 7}, "the observed composite InferenceCluster/eks-l4: metadata.labels.team: "
+                                     "expected a string, got a number"),
+    ("metadata.name", ["a"], "the observed composite: metadata.name: expected a string, got a list"),
+    ("metadata.name", "a" * 1000, f"the observed composite InferenceCluster/{'a' * 233}...: metadata.name: expected "
+                                  "at most 253 characters, got 1,000"),
+    ("spec.nodePools", {"l4": {}}, "the observed composite InferenceCluster/eks-l4: spec.nodePools: "
+                                   "expected a list, got an object"),
+    ("status.conditions", [{"type": ["Ready"]}], "the observed composite InferenceCluster/eks-l4: "
+                                                 "status.conditions[0].type: expected a string, got a list"),
+])
+def test_a_misshapen_composite_is_refused_naming_the_field_and_what_was_expected(function_stub, path, value, says):
+    rsp = function_stub.RunFunction(run_request(misshapen(path, value)))
+    assert fatal_messages(rsp) == [f"malformed RunFunctionRequest: {says}: {FIX}"]
+    assert not rsp.desired.resources
+
+
+def test_a_composite_without_apiversion_or_kind_is_refused_naming_it(function_stub):
+    cluster = load(RECIPE / "cluster.yaml")
+    for field, named in (("apiVersion", " InferenceCluster/eks-l4"), ("kind", "")):
+        rsp = function_stub.RunFunction(run_request({k: v for k, v in cluster.items() if k != field}))
+        assert fatal_messages(rsp) == [
+            f"malformed RunFunctionRequest: the observed composite{named}: {field}: missing: {FIX}"]
+
+
+def test_misshapen_observed_required_and_desired_resources_are_refused_naming_them(function_stub, eks_stack):
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    eks_cluster = struct_to_dict(function_stub.RunFunction(run_request(cluster, None, {"class-eks-l4": l4}))
+                                 .desired.resources["cluster"].resource)
+    ready_cluster = {**eks_cluster, "status": ["Ready"]}
+    rsp = function_stub.RunFunction(run_request(cluster, {"cluster": ready_cluster}, {"class-eks-l4": l4}))
+    assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'cluster' EKSCluster/eks-l4: "
+                                   f"status: expected an object, got a list: {FIX}"]
+
+    bad_class = {**l4, "metadata": {"name": "eks-l4", "annotations": ["a"]}}
+    rsp = function_stub.RunFunction(run_request(cluster, None, {"class-eks-l4": bad_class}))
+    assert fatal_messages(rsp) == ["malformed RunFunctionRequest: required resource 'class-eks-l4' (match 1) "
+                                   "InferenceClass/eks-l4: metadata.annotations: expected an object, got a list: "
+                                   f"{FIX}"]
+
+    # Another project's kind, where a function reads it: a Gateway's addresses.
+    gateway = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw"},
+               "status": {"addresses": "172.18.255.200"}}
+    composite = next(yaml.safe_load_all((REPO / "recipes" / "qwen2.5-0.5b-cpu" / "service.yaml").read_text()))
+    rsp = function_stub.RunFunction(run_request(composite, {"gateway": gateway}))
+    assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'gateway' Gateway/gw: "
+                                   f"status.addresses: expected a list, got a string: {FIX}"]
+
+    # A provider's managed resource, where a function reads it: an EKS cluster's security group.
+    eks = {"apiVersion": "eks.aws.m.upbound.io/v1beta1", "kind": "Cluster", "metadata": {"name": "eks-l4"},
+           "status": {"atProvider": {"vpcConfig": [{"clusterSecurityGroupId": "sg-1"}]}}}
+    rsp = function_stub.RunFunction(run_request(eks_cluster, {"cluster": eks}))
+    assert fatal_messages(rsp) == ["malformed RunFunctionRequest: observed resource 'cluster' Cluster/eks-l4: "
+                                   f"status.atProvider.vpcConfig: expected an object, got a list: {FIX}"]
+
+    usages = fnv1.RunFunctionRequest()
+    usages.input.update({"apiVersion": "fn.inferplane.dev/v1alpha1", "kind": "Usages"})
+    usages.desired.resources["stack"].resource.update({"apiVersion": "x/v1", "kind": "Release", "metadata": []})
+    assert fatal_messages(function_stub.RunFunction(usages)) == [
+        f"malformed RunFunctionRequest: desired resource 'stack': metadata: expected an object, got a list: {FIX}"]
+
+
+def test_no_misshapen_field_of_a_real_request_reaches_the_caller_as_python_internals():
+    """Every field of the recipe's requests (the cluster with its class and observed resources),
+    each made a list, a string and a number in turn: every answer is a result, never an exception's
+    text (a generic failure is only for inferplane's own bugs)."""
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    runner = FunctionRunner()
+    composed = runner.run(run_request(cluster, None, {"class-eks-l4": l4})).desired.resources
+    ready = {**struct_to_dict(composed["cluster"].resource),
+             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+                        "atProvider": {"endpoint": "https://eks"}}}
+    stack = {**struct_to_dict(composed["serving-stack"].resource),
+             "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Installing"}],
+                        "gateway": {"address": "10.0.0.1"}}}
+    request = {"composite": cluster, "observed": {"cluster": ready, "serving-stack": stack},
+               "required": {"class-eks-l4": l4}}
+    assert not fatal_messages(runner.run(run_request(cluster, request["observed"], request["required"])))
+
+    def paths(node, prefix=()):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            yield (*prefix, key)
+            yield from paths(value, (*prefix, key))
+
+    leaked = []
+    for path in paths(request):
+        for wrong in (["x"], "x", 7):
+            changed = json.loads(json.dumps(request))
+            node = changed
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = wrong
+            # A resource on the wire is a Struct: an object, or for a requirement a list of them.
+            if not all(isinstance(changed[part], dict) for part in ("composite", "observed", "required")) or \
+                    not all(isinstance(r, dict) for r in changed["observed"].values()) or \
+                    not all(isinstance(r, dict) or (isinstance(r, list) and all(isinstance(i, dict) for i in r))
+                            for r in changed["required"].values()):
+                continue
+            rsp = runner.run(run_request(changed["composite"], changed["observed"], changed["required"]))
+            leaked += [f"{'.'.join(map(str, path))} = {wrong!r}: {m}" for m in fatal_messages(rsp)
+                       if m.startswith("composition function failed") or "Error" in m]
+    assert leaked == []
+
+
 def test_a_failing_function_is_a_fatal_result_not_a_dead_server():
     def broken(request):
         raise KeyError("spec")
@@ -261,8 +385,12 @@ def test_a_failing_function_is_a_fatal_result_not_a_dead_server():
     with serving(FunctionRunner({"InferenceCluster": broken})) as address, grpc.insecure_channel(address) as channel:
         stub = grpcv1.FunctionRunnerServiceStub(channel)
         for _ in range(2):
-            rsp = stub.RunFunction(run_request(load(RECIPE / "cluster.yaml")))
-            assert fatal_messages(rsp) == ["composition function failed: KeyError: 'spec'"]
+            rsp = stub.RunFunction(run_request(load(RECIPE / "cluster.yaml"), tag="t-9"))
+            # What to do, never the exception's text: that goes to the log.
+            assert fatal_messages(rsp) == [
+                "composition function failed for InferenceCluster/eks-l4: an error inferplane does not expect on "
+                "a request shaped as this one is; its details and traceback are logged at info with tag 't-9': "
+                "report them as an inferplane bug"]
 
 
 # ---- the command
@@ -406,9 +534,9 @@ def test_any_change_to_the_request_composes_again():
     # The composite is keyed field by field: a field it did not have is a change too.
     answer(composite={**cluster, "status": {"draDrivers": ["gpu.nvidia.com"]}})
 
-    ready = {"apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster",
-             "metadata": {"name": "eks-l4"}, "status": {"conditions": [{"type": "Ready", "status": "True",
-                                                                         "reason": "Available"}]}}
+    # The cluster as composed, then observed Ready.
+    ready = {**resource.struct_to_dict(base.desired.resources["cluster"].resource),
+             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}}
     assert conditions(answer(observed={"cluster": ready}))[0] == ("ClusterReady", "STATUS_CONDITION_TRUE", "Available")
 
     assert conditions(answer(required={"class-eks-l4": None}))[0][2] == "WaitingForClasses"
@@ -434,31 +562,68 @@ def test_a_fatal_answer_is_never_kept():
     runner = FunctionRunner({"InferenceCluster": broken})
     wire = cluster_request().SerializeToString()
     for _ in range(2):
-        assert fatal_messages(fnv1.RunFunctionResponse.FromString(runner.answer(wire))) == [
-            "composition function failed: KeyError: 'spec'"]
+        assert fatal_messages(fnv1.RunFunctionResponse.FromString(runner.answer(wire)))[0].startswith(
+            "composition function failed for InferenceCluster/eks-l4: ")
     assert len(calls) == 2
-    assert runner.answers.held == 0
+    assert runner.kept.get(("answer", cluster_request().SerializeToString(deterministic=True))) is None
 
 
-def test_answers_are_kept_within_their_bound_least_recently_used_first():
+def test_answers_are_kept_within_the_cache_bound_least_recently_used_first():
     runner, ran = counting_runner()
-    wires = [cluster_request(tag=f"t-{i}").SerializeToString() for i in range(3)]
-    runner.answer(wires[0])
-    one = runner.answers.held  # each answer holds as much: the requests differ only in their tag's digit
-    assert len(wires[0]) < one < len(wires[0]) + 10_000
-    runner.answers.clear()
-    runner.answers.bound = 2 * one
+    wires = [cluster_request(tag=f"t-{i}").SerializeToString() for i in range(10)]
+    first = fnv1.RunFunctionResponse.FromString(runner.answer(wires[0]))
+    # Room for everything one call keeps: ten answers (each some KiB) do not fit beside it.
+    bound = runner.kept.held
+    runner = FunctionRunner(runner.functions, cache_bytes=bound)
     for wire in wires:
-        runner.answer(wire)
-    assert runner.answers.held == 2 * one
+        answered = fnv1.RunFunctionResponse.FromString(runner.answer(wire))
+        assert desired_kinds(answered) == desired_kinds(first)
+        assert runner.kept.held <= bound
     composed = len(ran)
-    runner.answer(wires[1])  # kept, and now the most recently used
+    runner.answer(wires[-1])  # the most recently used: kept
     assert len(ran) == composed
-    runner.answer(wires[0])  # dropped for the third: composed again, dropping the least recently used
-    runner.answer(wires[1])
+    runner.answer(wires[0])  # the least recently used: dropped, composed again
     assert len(ran) == composed + 1
-    runner.answer(wires[2])
-    assert len(ran) == composed + 2
+
+
+def test_a_cache_of_no_bytes_keeps_nothing_and_answers_all_the_same():
+    runner, ran = counting_runner()
+    runner = FunctionRunner(runner.functions, cache_bytes=0)
+    wire = cluster_request().SerializeToString()
+    assert runner.answer(wire) == FunctionRunner().answer(wire)
+    runner.answer(wire)
+    # The first call learns the requirement's shape and composes; the second composes again.
+    assert (len(runner.kept), len(ran)) == (0, 3)
+
+
+def test_what_the_server_keeps_stays_within_its_bytes_under_distinct_large_requests():
+    from inferplane.api.inference_class import class_from_json
+    from inferplane.kept import MIB
+
+    bound = 2 * MIB
+    runner = FunctionRunner(cache_bytes=bound)
+    cluster, l4 = load(RECIPE / "cluster.yaml"), load(RECIPE / "class.yaml")
+    for index in range(40):
+        # Each request distinct in every resource, some 200 KB each: forty of them are 8 MB.
+        padding = {"bench.inferplane.dev/padding": f"{index}" + "x" * 100_000}
+        composite = {**cluster, "metadata": {**cluster["metadata"], "annotations": padding}}
+        klass = {**l4, "metadata": {**l4["metadata"], "annotations": padding}}
+        rsp = fnv1.RunFunctionResponse.FromString(
+            runner.answer(run_request(composite, None, {"class-eks-l4": klass}).SerializeToString()))
+        assert desired_kinds(rsp) == {"cluster": "EKSCluster", "serving-stack": "ServingStack"}
+        assert runner.kept.held <= bound
+    assert runner.kept.held > bound // 2
+    assert class_from_json.cache.held <= class_from_json.cache.bound
+
+
+def test_function_serve_shows_its_cache_bound_and_refuses_a_negative_one():
+    command = [sys.executable, "-m", "inferplane.cli.main", "function", "serve"]
+    shown = subprocess.run([*command, "--help"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert "--cache-size MB" in shown.stdout and "[default: 256" in " ".join(shown.stdout.split())
+    refused = subprocess.run([*command, "--insecure", "--cache-size", "-1"], cwd=REPO, capture_output=True, text=True,
+                             timeout=60)
+    assert refused.returncode == 2
+    assert "Invalid value for '--cache-size': -1 is not in the range x>=0." in refused.stderr
 
 
 def test_bytes_that_are_not_a_request_get_a_fatal_answer():
