@@ -398,7 +398,7 @@ class ModelDeploymentComposer(Composer):
 
 
 def explain(request: Request) -> list[str]:
-    """For `inferplane explain md`: the placement, then each cluster and the step that refused it
+    """For `inferplane why md`: the placement, then each cluster and the step that refused it
     when replicas fit nowhere. `request` carries what the function requires (see `require_fleet`)."""
     composer = ModelDeploymentComposer(request)
     if not composer.read_deployment():

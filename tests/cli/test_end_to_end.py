@@ -185,13 +185,19 @@ def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == (
         "False", "Unschedulable", "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed on eks-l4; 1 fit nowhere "
         "(eks-l4: pool l4: 0 of 4 nodes free, engine vllm needs 1)")
-    assert inferplane("explain", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state).stdout == (
+    why = inferplane("why", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state)
+    assert why.stdout == (
         "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed, 1 fit nowhere\n"
         + "".join(f"  replica {i} on eks-l4: vllm on pool l4\n" for i in range(4))
         + "  eks-l4:\n    pool l4: 0 of 4 nodes free, engine vllm needs 1\n")
-    refused = inferplane("explain", "icluster", "eks-l4", state=state, check=False)
+    refused = inferplane("why", "icluster", "eks-l4", state=state, check=False)
     assert (refused.returncode, refused.stderr) == (
         1, "Error: InferenceCluster has no placement to explain: name a ModelDeployment (md)\n")
+    # The former `explain KIND NAME` still answers, as `why` does, and says where it moved.
+    old = inferplane("explain", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state)
+    assert (old.stdout, old.stderr) == (why.stdout, (
+        "Warning: `inferplane explain md NAME` is deprecated: its placement explanation is now `inferplane why md "
+        "qwen2-5-0-5b-l4 -n default`; `explain` documents fields, as kubectl's does\n"))
 
     for count, message in ((11, "must be at most 10, got 11: set it to 10 or less"),
                            (0, "must be at least 1, got 0: set it to 1 or more")):
