@@ -390,19 +390,22 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     """Spec essentials, status, conditions, composed resources and events of one object."""
     from inferplane.cli.query import fetch
     from inferplane.cli.views import describe as render
+    from inferplane.compose.model_deployment import verdict
     from inferplane.engine.reconciler import controller_of
     from inferplane.engine.store import Key
 
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
-        click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
+        placement = _placement(runtime, obj, verdict) if obj["kind"] == "ModelDeployment" else None
+        click.echo(render(obj, composed, runtime.store.events(Key.of(obj)), placement))
 
 
-def _placement(runtime, obj: dict) -> list[str]:
-    """A ModelDeployment's placement as the scheduler decides it over the fleet now, with each step that
-    refused a cluster (`why`); the function's request carries every resource it requires."""
-    from inferplane.compose.model_deployment import compose_model_deployment, explain as explanation
+def _placement(runtime, obj: dict, lines) -> list[str]:
+    """A ModelDeployment's placement as the scheduler decides it over the fleet now, told by `lines`
+    (the explainer `why` prints, or describe's verdict) from the request that carries every resource
+    the function requires."""
+    from inferplane.compose.model_deployment import compose_model_deployment
     from inferplane.engine.reconciler import call_with_requirements, resolver
     from inferplane.engine.store import Key
 
@@ -414,17 +417,18 @@ def _placement(runtime, obj: dict) -> list[str]:
         return compose_model_deployment(request)
 
     call_with_requirements(resolver(fleet), answering, obj, {})
-    return explanation(answered[-1])
+    return lines(answered[-1])
 
 
 def _why(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     from inferplane.cli.query import fetch
+    from inferplane.compose.model_deployment import explain as explain_placement
 
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
         if obj["kind"] != "ModelDeployment":
             raise click.ClickException(f"{obj['kind']} has no placement to explain: name a ModelDeployment (md)")
-        click.echo("\n".join(_placement(runtime, obj)))
+        click.echo("\n".join(_placement(runtime, obj, explain_placement)))
 
 
 @cli.command()
