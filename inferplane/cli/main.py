@@ -452,7 +452,7 @@ def why(kind: str, name: str, namespace: str | None, state: Path | None) -> None
 def explain(kind: str, name: str | None, recursive: bool, max_depth: int, api_version: str | None,
             namespace: str | None, state: Path | None) -> None:
     """A kind's fields and their documentation, from its XRD's OpenAPI schema, as kubectl explain prints
-    them: `inferplane explain inferencecluster.spec.nodePools`."""
+    them: `inferplane explain inferencecluster.spec.nodePools`. With a NAME (deprecated), as `why`."""
     if name is not None:
         # kubectl explain takes one word, so two can only mean this command's former placement explainer:
         # scripts that call it keep their output, and are told where it moved.
