@@ -407,39 +407,95 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     """Spec essentials, status, conditions, composed resources and events of one object."""
     from inferplane.cli.query import fetch
     from inferplane.cli.views import describe as render
+    from inferplane.compose.model_deployment import verdict
     from inferplane.engine.reconciler import controller_of
     from inferplane.engine.store import Key
 
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
-        click.echo(render(obj, composed, runtime.store.events(Key.of(obj))))
+        placement = _placement(runtime, obj, verdict) if obj["kind"] == "ModelDeployment" else None
+        click.echo(render(obj, composed, runtime.store.events(Key.of(obj)), placement))
 
 
-@cli.command()
-@object_arguments
-def explain(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
-    """Where a ModelDeployment's replicas run and, for those that fit nowhere, each cluster and the step
-    that refused it."""
-    from inferplane.cli.query import fetch
-    from inferplane.compose.model_deployment import compose_model_deployment, explain as explanation
+def _placement(runtime, obj: dict, lines) -> list[str]:
+    """A ModelDeployment's placement as the scheduler decides it over the fleet now, told by `lines`
+    (the explainer `why` prints, or describe's verdict) from the request that carries every resource
+    the function requires."""
+    from inferplane.compose.model_deployment import compose_model_deployment
     from inferplane.engine.reconciler import call_with_requirements, resolver
     from inferplane.engine.store import Key
 
-    with opened(state, read_only=True) as runtime:
-        objects = [fetch(runtime, kind, name, namespace)]
-        if objects[0]["kind"] != "ModelDeployment":
-            raise click.ClickException(f"{objects[0]['kind']} has no placement to explain: name a ModelDeployment "
-                                       "(md)")
-        fleet = {Key.of(o): o for o in runtime.list()}
+    fleet = {Key.of(o): o for o in runtime.list()}
     answered = []
 
     def answering(request):
         answered.append(request)  # the last request is the one with every requirement answered
         return compose_model_deployment(request)
 
-    call_with_requirements(resolver(fleet), answering, objects[0], {})
-    click.echo("\n".join(explanation(answered[-1])))
+    call_with_requirements(resolver(fleet), answering, obj, {})
+    return lines(answered[-1])
+
+
+def _why(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+    from inferplane.cli.query import fetch
+    from inferplane.compose.model_deployment import explain as explain_placement
+
+    with opened(state, read_only=True) as runtime:
+        obj = fetch(runtime, kind, name, namespace)
+        if obj["kind"] != "ModelDeployment":
+            raise click.ClickException(f"{obj['kind']} has no placement to explain: name a ModelDeployment (md)")
+        click.echo("\n".join(_placement(runtime, obj, explain_placement)))
+
+
+@cli.command()
+@object_arguments
+def why(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
+    """Where a ModelDeployment's replicas run and, for those that fit nowhere, each cluster and the step
+    that refused it."""
+    _why(kind, name, namespace, state)
+
+
+@cli.command()
+@click.argument("kind", metavar="KIND[.FIELD.PATH]", shell_complete=_complete_kind)
+@click.argument("name", required=False, shell_complete=_complete_name)
+@click.option("-R", "--recursive", is_flag=True, help="Print the fields of fields.")
+@click.option("--max-depth", type=int, default=0, show_default=True,
+              help="With --recursive: how many levels of fields to print (0: every level).")
+@click.option("--api-version", default=None, metavar="GROUP/VERSION",
+              help="The API version of the kind to document.")
+@NAMESPACE_OPTION
+@STATE_OPTION
+def explain(kind: str, name: str | None, recursive: bool, max_depth: int, api_version: str | None,
+            namespace: str | None, state: Path | None) -> None:
+    """A kind's fields and their documentation, from its XRD's OpenAPI schema, as kubectl explain prints
+    them: `inferplane explain inferencecluster.spec.nodePools`. With a NAME (deprecated), as `why`."""
+    if name is not None:
+        # kubectl explain takes one word, so two can only mean this command's former placement explainer:
+        # scripts that call it keep their output, and are told where it moved.
+        if "." in kind:
+            raise click.UsageError(f"explain takes one KIND[.FIELD.PATH], not also {name!r}: "
+                                   f"`inferplane why KIND NAME` explains a ModelDeployment's placement")
+        moved = f"inferplane why {kind} {name}" + (f" -n {namespace}" if namespace else "")
+        click.echo(f"Warning: `inferplane explain {kind} NAME` is deprecated: its placement explanation is now "
+                   f"`{moved}`; `explain` documents fields, as kubectl's does", err=True)
+        _why(kind, name, namespace, state)
+        return
+    if max_depth < 0:
+        raise click.UsageError("--max-depth must be non-negative")
+    if max_depth and not recursive:
+        raise click.UsageError("--max-depth requires --recursive")
+    from inferplane.cli.explain import Explainer, FieldNotFound
+    from inferplane.cli.resources import resolve_field_path
+    from inferplane.crossplane.openapi import published
+
+    resource, field_path = resolve_field_path(kind, published().group_versions(), api_version)
+    try:
+        text = Explainer(published().openapi_v3(resource.api_version)).explain(
+            resource.group, resource.api_version.rsplit("/", 1)[1], resource.plural, field_path, recursive, max_depth)
+    except FieldNotFound as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(text, nl=False)
 
 
 @cli.command()

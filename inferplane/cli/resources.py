@@ -121,3 +121,28 @@ def resolve_many(typed: str) -> list[ResourceType]:
     if not out:
         raise click.UsageError("no resource type given: `inferplane api-resources` lists every kind")
     return out
+
+
+def resolve_field_path(typed: str, served: list[str], api_version: str | None = None) -> tuple[ResourceType, list[str]]:
+    """`KIND.field.path` as kubectl explain reads it: the kind is the first word, or a prefix naming it
+    with its group (`inferenceclusters.inferplane.dev.spec`); the words after it are the field path.
+    Only a kind served at one of the `served` API versions (our XRDs') has documentation."""
+    typed = typed.strip().removesuffix(".")
+    qualified = sorted(((n, t) for t in resource_types() for n in t.names() if "." in n
+                        and (typed.lower() == n or typed.lower().startswith(n + "."))), key=lambda nt: -len(nt[0]))
+    if qualified:
+        word, rest = typed[:len(qualified[0][0])], typed[len(qualified[0][0]) + 1:]
+    else:
+        word, _, rest = typed.partition(".")
+    found = resolve(word)
+    ours = [t for t in found if t.api_version in served]
+    if not ours:
+        kinds = ", ".join(sorted(t.kind for t in resource_types() if t.api_version in served))
+        raise click.UsageError(f"{display_kind(found[0].kind, found[0].api_version)} ({found[0].api_version}) has "
+                               f"no XRD of ours to document: explain knows {kinds}")
+    if api_version is not None:
+        at_version = [t for t in ours if t.api_version == api_version]
+        if not at_version:
+            raise click.UsageError(f"{ours[0].kind} is served at {ours[0].api_version}, not {api_version}")
+        ours = at_version
+    return ours[0], rest.split(".") if rest else []

@@ -177,7 +177,9 @@ def event_rows(events: list[dict[str, Any]], now: datetime | None = None) -> lis
              e["count"], e["message"]) for e in events]
 
 
-def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any]]) -> str:
+def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any]],
+             placement: list[str] | None = None) -> str:
+    """kubectl describe's layout; `placement` is a ModelDeployment's verdict (where its replicas run)."""
     meta = obj["metadata"]
     lines = [f"Name:         {meta['name']}"]
     if meta.get("namespace"):
@@ -194,6 +196,8 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
 
         lines.append("Spec:")
         lines += ["  " + line for line in yaml.safe_dump(obj["spec"], sort_keys=False, width=1_000_000).rstrip("\n").splitlines()]
+    if placement is not None:
+        lines += ["Placement:", *(f"  {line}" for line in placement)]
     conditions = (obj.get("status") or {}).get("conditions") or []
     _section(lines, "Conditions", ("TYPE", "STATUS", "REASON", "MESSAGE"),
              [(c["type"], c["status"], c["reason"], c.get("message")) for c in conditions])

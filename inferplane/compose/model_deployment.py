@@ -403,33 +403,56 @@ class ModelDeploymentComposer(Composer):
         self.condition(SCHEDULED, "False", reason, message)
 
 
-def explain(request: Request) -> list[str]:
-    """For `inferplane explain md`: the placement, then each cluster and the step that refused it
-    when replicas fit nowhere. `request` carries what the function requires (see `require_fleet`)."""
+def _schedule(request: Request) -> tuple[str, Schedule | list[str]]:
+    """The deployment's name and its schedule over the fleet `request` carries (see `require_fleet`),
+    or the lines that say why there is none."""
     composer = ModelDeploymentComposer(request)
     if not composer.read_deployment():
-        return [c.message for c in composer.response.conditions]
+        return composer.name, [c.message for c in composer.response.conditions]
     snapshot = composer.require_fleet()
     if snapshot is None:
-        return [f"ModelDeployment {composer.name}: the fleet has not been read yet"]
+        return composer.name, [f"ModelDeployment {composer.name}: the fleet has not been read yet"]
     excluded = composer.cache_exclusions()
     if excluded is None:
-        return [f"ModelDeployment {composer.name}: its ModelCache has not been read yet"]
+        return composer.name, [f"ModelDeployment {composer.name}: its ModelCache has not been read yet"]
     try:
-        placed = schedule(placement_request(composer.deployment, excluded), snapshot)
+        return composer.name, schedule(placement_request(composer.deployment, excluded), snapshot)
     except InvalidSelectors as error:
-        return [f"ModelDeployment {composer.name}: {error}"]
-    lines = [f"ModelDeployment {composer.name}: {placed.message()}"] if not placed.missing else [
-        f"ModelDeployment {composer.name}: {len(placed.placements)} of {placed.wanted} replicas placed, "
-        f"{placed.missing} fit nowhere"]
+        return composer.name, [f"ModelDeployment {composer.name}: {error}"]
+
+
+def _replica_lines(placed: Schedule) -> list[str]:
+    lines = []
     for placement in placed.placements:
         pools = ", ".join(f"{e.name} on pool {e.members[0].pool}" for e in placement.engines)
         kept = " (kept as it runs: the cluster is not ready)" if placement.as_running else ""
-        lines.append(f"  replica {placement.index} on {placement.cluster}: {pools}{kept}")
+        lines.append(f"replica {placement.index} on {placement.cluster}: {pools}{kept}")
+    return lines
+
+
+def explain(request: Request) -> list[str]:
+    """For `inferplane why md`: the placement, then each cluster and the step that refused it
+    when replicas fit nowhere."""
+    name, placed = _schedule(request)
+    if isinstance(placed, list):
+        return placed
+    lines = [f"ModelDeployment {name}: {placed.message()}"] if not placed.missing else [
+        f"ModelDeployment {name}: {len(placed.placements)} of {placed.wanted} replicas placed, "
+        f"{placed.missing} fit nowhere"]
+    lines += [f"  {line}" for line in _replica_lines(placed)]
     for cluster, reasons in placed.rejections.items():
         lines.append(f"  {cluster}:")
         lines.extend(f"    {reason}" for reason in reasons)
     return lines
+
+
+def verdict(request: Request) -> list[str]:
+    """For `inferplane describe md`: the condition's line (each cluster's first reason when replicas fit
+    nowhere), then where each replica runs."""
+    name, placed = _schedule(request)
+    if isinstance(placed, list):
+        return placed
+    return [placed.message(), *_replica_lines(placed)]
 
 
 def compose_model_deployment(request: Request) -> Response:

@@ -1,5 +1,5 @@
-"""Crossplane runtime: the generated XRDs, the RunFunction server (`function.py`) and the Configuration
-package (`package.py`)."""
+"""Crossplane runtime: the generated XRDs and what an API server publishes of them (`openapi.py`), the
+RunFunction server (`function.py`) and the Configuration package (`package.py`)."""
 
 from pathlib import Path
 

@@ -20,7 +20,7 @@ Filters, in order, each one concept: ClusterSelected, ClusterNotExcluded (the ca
 where the deployment's ModelCache does not stage), ClusterReady, TaintToleration, then Fit
 (every engine on a single pool whose class matches all its members, with free nodes for it). The
 first filter that refuses a cluster gives its reason; `Schedule.rejections` holds them when
-replicas are missing, for `inferplane explain`. The one-line message names, per cluster, a pool
+replicas are missing, for `inferplane why`. The one-line message names, per cluster, a pool
 that matched but lacked free nodes before any other pool's mismatch: that is what would change
 with capacity.
 

@@ -38,6 +38,7 @@ def test_apply_get_describe_gate_then_delete(tmp_path):
     assert got[1].split()[:4] == ["eks-l4", "EKS", "True", "Available"]
     described = inferplane("describe", "icluster", "eks-l4", state=state).stdout
     assert "ClusterReady   True" in described and "serving-stack   ServingStack   eks-l4   True" in described
+    assert "Placement:" not in described, "only a ModelDeployment is placed"
     releases_before = inferplane("get", "releases", "-A", "-o", "json", state=state).stdout
     node_groups_before = json.loads(inferplane("get", "nodegroups", "-A", "-o", "json", state=state).stdout)["items"]
 
@@ -165,10 +166,18 @@ def replicas(state):
     return json.loads(inferplane("get", "md", "qwen2-5-0-5b-l4", "-o", "json", state=state).stdout)["spec"]["replicas"]
 
 
+def placement_section(state) -> list[str]:
+    described = inferplane("describe", "md", "qwen2-5-0-5b-l4", state=state).stdout.splitlines()
+    start = described.index("Placement:")
+    return described[start:described.index("Conditions:")]
+
+
 def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     state = tmp_path / "state"
     inferplane("apply", "-f", EKS_RECIPE, state=state)
     assert replicas(state) == 2
+    assert placement_section(state) == ["Placement:", "  2 of 2 replicas placed on eks-l4",
+                                         "  replica 0 on eks-l4: vllm on pool l4", "  replica 1 on eks-l4: vllm on pool l4"]
 
     scaled = inferplane("scale", "md", "qwen2-5-0-5b-l4", "-n", "default", "--replicas", "5", state=state)
     assert scaled.stdout == "modeldeployment.inferplane.dev/qwen2-5-0-5b-l4 scaled\n"
@@ -185,13 +194,23 @@ def test_scale_sets_replicas_within_the_deployments_bounds(tmp_path):
     assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == (
         "False", "Unschedulable", "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed on eks-l4; 1 fit nowhere "
         "(eks-l4: pool l4: 0 of 4 nodes free, engine vllm needs 1)")
-    assert inferplane("explain", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state).stdout == (
+    why = inferplane("why", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state)
+    assert why.stdout == (
         "ModelDeployment qwen2-5-0-5b-l4: 4 of 5 replicas placed, 1 fit nowhere\n"
         + "".join(f"  replica {i} on eks-l4: vllm on pool l4\n" for i in range(4))
         + "  eks-l4:\n    pool l4: 0 of 4 nodes free, engine vllm needs 1\n")
-    refused = inferplane("explain", "icluster", "eks-l4", state=state, check=False)
+    # describe's verdict: the condition's line, then where each replica runs.
+    assert placement_section(state) == [
+        "Placement:", "  4 of 5 replicas placed on eks-l4; 1 fit nowhere (eks-l4: pool l4: 0 of 4 nodes free, engine "
+        "vllm needs 1)", *(f"  replica {i} on eks-l4: vllm on pool l4" for i in range(4))]
+    refused = inferplane("why", "icluster", "eks-l4", state=state, check=False)
     assert (refused.returncode, refused.stderr) == (
         1, "Error: InferenceCluster has no placement to explain: name a ModelDeployment (md)\n")
+    # The former `explain KIND NAME` still answers, as `why` does, and says where it moved.
+    old = inferplane("explain", "md", "qwen2-5-0-5b-l4", "-n", "default", state=state)
+    assert (old.stdout, old.stderr) == (why.stdout, (
+        "Warning: `inferplane explain md NAME` is deprecated: its placement explanation is now `inferplane why md "
+        "qwen2-5-0-5b-l4 -n default`; `explain` documents fields, as kubectl's does\n"))
 
     for count, message in ((11, "must be at most 10, got 11: set it to 10 or less"),
                            (0, "must be at least 1, got 0: set it to 1 or more")):

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from inferplane.compose.base import Request
-from inferplane.compose.model_deployment import compose_model_deployment, explain, replica_name
+from inferplane.compose.model_deployment import compose_model_deployment, explain, replica_name, verdict
 
 GROUP = "inferplane.dev/v1alpha1"
 READY = [{"type": "Ready", "status": "True", "reason": "Available", "message": ""}]
@@ -149,6 +149,9 @@ def test_replicas_that_fit_nowhere_say_why_in_one_line_and_in_explain():
         "  down:", "    cluster is not ready",
         "  lab:", "    pool mi325x: 0 of 1 nodes free, engine vllm needs 1",
         "  tainted:", "    taint maintenance=on:NoSchedule is not tolerated"]
+    # describe's verdict: the condition's line, then where each replica runs.
+    assert verdict(request) == [scheduled(response)[2].removeprefix("ModelDeployment qwen: "),
+                                "replica 0 on lab: vllm on pool mi325x"]
 
 
 def test_another_deployments_replica_takes_its_node():
