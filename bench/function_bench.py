@@ -85,7 +85,8 @@ def manifests() -> list[dict[str, Any]]:
     """Two classes and an EKS InferenceCluster with 8 pools over them (and a 10-replica deployment)."""
     gpu = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
            "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "23034Mi"}}}
-    cpu = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "8"}}}
+    # What dra-driver-cpu publishes on an m7i.2xlarge: 8 vCPUs less reservedCPUs 0-1.
+    cpu = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "6"}}}
     classes = [
         {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "bench-l4"},
          "spec": {"devices": [gpu], "provisioning": {"provider": "EKS", "eks": EKS_GPU}}},

@@ -88,6 +88,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=100, help="print the server's memory every N requests")
     parser.add_argument("--cache-size", type=int, default=None, metavar="MB",
                         help="the server's --cache-size (default: its own default)")
+    parser.add_argument("--malloc-arena-max", type=int, default=None, metavar="N",
+                        help="run the server with MALLOC_ARENA_MAX=N, as the Function's image does (glibc's "
+                             "default, 8 arenas per core, fragments a threaded server's heap)")
     args = parser.parse_args()
     requests = engine_requests()
     templates = [padded(crossplane_request(request.composite, request.observed, request.required), as_objects)
@@ -96,13 +99,15 @@ def main() -> None:
     address = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "inferplane.cli.main", "function", "serve", "--insecure", "--address", address,
                *(["--cache-size", str(args.cache_size)] if args.cache_size is not None else [])]
-    server = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, **({"MALLOC_ARENA_MAX": str(args.malloc_arena_max)} if args.malloc_arena_max else {})}
+    server = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         megabytes = 1024 * 1024
         options = [("grpc.max_send_message_length", 4 * megabytes), ("grpc.max_receive_message_length", 64 * megabytes)]
         with grpc.insecure_channel(address, options=options) as channel:
             grpc.channel_ready_future(channel).result(timeout=120)
-            print(f"server: {' '.join(command[1:])} (pid {server.pid}); at start {rss_mib(server.pid):.0f} MiB")
+            arenas = f"MALLOC_ARENA_MAX={args.malloc_arena_max} " if args.malloc_arena_max else ""
+            print(f"server: {arenas}{' '.join(command[1:])} (pid {server.pid}); at start {rss_mib(server.pid):.0f} MiB")
             print(f"{'requests':>8} {'MB sent':>9} {'RSS MiB':>8} {'s':>6}")
             sent, started, figures = 0, time.perf_counter(), []
             # Requests written once here and sent as bytes: the client's own parsing is not the point.

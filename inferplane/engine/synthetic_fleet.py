@@ -110,9 +110,10 @@ def write_fleet(folder: Path, clusters: int, models: bool = False) -> Path:
 
 
 # The placement fleet: Existing clusters of four pools of four nodes, eight GPUs a node, half the pools
-# with 141Gi GPUs (H200) and half with 48Gi (L40S), and one ModelDeployment of the most replicas a
-# deployment takes, each asking for a whole node of GPUs with at least 100Gi: it fits only the H200 pools.
-PLACEMENT_CLASSES = (("h200", "NVIDIA H200", "141Gi"), ("l40s", "NVIDIA L40S", "48Gi"))
+# with H200 GPUs (143771Mi as the NVIDIA driver reports them) and half with L40S (46068Mi), and one
+# ModelDeployment of the most replicas a deployment takes, each asking for a whole node of GPUs with at
+# least 100Gi: it fits only the H200 pools.
+PLACEMENT_CLASSES = (("h200", "NVIDIA H200", "143771Mi"), ("l40s", "NVIDIA L40S", "46068Mi"))
 PLACEMENT_REPLICAS = 10
 
 
