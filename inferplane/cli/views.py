@@ -285,12 +285,20 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
     parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
     if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
         return "True", parts[0].get("reason", "")
+    holding = holding_condition(cluster)
+    return ("Unknown" if not overall and not any(parts) else "False"), holding.get("reason", "")
+
+
+def holding_condition(cluster: Resource) -> dict[str, str]:
+    """The condition that holds an InferenceCluster that is not ready: the gate's (ClusterReady) or the
+    stack's (StackReady) when either is not True, else Ready; when nothing composed it yet, a Synced
+    that failed (ReconcileError). {} when nothing says why."""
+    parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
+    overall = condition(cluster, "Ready")
     if not overall and not any(parts):
-        # Nothing composed it yet; a reconcile that failed says why in Synced (ReconcileError).
         synced = condition(cluster, "Synced")
-        return "Unknown", synced.get("reason", "") if synced.get("status") == "False" else ""
-    held = next((p for p in parts if p.get("status") != "True"), None) or overall
-    return "False", held.get("reason", "")
+        return synced if synced.get("status") == "False" else {}
+    return next((p for p in parts if p.get("status") != "True"), None) or overall
 
 
 class FleetRow(NamedTuple):
@@ -349,21 +357,26 @@ def services_table(objects: list[Resource]) -> str:
     """One row per ModelService: its address, how many endpoints it routes to, and its readiness ("" when
     there is no service)."""
     rows = []
+    backends = service_backends(objects)
     for service in sorted((o for o in objects if o["kind"] == "ModelService"),
                           key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
         status = service.get("status") or {}
-        route = next((o for o in objects if o["kind"] == "HTTPRoute" and _controlled_by(o, service)), None)
-        backends = sum(len(r.get("backendRefs") or []) for r in ((route or {}).get("spec") or {}).get("rules") or [])
         ready = condition(service, "Ready")
         rows.append((f"{service['metadata'].get('namespace', '')}/{service['metadata']['name']}",
-                     status.get("address") or "<none>", backends, ready.get("status", "Unknown"),
-                     ready.get("reason", "")))
+                     status.get("address") or "<none>", len(backends.get(service["metadata"].get("uid"), [])),
+                     ready.get("status", "Unknown"), ready.get("reason", "")))
     return table(("SERVICE", "ADDRESS", "ENDPOINTS", "READY", "REASON"), rows) if rows else ""
 
 
-def _controlled_by(obj: Resource, owner: Resource) -> bool:
-    return any(ref.get("uid") == owner["metadata"].get("uid") and ref.get("controller")
-               for ref in obj["metadata"].get("ownerReferences") or [])
+def service_backends(objects: list[Resource]) -> dict[str, list[str]]:
+    """ModelService uid -> the backends (ModelEndpoints' Services) its HTTPRoute's rules reach, by name."""
+    out: dict[str, list[str]] = {}
+    for route in (o for o in objects if o["kind"] == "HTTPRoute"):
+        owner = controller_of(route)
+        if owner is not None:
+            out.setdefault(owner, []).extend(ref["name"] for rule in (route.get("spec") or {}).get("rules") or []
+                                             for ref in rule.get("backendRefs") or [])
+    return out
 
 
 def models_table(objects: list[Resource]) -> str:
