@@ -19,7 +19,8 @@ from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.cli.views import cluster_readiness, condition, fleet_rows, held, holding_condition, service_backends
+from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
+                                  replica_placements, service_backends)
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.engine.reconciler import controller_of
 from inferplane.engine.store import Resource
@@ -121,8 +122,7 @@ def problems(objects: list[Resource]) -> list[Problem]:
             found.append(Problem("InferenceCluster", _name(cluster), reason or "NotReconciled",
                                  holding_condition(cluster).get("message", "")))
     for stack in (o for o in objects if o["kind"] == "ServingStack" and held(o)):
-        why = held(stack) or ""
-        found.append(Problem("ServingStack", _name(stack), "Held", why))
+        found.append(Problem("ServingStack", _name(stack), "Held", held(stack) or ""))
     for kind, types in (("ModelDeployment", ("Scheduled", "Ready")), ("ModelService", ("Ready",))):
         for obj in (o for o in objects if o["kind"] == kind):
             if (failed := _not_ready(obj, types)) is not None:
@@ -223,18 +223,13 @@ def clusters(objects: list[Resource], cluster_objects: dict[str, list[Resource]]
 def models(objects: list[Resource]) -> list[Model]:
     """Every ModelDeployment: replicas wanted (spec), placed and ready (status), and the cluster/pool of
     each replica."""
-    where: dict[str, list[str]] = defaultdict(list)
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
-        spec = replica.get("spec") or {}
-        pools = sorted({m["nodePoolName"] for e in spec.get("engines") or [] for m in e.get("members") or []
-                        if m.get("nodePoolName")})
-        where[controller_of(replica) or ""].append(f"{spec.get('clusterName', '')}/{'+'.join(pools)}")
+    where = replica_placements(objects)
     out = []
     for deployment in sorted((o for o in objects if o["kind"] == "ModelDeployment"), key=_name):
         counts = (deployment.get("status") or {}).get("replicas") or {}
         failed = _not_ready(deployment, ("Scheduled", "Ready"))
         out.append(Model(_name(deployment), int(deployment["spec"].get("replicas", 1)), int(counts.get("total", 0)),
-                         int(counts.get("ready", 0)), sorted(where.get(deployment["metadata"].get("uid", ""), [])),
+                         int(counts.get("ready", 0)), where.get(deployment["metadata"].get("uid", ""), []),
                          failed.get("reason", "") if failed else ""))
     return out
 
@@ -256,9 +251,9 @@ def services(objects: list[Resource]) -> list[Service]:
 
 def state_time(objects: Iterable[Resource], cluster_objects: dict[str, list[Resource]],
                events: Iterable[dict[str, Any]]) -> str:
-    """The newest timestamp in the state: objects' creation and events' last sighting (RFC 3339 to the
-    second, so the strings order as the times do). "" for a state reconciled in memory, which stamps
-    nothing."""
+    """The newest timestamp in the state of what the page shows: its objects' creation and the events'
+    last sighting (RFC 3339 to the second, so the strings order as the times do). Not the clock's: the
+    same state writes the same page. "" for a state reconciled in memory, which stamps nothing."""
     stamps = [o["metadata"].get("creationTimestamp") or "" for o in objects]
     stamps += [o["metadata"].get("creationTimestamp") or "" for objs in cluster_objects.values() for o in objs]
     stamps += [e.get("lastTimestamp") or "" for e in events]

@@ -382,20 +382,26 @@ def service_backends(objects: list[Resource]) -> dict[str, list[str]]:
 def models_table(objects: list[Resource]) -> str:
     """One row per ModelDeployment: replicas wanted, placed and ready, and where each runs
     (cluster/pool of its engines), with why the rest fit nowhere."""
-    placed: dict[str, list[str]] = {}
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
-        owner = next((r["uid"] for r in replica["metadata"].get("ownerReferences") or [] if r.get("controller")), "")
-        pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
-        placed.setdefault(owner, []).append(f"{replica['spec']['clusterName']}/{'+'.join(pools)}")
+    placed = replica_placements(objects)
     rows = []
     for deployment in (o for o in objects if o["kind"] == "ModelDeployment"):
         status = deployment.get("status") or {}
         counts = status.get("replicas") or {}
-        where = sorted(placed.get(deployment["metadata"]["uid"], []))
+        where = placed.get(deployment["metadata"]["uid"], [])
         rows.append((deployment["metadata"].get("namespace") or "default", deployment["metadata"]["name"],
                      str(deployment["spec"]["replicas"]), str(counts.get("total", 0)), str(counts.get("ready", 0)),
                      " ".join(where) or "<none>"))
     return table(("NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"), rows)
+
+
+def replica_placements(objects: list[Resource]) -> dict[str, list[str]]:
+    """ModelDeployment uid -> where each of its ModelReplicas runs, `cluster/pool` (`pool+pool` when its
+    engines span pools), sorted."""
+    placed: dict[str, list[str]] = {}
+    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+        pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
+        placed.setdefault(controller_of(replica) or "", []).append(f"{replica['spec']['clusterName']}/{'+'.join(pools)}")
+    return {uid: sorted(where) for uid, where in placed.items()}
 
 
 def fleet_view(objects: list[Resource]) -> str:

@@ -6,8 +6,10 @@ its page in the test's folder (the path is printed)."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
+from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,7 +21,6 @@ from inferplane.api.cloud import SOURCES
 from inferplane.cli.fleet_page import fleet_page
 from inferplane.cli.main import cli
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Store
 from inferplane.engine.synthetic_fleet import CLUSTERS_PER_DEPLOYMENT, write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,9 +42,9 @@ class Element:
         self.tag, self.attrs, self.parent, self.children = tag, attrs, parent, []
 
     def text(self) -> str:
-        """The element's text, words separated by single spaces."""
+        """The element's text as a browser lays it out in a line, runs of white space as one."""
         parts = [c if isinstance(c, str) else c.text() for c in self.children]
-        return " ".join(" ".join(parts).split())
+        return " ".join("".join(parts).split())
 
     def all(self, tag: str | None = None, **attrs: str | bool) -> list[Element]:
         """Every element below (depth first) with that tag and those attributes (True: present); a
@@ -110,15 +111,17 @@ class Page:
         return {row.attrs["id"].removeprefix("c-"): row.cells() for row in table.all("tr", id=True)
                 if not (shown_only and "hidden" in row.attrs)}
 
+    @functools.cached_property
     def cards(self) -> dict[str, Element]:
+        """The open cards, by cluster."""
         return {card.attrs["data-cluster"]: card for card in self.dom.all("tr", **{"class": "card"})}
 
     def pools(self, cluster: str) -> dict[str, list[str]]:
-        card = self.cards()[cluster]
+        card = self.cards[cluster]
         return {row.cells()[0]: row.cells() for row in card.one("tbody", data_pools=True).all("tr")}
 
     def field(self, cluster: str, name: str) -> str:
-        return self.cards()[cluster].one(data_field=name).text()
+        return self.cards[cluster].one(data_field=name).text()
 
 
 def load(page: Path, tmp_path: Path, query: str = "") -> Page:
@@ -126,7 +129,7 @@ def load(page: Path, tmp_path: Path, query: str = "") -> Page:
     to it, parse the DOM its script leaves."""
     chromium = shutil.which("chromium")
     assert chromium, "chromium is missing: `bash scripts/setup test` installs Debian's chromium package"
-    shot = page.with_name(f"{page.stem}{len(list(page.parent.glob(page.stem + '*.png')))}.png")
+    shot = page.with_name(f"{page.stem}-shot{len(list(page.parent.glob(page.stem + '-shot*.png')))}.png")
     loaded = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1800",
                              f"--screenshot={shot}", "--dump-dom", page.as_uri() + query],
@@ -193,7 +196,7 @@ def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, tmp_path)
     declared = declared_pools(recipe)
     assert declared, f"{recipe.name} declares no InferenceCluster"
     assert list(page.cluster_rows()) == sorted(declared)
-    assert {name: list(page.pools(name)) for name in page.cards()} == declared
+    assert {name: list(page.pools(name)) for name in page.cards} == declared
     assert_self_contained(page)
 
 
@@ -226,14 +229,14 @@ def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clust
         "nebius-eu": ["nebius-eu", "Nebius", "True", "Available", "1", "0/2", "0"],
         "onprem-lab": ["onprem-lab", "Existing", "True", "Existing", "2", "1/3", "1"]}
     # Cards only on demand: none is open on a page just loaded.
-    assert page.cards() == {}
+    assert page.cards == {}
     assert page.dom.one(id="shown").text() == "6 of 6 clusters shown"
     assert_self_contained(page)
 
 
 def test_a_cluster_s_card_opens_by_its_name_with_its_pools_devices_and_models(mixed, tmp_path):
     page = load(mixed, tmp_path, "#c-gke-us-central")
-    assert list(page.cards()) == ["gke-us-central"]
+    assert list(page.cards) == ["gke-us-central"]
     assert page.field("gke-us-central", "gate-message") == "GKE cluster gke-us-central is ready"
     assert page.field("gke-us-central", "drivers") == "dra.cpu, gpu.nvidia.com"
     assert page.field("gke-us-central", "stacks") == ("nvidia-driver-installer, dra-driver-nvidia-gpu, "
@@ -246,7 +249,7 @@ def test_a_cluster_s_card_opens_by_its_name_with_its_pools_devices_and_models(mi
                 "0/1", "none"]}
 
     refused = load(mixed, tmp_path, "#c-eks-amd")
-    assert refused.cards()["eks-amd"].one("span", data_field="gate-reason").attrs["class"] == "False"
+    assert refused.cards["eks-amd"].one("span", data_field="gate-reason").attrs["class"] == "False"
     assert refused.field("eks-amd", "wanted") == "gpu.amd.com" and refused.field("eks-amd", "stacks") == "none"
     # The pool the gate kept from being provisioned: what it would get, and that it runs nothing.
     assert refused.pools("eks-amd") == {"mi300x": [
@@ -263,7 +266,7 @@ def test_the_filter_keeps_the_clusters_whose_row_or_card_has_every_word(mixed, t
     both = load(mixed, tmp_path, "?filter=qwen2-5-7b%20l4&open=all")
     assert list(both.cluster_rows(shown_only=True)) == ["gke-us-central"]
     # Every card shown is opened, and only those.
-    assert list(both.cards()) == ["gke-us-central"]
+    assert list(both.cards) == ["gke-us-central"]
 
     nothing = load(mixed, tmp_path, "?filter=no-such-cluster")
     assert nothing.cluster_rows(shown_only=True) == {}
@@ -352,23 +355,23 @@ def test_user_text_is_text_wherever_it_is_shown(tmp_path):
 
 def test_fleet_html_writes_the_page_from_a_state_with_its_newest_timestamp(tmp_path):
     state = tmp_path / "state"
+    before = datetime.now(timezone.utc).replace(microsecond=0)
     inferplane("apply", "-f", REPO / "recipes" / "qwen2.5-0.5b-cpu", state=state)
+    after = datetime.now(timezone.utc)
     out = tmp_path / "fleet.html"
     run = inferplane("fleet", "--html", out, state=state)
     assert run.stdout == f"wrote {out}: open it in a browser (it needs no network)\n"
-    text = out.read_text()
-    assert text.startswith("<!DOCTYPE html>")
-    assert "1 cluster on 1 cloud, 1 ready" in text and 'id="c-civo-cpu"' in text
-    # The page's time is the state's newest: the last object created or event seen, read here directly.
-    store = Store(state)
-    try:
-        newest = max([o["metadata"]["creationTimestamp"] for o in store.list()]
-                     + [o["metadata"]["creationTimestamp"] for objs in store.cluster_objects().values() for o in objs]
-                     + [e["lastTimestamp"] for e in store.events()])
-    finally:
-        store.close()
-    assert f'State as of <time datetime="{newest}">{newest}</time>: the newest timestamp in the state' in text
-    assert inferplane("fleet", "--html", out, state=state).exit_code == 0 and out.read_text() == text
+    page = load(out, tmp_path, "#c-civo-cpu")
+    assert page.dom.one("p", **{"class": "summary"}).text().startswith("1 cluster on 1 cloud, 1 ready; 2 devices")
+    # Both nodes' CPU devices hold the recipe's model.
+    assert page.pools("civo-cpu")["cpu"][5:7] == ["2 running", "2/0"]
+    # The page's time is the state's: stamped while it was applied, the same however often it is written.
+    stamp = page.dom.one("time").attrs["datetime"]
+    assert before <= datetime.fromisoformat(stamp.replace("Z", "+00:00")) <= after
+    assert page.dom.one(id="state-time").text().startswith(f"State as of {stamp}: the newest timestamp")
+    written = out.read_text()
+    inferplane("fleet", "--html", out, state=state)
+    assert out.read_text() == written
 
     refused = inferplane("fleet", "--html", tmp_path / "missing" / "fleet.html", state=state, code=1)
     assert refused.stderr.startswith(f"Error: cannot write the fleet page to {tmp_path / 'missing' / 'fleet.html'}: "
@@ -397,7 +400,7 @@ def test_a_fleet_of_a_thousand_clusters_is_one_small_page_with_every_card(large,
     page = load(large, tmp_path, "?open=all")
 
     rows = page.cluster_rows()
-    assert len(rows) == LARGE and len(page.cards()) == LARGE
+    assert len(rows) == LARGE and len(page.cards) == LARGE
     assert all(len(page.pools(name)) == 4 for name in rows)
     assert page.headings() == ["Problems (0)", "Models (100)", "Services (0)", f"Clusters ({LARGE})"]
     models = page.rows("model")
