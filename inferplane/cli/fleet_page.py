@@ -1,12 +1,15 @@
 """`inferplane fleet --html`: the fleet as one self-contained HTML page, for a fleet of thousands.
 
 Problems first (what is down and why), then models and services with where they run, then one
-compact row per cluster, filterable by text, with each cluster's card (pools, devices, models) folded
-in a <details> until asked for. Everything is inline (CSS and a small filter script; no font, image
-or request), so it reads the same offline, attached to a ticket or opened years later.
+compact row per cluster, filterable by text, each with a card (gate, drivers, stacks, pools, devices,
+models) that the page's script builds from the page's own data when it is asked for, so a thousand
+cards cost a few hundred KiB, not megabytes of markup. Everything is inline (CSS, the cards' data, the
+script; no font, image or request), so it reads the same offline, attached to a ticket or opened years
+later.
 
 This module gathers what the page shows from the state; `templates/fleet.html.j2` lays it out
-(Jinja2, autoescaped: every name and message comes from users' manifests)."""
+(Jinja2, autoescaped: every name and message comes from users' manifests, and the script sets text,
+never markup)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_endpoint import CLUSTER_LABEL
 from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
                                   replica_placements, service_backends)
 from inferplane.compose.inference_cluster import node_pool
@@ -32,9 +36,6 @@ PAGE_KINDS = ("InferenceCluster", "InferenceClass", "ServingStack", "ModelDeploy
 # ...and from each simulated cluster: the nodes (a pool's running count) and the devices they publish
 # and that claims hold (used and free).
 CLUSTER_KINDS = ("Node", "ResourceSlice", "ResourceClaim")
-
-# The replica's cluster and its deployment, as the ModelDeployment composer labels what it fans out to.
-CLUSTER_LABEL = "inferplane.dev/cluster"
 
 
 class Problem(NamedTuple):
