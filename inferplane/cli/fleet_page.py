@@ -210,9 +210,9 @@ def clusters(objects: list[Resource], cluster_objects: dict[str, list[Resource]]
                              for t in ([t for n in running for t in n["spec"].get("taints", [])]
                                        or pool.get("taints", []))})
             total, used = use.get(pool["name"], (0, 0))
+            devices = [f"{d['count']}x {d['driver']} ({d['name']}, {d['claim']})" for d in pool.get("devices", [])]
             pools.append(Pool(pool["name"], str(pool.get("className")), not pool.get("classMissing"),
-                              str(pool.get("role", "unknown")),
-                              [f"{d['count']}x {d['driver']} ({d['name']}, {d['claim']})" for d in pool.get("devices", [])],
+                              str(pool.get("role", "unknown")), devices,
                               taints, len(running), int(pool.get("nodeCount") or 0), total, used,
                               models.get((row.cluster, pool["name"]), [])))
         out.append(Cluster(row.cluster, row.cloud, row.ready, row.reason, condition(cluster, "ClusterReady"),
@@ -244,8 +244,9 @@ def services(objects: list[Resource]) -> list[Service]:
     out = []
     for service in sorted((o for o in objects if o["kind"] == "ModelService"), key=_name):
         ready = condition(service, "Ready")
+        reached = backends.get(service["metadata"].get("uid"), [])
         out.append(Service(_name(service), (service.get("status") or {}).get("address") or "",
-                           sorted(cluster_of_backend.get(b, "?") for b in backends.get(service["metadata"].get("uid"), [])),
+                           sorted(cluster_of_backend.get(b, "?") for b in reached),
                            ready.get("status", "Unknown"), ready.get("reason", "")))
     return out
 

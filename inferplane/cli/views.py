@@ -400,7 +400,8 @@ def replica_placements(objects: list[Resource]) -> dict[str, list[str]]:
     placed: dict[str, list[str]] = {}
     for replica in (o for o in objects if o["kind"] == "ModelReplica"):
         pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
-        placed.setdefault(controller_of(replica) or "", []).append(f"{replica['spec']['clusterName']}/{'+'.join(pools)}")
+        where = f"{replica['spec']['clusterName']}/{'+'.join(pools)}"
+        placed.setdefault(controller_of(replica) or "", []).append(where)
     return {uid: sorted(where) for uid, where in placed.items()}
 
 

@@ -217,7 +217,8 @@ def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clust
         "default/llama-3-1-8b": ["default/llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x", "Ready"],
         "default/qwen2-5-7b": ["default/qwen2-5-7b", "2", "2", "2", "eks-us-east/a10g, gke-us-central/l4", "Ready"]}
     assert page.rows("service") == {
-        "default/llama": ["default/llama", "http://172.18.255.200/default/llama", "1", "onprem-lab", "True", "Available"],
+        "default/llama": ["default/llama", "http://172.18.255.200/default/llama", "1", "onprem-lab", "True",
+                          "Available"],
         "default/qwen": ["default/qwen", "http://172.18.255.200/default/qwen", "2", "eks-us-east, gke-us-central",
                          "True", "Available"]}
     # One compact row per cluster: cloud, ready, reason, pools, devices used/free, replicas.
