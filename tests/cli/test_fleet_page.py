@@ -354,6 +354,26 @@ def test_user_text_is_text_wherever_it_is_shown(tmp_path):
     assert [s.attrs.get("type") for s in page.dom.all("script")] == ["application/json", None]
 
 
+def test_a_cluster_not_reconciled_yet_is_a_problem_and_its_card_says_so(tmp_path):
+    runtime = rendered(MIXED)
+    try:
+        objects, simulated = runtime.list(), runtime.store.cluster_objects()
+    finally:
+        runtime.close()
+    cluster = next(o for o in objects if o["kind"] == "InferenceCluster" and o["metadata"]["name"] == "civo-lon")
+    del cluster["status"]
+    path = tmp_path / "unreconciled.html"
+    path.write_text(fleet_page(objects, simulated))
+    page = load(path, tmp_path, "#c-civo-lon")
+
+    assert page.rows("problem")["InferenceCluster/civo-lon"][1:] == ["NotReconciled", ""]
+    assert page.cluster_rows()["civo-lon"][2:4] == ["Unknown", ""]
+    gate = page.cards["civo-lon"].all("dd")[0]
+    assert gate.text() == "not reconciled" and gate.one("span").attrs["class"] == "Unknown"
+    # Its pools as they would be provisioned, its nodes as the simulation still holds them.
+    assert page.pools("civo-lon")["cpu"][:3] == ["cpu", "CPU", "civo-cpu"]
+
+
 def test_fleet_html_writes_the_page_from_a_state_with_its_newest_timestamp(tmp_path):
     state = tmp_path / "state"
     before = datetime.now(timezone.utc).replace(microsecond=0)
