@@ -1,67 +1,134 @@
-"""`inferplane fleet --html`: the fleet as one self-contained HTML page.
+"""`inferplane fleet --html`: the fleet as one self-contained HTML page, for a fleet of thousands.
 
-Everything the page needs is inline (CSS, no script, no font, no image), so it reads the same
-offline, attached to a ticket or opened years later. Every name and message comes from users'
-manifests and is escaped."""
+Problems first (what is down and why), then models and services with where they run, then one
+compact row per cluster, filterable by text, each with a card (gate, drivers, stacks, pools, devices,
+models) that the page's script builds from the page's own data when it is asked for, so a thousand
+cards cost a few hundred KiB, not megabytes of markup. Everything is inline (CSS, the cards' data, the
+script; no font, image or request), so it reads the same offline, attached to a ticket or opened years
+later.
+
+This module gathers what the page shows from the state; `templates/fleet.html.j2` lays it out
+(Jinja2, autoescaped: every name and message comes from users' manifests, and the script sets text,
+never markup)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from html import escape
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.cli.views import FleetRow, condition, fleet_rows
+from inferplane.api.model_endpoint import CLUSTER_LABEL
+from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
+                                  replica_placements, service_backends)
 from inferplane.compose.inference_cluster import node_pool
+from inferplane.engine.reconciler import controller_of
 from inferplane.engine.store import Resource
 
-_STYLE = """
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2430;background:#f4f6f9}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 10px;border-bottom:2px solid #c9d2de}
-.summary{color:#4a5568;margin:0 0 8px}
-.clusters{display:flex;flex-wrap:wrap;gap:16px}
-.cluster{background:#fff;border:1px solid #c9d2de;border-radius:8px;padding:12px 14px;min-width:320px;max-width:560px}
-.cluster h3{font-size:16px;margin:0 0 6px;display:flex;gap:8px;align-items:center}
-.badge{font-size:12px;border-radius:10px;padding:1px 8px;color:#fff}
-.ready-True{background:#2f855a} .ready-False{background:#c53030} .ready-Unknown{background:#718096}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:6px 0}
-dt{color:#4a5568} dd{margin:0;word-break:break-word}
-.gate-True{color:#2f855a} .gate-False{color:#c53030}
-.pools{display:flex;flex-wrap:wrap;gap:10px;margin-top:8px}
-.pool{border:1px solid #9fb3c8;border-radius:6px;padding:8px 10px;min-width:200px;background:#f8fafc}
-.pool h4{margin:0 0 4px;font-size:14px} .role{font-size:11px;color:#fff;border-radius:4px;padding:0 6px}
-.role-GPU{background:#6b46c1} .role-CPU{background:#2b6cb0}
-.pool.idle{border-style:dashed;color:#718096}
-ul{margin:2px 0 0;padding-left:18px} .none{color:#718096;font-style:italic}
-"""
+# What the page reads from the state: the rest of a big fleet's objects (composed cloud resources,
+# releases) is never loaded.
+PAGE_KINDS = ("InferenceCluster", "InferenceClass", "ServingStack", "ModelDeployment", "ModelReplica",
+              "ModelService", "ModelEndpoint", "HTTPRoute")
+# ...and from each simulated cluster: the nodes (a pool's running count) and the devices they publish
+# and that claims hold (used and free).
+CLUSTER_KINDS = ("Node", "ResourceSlice", "ResourceClaim")
 
 
-def replicas_by_pool(objects: Iterable[Resource]) -> dict[tuple[str, str], list[str]]:
-    """(cluster, pool) -> the ModelReplicas with a member pinned there, read as Modelplane's
-    ModelReplica states it (`spec.clusterName`, each member's `nodePoolName`). Empty while no
-    ModelReplica exists."""
-    placed: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for replica in objects:
-        if replica["kind"] != "ModelReplica":
-            continue
-        spec = replica.get("spec") or {}
-        name = "/".join(filter(None, (replica["metadata"].get("namespace"), replica["metadata"]["name"])))
-        pools = {m.get("nodePoolName") for e in spec.get("engines") or [] for m in e.get("members") or []}
-        for pool in sorted(p for p in pools if p):
-            placed[(spec.get("clusterName", ""), pool)].append(name)
-    return placed
+class Problem(NamedTuple):
+    """Something not ready, with the condition that says why."""
+
+    kind: str
+    name: str
+    reason: str
+    message: str
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+class Pool(NamedTuple):
+    name: str
+    class_name: str
+    class_found: bool
+    role: str
+    devices: list[str]  # per node: "1x gpu.nvidia.com (gpu, DRA)"
+    taints: list[str]
+    nodes: int  # running
+    wanted: int  # spec.nodeCount
+    device_count: int  # published by its nodes' ResourceSlices
+    devices_used: int  # of those, allocated to a claim
+    models: list[str]  # namespace/name of each ModelDeployment with a replica here
 
 
-def _items(values: Iterable[str]) -> str:
-    listed = "".join(f"<li>{escape(v)}</li>" for v in values)
-    return f"<ul>{listed}</ul>" if listed else '<span class="none">none</span>'
+class Cluster(NamedTuple):
+    name: str
+    cloud: str
+    ready: str  # True, False, Unknown: the cluster and its stack both ready
+    reason: str
+    gate: dict[str, str]  # the ClusterReady condition: the supported-drivers gate's verdict
+    held_by: str  # the message of the condition that holds it ("" when ready)
+    drivers: list[str]
+    device_stacks: list[str]
+    wanted_drivers: list[str]
+    pools: list[Pool]
+    replicas: int
+
+    @property
+    def device_count(self) -> int:
+        return sum(p.device_count for p in self.pools)
+
+    @property
+    def devices_used(self) -> int:
+        return sum(p.devices_used for p in self.pools)
+
+
+class Model(NamedTuple):
+    name: str  # namespace/name
+    wanted: int
+    placed: int
+    ready: int
+    placements: list[str]  # cluster/pool of each replica
+    reason: str  # why it is not ready, "" when it is
+
+
+class Service(NamedTuple):
+    name: str
+    address: str
+    endpoints: list[str]  # the clusters its route's backends run on, one per backend
+    ready: str
+    reason: str
+
+
+def _name(obj: Resource) -> str:
+    return "/".join(filter(None, (obj["metadata"].get("namespace"), obj["metadata"]["name"])))
+
+
+def _not_ready(obj: Resource, types: tuple[str, ...]) -> dict[str, str] | None:
+    """The first of the conditions `types` that is not True (one missing counts), or None."""
+    for type_ in types:
+        found = condition(obj, type_)
+        if found.get("status") != "True":
+            return found or {"type": type_, "reason": "NotReconciled", "message": f"no {type_} condition yet"}
+    return None
+
+
+def problems(objects: list[Resource]) -> list[Problem]:
+    """What is down and why: clusters not Ready, stacks the gate holds as they were, ModelDeployments
+    not scheduled or not ready, ModelServices not Ready."""
+    found = []
+    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+        ready, reason = cluster_readiness(cluster)
+        if ready != "True":
+            found.append(Problem("InferenceCluster", _name(cluster), reason or "NotReconciled",
+                                 holding_condition(cluster).get("message", "")))
+    for stack in (o for o in objects if o["kind"] == "ServingStack" and held(o)):
+        found.append(Problem("ServingStack", _name(stack), "Held", held(stack) or ""))
+    for kind, types in (("ModelDeployment", ("Scheduled", "Ready")), ("ModelService", ("Ready",))):
+        for obj in (o for o in objects if o["kind"] == kind):
+            if (failed := _not_ready(obj, types)) is not None:
+                found.append(Problem(kind, _name(obj), failed.get("reason", ""), failed.get("message", "")))
+    return found
 
 
 def _planned_pools(cluster: Resource, classes: dict[str, Resource]) -> list[dict[str, Any]]:
@@ -83,66 +150,159 @@ def _planned_pools(cluster: Resource, classes: dict[str, Resource]) -> list[dict
     return planned
 
 
-def _pool_box(cluster: str, pool: dict[str, Any], nodes: list[Resource], replicas: list[str]) -> str:
-    devices = [f"{d['count']}x {d['driver']} ({d['name']}, {d['claim']})" for d in pool.get("devices", [])]
-    # What the running nodes carry; for a pool not provisioned, the taint it would get.
-    taints = sorted({taint_text(t["key"], t.get("value"), t["effect"])
-                     for t in ([t for n in nodes for t in n["spec"].get("taints", [])] or pool.get("taints", []))})
-    count = f"{len(nodes)} running" if nodes else f"0 running of {pool.get('nodeCount')} wanted (not provisioned)"
-    role = escape(str(pool.get("role", "unknown")))
-    klass = escape(str(pool.get("className")))
-    return (f'<div class="pool{"" if nodes else " idle"}" data-pool="{escape(cluster)}/{escape(pool["name"])}">'
-            f'<h4>{escape(pool["name"])} <span class="role role-{role}">{role}</span></h4><dl>'
-            f"<dt>class</dt><dd>{klass}{' (not found)' if pool.get('classMissing') else ''}</dd>"
-            f"<dt>devices</dt><dd>{_items(devices)}</dd>"
-            f"<dt>taint</dt><dd>{_items(taints)}</dd>"
-            f"<dt>nodes</dt><dd>{escape(count)}</dd>"
-            f"<dt>replicas</dt><dd>{_items(replicas)}</dd></dl></div>")
+def _device_use(simulated: list[Resource]) -> tuple[dict[str, list[Resource]], dict[str, tuple[int, int]]]:
+    """Of one simulated cluster: its nodes by pool, and per pool (devices published, devices allocated
+    to a claim). A device is read as DRA names it: driver, ResourceSlice pool, device."""
+    nodes: dict[str, list[Resource]] = defaultdict(list)
+    pool_of_node = {}
+    for node in (o for o in simulated if o["kind"] == "Node"):
+        pool = (node["metadata"].get("labels") or {}).get(POOL_LABEL, "")
+        nodes[pool].append(node)
+        pool_of_node[node["metadata"]["name"]] = pool
+    allocated = {(r.get("driver"), r.get("pool"), r.get("device"))
+                 for claim in simulated if claim["kind"] == "ResourceClaim"
+                 for r in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+                 or []}
+    use: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for slice_ in (o for o in simulated if o["kind"] == "ResourceSlice"):
+        spec = slice_["spec"]
+        counts = use[pool_of_node.get(spec.get("nodeName", ""), "")]
+        for device in spec.get("devices") or []:
+            counts[0] += 1
+            counts[1] += (spec.get("driver"), spec["pool"]["name"], device["name"]) in allocated
+    return nodes, {pool: (total, used) for pool, (total, used) in use.items()}
 
 
-def _cluster_card(cluster: Resource, row: FleetRow, nodes: list[Resource], classes: dict[str, Resource],
-                  replicas: dict[tuple[str, str], list[str]]) -> str:
-    name = cluster["metadata"]["name"]
-    gate = condition(cluster, "ClusterReady")
-    gate_status = gate.get("status", "Unknown")
-    gate_text = f"{gate.get('reason', 'not reconciled')}: {gate.get('message', '')}".rstrip(": ")
-    by_pool: dict[str, list[Resource]] = defaultdict(list)
-    for node in nodes:
-        by_pool[node["metadata"].get("labels", {}).get(POOL_LABEL, "")].append(node)
-    pools = (cluster.get("status") or {}).get("schedulablePools") or _planned_pools(cluster, classes)
-    boxes = "".join(_pool_box(name, p, by_pool.get(p["name"], []), replicas.get((name, p["name"]), []))
-                    for p in pools)
-    return (f'<section class="cluster" data-cluster="{escape(name)}">'
-            f'<h3>{escape(name)} <span class="badge ready-{escape(row.ready)}">Ready {escape(row.ready)}'
-            f"{' · ' + escape(row.reason) if row.reason else ''}</span></h3><dl>"
-            f'<dt>gate</dt><dd class="gate gate-{escape(gate_status)}">{escape(gate_text)}</dd>'
-            f"<dt>drivers</dt><dd>{_items(row.drivers)}</dd>"
-            f"<dt>device stacks</dt><dd>{_items(row.device_stacks)}</dd>"
-            f"<dt>wanted drivers</dt><dd>{_items(row.wanted_drivers)}</dd></dl>"
-            f'<div class="pools">{boxes or "<span class=none>no node pools</span>"}</div></section>')
+def _models_by_pool(objects: list[Resource]) -> dict[tuple[str, str], list[str]]:
+    """(cluster, pool) -> the ModelDeployments with a replica's member pinned there (Modelplane's
+    ModelReplica: `spec.clusterName`, each member's `nodePoolName`), by namespace/name."""
+    deployments = {o["metadata"].get("uid"): _name(o) for o in objects if o["kind"] == "ModelDeployment"}
+    placed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+        spec = replica.get("spec") or {}
+        # A replica no deployment controls (left over, or written by hand) shows by its own name.
+        model = deployments.get(controller_of(replica)) or _name(replica)
+        for engine in spec.get("engines") or []:
+            for member in engine.get("members") or []:
+                if member.get("nodePoolName"):
+                    placed[(spec.get("clusterName", ""), member["nodePoolName"])].add(model)
+    return {where: sorted(models) for where, models in placed.items()}
 
 
-def fleet_page(objects: list[Resource], cluster_objects: dict[str, list[Resource]]) -> str:
-    """The page: clusters grouped by cloud, each with its gate verdict, drivers, device stacks and
-    a box per pool (devices, role, taint, nodes, replicas placed there)."""
-    clusters = {o["metadata"]["name"]: o for o in objects if o["kind"] == "InferenceCluster"}
+def clusters(objects: list[Resource], cluster_objects: dict[str, list[Resource]]) -> list[Cluster]:
+    """Every InferenceCluster, by name: the fleet table's row, and its pools as provisioned (or, when
+    none is yet, as they would be)."""
+    by_name = {o["metadata"]["name"]: o for o in objects if o["kind"] == "InferenceCluster"}
     classes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "InferenceClass"}
-    replicas = replicas_by_pool(objects)
-    by_cloud: dict[str, list[str]] = defaultdict(list)
-    rows = {row.cluster: row for row in fleet_rows(objects)}
-    for row in rows.values():
-        by_cloud[row.cloud].append(row.cluster)
-    sections = []
-    for cloud in sorted(by_cloud):
-        cards = "".join(_cluster_card(clusters[name], rows[name],
-                                      [o for o in cluster_objects.get(name, []) if o["kind"] == "Node"], classes,
-                                      replicas)
-                        for name in sorted(by_cloud[cloud]))
-        sections.append(f'<h2 data-cloud="{escape(cloud)}">{escape(cloud)}</h2><div class="clusters">{cards}</div>')
-    ready = sum(1 for row in rows.values() if row.ready == "True")
-    body = "".join(sections) or '<p class="none">No InferenceClusters.</p>'
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>inferplane fleet</title>"
-            f"<style>{_STYLE}</style></head><body><h1>inferplane fleet</h1>"
-            f'<p class="summary">{_count(len(rows), "cluster")} on {_count(len(by_cloud), "cloud")}, {ready} ready</p>'
-            f"{body}</body></html>\n")
+    models = _models_by_pool(objects)
+    replicas: dict[str, int] = defaultdict(int)
+    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+        replicas[(replica.get("spec") or {}).get("clusterName", "")] += 1
+    out = []
+    for row in sorted(fleet_rows(objects), key=lambda r: r.cluster):
+        cluster = by_name[row.cluster]
+        nodes, use = _device_use(cluster_objects.get(row.cluster, []))
+        pools = []
+        for pool in (cluster.get("status") or {}).get("schedulablePools") or _planned_pools(cluster, classes):
+            running = nodes.get(pool["name"], [])
+            # What the running nodes carry; for a pool not provisioned, the taint it would get.
+            taints = sorted({taint_text(t["key"], t.get("value"), t["effect"])
+                             for t in ([t for n in running for t in n["spec"].get("taints", [])]
+                                       or pool.get("taints", []))})
+            total, used = use.get(pool["name"], (0, 0))
+            devices = [f"{d['count']}x {d['driver']} ({d['name']}, {d['claim']})" for d in pool.get("devices", [])]
+            pools.append(Pool(pool["name"], str(pool.get("className")), not pool.get("classMissing"),
+                              str(pool.get("role", "unknown")), devices,
+                              taints, len(running), int(pool.get("nodeCount") or 0), total, used,
+                              models.get((row.cluster, pool["name"]), [])))
+        out.append(Cluster(row.cluster, row.cloud, row.ready, row.reason, condition(cluster, "ClusterReady"),
+                           "" if row.ready == "True" else holding_condition(cluster).get("message", ""),
+                           row.drivers, row.device_stacks, row.wanted_drivers, pools, replicas[row.cluster]))
+    return out
+
+
+def models(objects: list[Resource]) -> list[Model]:
+    """Every ModelDeployment: replicas wanted (spec), placed and ready (status), and the cluster/pool of
+    each replica."""
+    where = replica_placements(objects)
+    out = []
+    for deployment in sorted((o for o in objects if o["kind"] == "ModelDeployment"), key=_name):
+        counts = (deployment.get("status") or {}).get("replicas") or {}
+        failed = _not_ready(deployment, ("Scheduled", "Ready"))
+        out.append(Model(_name(deployment), int(deployment["spec"].get("replicas", 1)), int(counts.get("total", 0)),
+                         int(counts.get("ready", 0)), where.get(deployment["metadata"].get("uid", ""), []),
+                         failed.get("reason", "") if failed else ""))
+    return out
+
+
+def services(objects: list[Resource]) -> list[Service]:
+    """Every ModelService: its address, the cluster of each endpoint its route reaches, its readiness."""
+    cluster_of_backend = {(e.get("status") or {}).get("routing", {}).get("backendName"):
+                          (e["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "?")
+                          for e in objects if e["kind"] == "ModelEndpoint"}
+    backends = service_backends(objects)
+    out = []
+    for service in sorted((o for o in objects if o["kind"] == "ModelService"), key=_name):
+        ready = condition(service, "Ready")
+        reached = backends.get(service["metadata"].get("uid"), [])
+        out.append(Service(_name(service), (service.get("status") or {}).get("address") or "",
+                           sorted(cluster_of_backend.get(b, "?") for b in reached),
+                           ready.get("status", "Unknown"), ready.get("reason", "")))
+    return out
+
+
+def state_time(objects: Iterable[Resource], cluster_objects: dict[str, list[Resource]],
+               events: Iterable[dict[str, Any]]) -> str:
+    """The newest timestamp in the state of what the page shows: its objects' creation and the events'
+    last sighting (RFC 3339 to the second, so the strings order as the times do). Not the clock's: the
+    same state writes the same page. "" for a state reconciled in memory, which stamps nothing."""
+    stamps = [o["metadata"].get("creationTimestamp") or "" for o in objects]
+    stamps += [o["metadata"].get("creationTimestamp") or "" for objs in cluster_objects.values() for o in objs]
+    stamps += [e.get("lastTimestamp") or "" for e in events]
+    return max(stamps, default="")
+
+
+def _listed(values: Iterable[str]) -> str:
+    return ", ".join(values) or "none"
+
+
+def cards(fleet: list[Cluster]) -> dict[str, Any]:
+    """Each cluster's card as the page's script fills it in when asked for, in the table's order: every
+    text once in `strings`, each card's fields as indexes into it (a fleet of thousands repeats its
+    classes, drivers, stacks and messages: the page stays small). A card: gate status, reason and
+    message, what holds it, drivers, device stacks, wanted drivers, and per pool its name, role,
+    class, devices per node, taint, nodes, devices used/free and models, and whether it runs no node."""
+    strings: dict[str, int] = {}
+
+    def text(value: str) -> int:
+        return strings.setdefault(value, len(strings))
+
+    out = []
+    for c in fleet:
+        pools = [[text(p.name), text(p.role), text(p.class_name + ("" if p.class_found else " (not found)")),
+                  text(_listed(p.devices)), text(_listed(p.taints)),
+                  text(f"{p.nodes} running" if p.nodes else f"0 running of {p.wanted} wanted (not provisioned)"),
+                  text(f"{p.devices_used}/{p.device_count - p.devices_used}"), text(_listed(p.models)),
+                  0 if p.nodes else 1]
+                 for p in c.pools]
+        out.append([text(c.gate.get("status", "Unknown")), text(c.gate.get("reason", "not reconciled")),
+                    text(c.gate.get("message", "")), text("" if c.held_by == c.gate.get("message", "") else c.held_by),
+                    text(_listed(c.drivers)), text(_listed(c.device_stacks)), text(_listed(c.wanted_drivers)), pools])
+    return {"strings": list(strings), "cards": out}
+
+
+_ENVIRONMENT = Environment(loader=PackageLoader("inferplane.cli", "templates"), autoescape=True,
+                           undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+# Compact JSON in the page (Jinja's tojson still escapes <, >, & and ' for a <script> element).
+_ENVIRONMENT.policies["json.dumps_kwargs"] = {"separators": (",", ":"), "sort_keys": False}
+
+
+def fleet_page(objects: list[Resource], cluster_objects: dict[str, list[Resource]],
+               events: Iterable[dict[str, Any]] = ()) -> str:
+    """The page, from the state's objects (PAGE_KINDS are enough), each simulated cluster's objects
+    (CLUSTER_KINDS are enough) and the state's events (only their times are read)."""
+    fleet = clusters(objects, cluster_objects)
+    return _ENVIRONMENT.get_template("fleet.html.j2").render(
+        problems=problems(objects), models=models(objects), services=services(objects), clusters=fleet,
+        cards=cards(fleet), clouds=sorted({c.cloud for c in fleet}),
+        state_time=state_time(objects, cluster_objects, events))

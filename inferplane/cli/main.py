@@ -819,13 +819,13 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
     from inferplane.cli.views import fleet_view
 
     with opened(state, read_only=True) as runtime:
-        objects = runtime.list()
         if html_file is None:
-            click.echo(fleet_view(objects))
+            click.echo(fleet_view(runtime.list()))
             return
-        from inferplane.cli.fleet_page import fleet_page
+        from inferplane.cli.fleet_page import CLUSTER_KINDS, PAGE_KINDS, fleet_page
 
-        page = fleet_page(objects, runtime.store.cluster_objects())
+        page = fleet_page([o for kind in PAGE_KINDS for o in runtime.list(kind)],
+                          runtime.store.cluster_objects(kinds=CLUSTER_KINDS), runtime.store.events())
     try:
         html_file.write_text(page, encoding="utf-8")
     except OSError as exc:

@@ -289,12 +289,20 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
     parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
     if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
         return "True", parts[0].get("reason", "")
+    holding = holding_condition(cluster)
+    return ("Unknown" if not overall and not any(parts) else "False"), holding.get("reason", "")
+
+
+def holding_condition(cluster: Resource) -> dict[str, str]:
+    """The condition that holds an InferenceCluster that is not ready: the gate's (ClusterReady) or the
+    stack's (StackReady) when either is not True, else Ready; when nothing composed it yet, a Synced
+    that failed (ReconcileError). {} when nothing says why."""
+    parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
+    overall = condition(cluster, "Ready")
     if not overall and not any(parts):
-        # Nothing composed it yet; a reconcile that failed says why in Synced (ReconcileError).
         synced = condition(cluster, "Synced")
-        return "Unknown", synced.get("reason", "") if synced.get("status") == "False" else ""
-    held = next((p for p in parts if p.get("status") != "True"), None) or overall
-    return "False", held.get("reason", "")
+        return synced if synced.get("status") == "False" else {}
+    return next((p for p in parts if p.get("status") != "True"), None) or overall
 
 
 class FleetRow(NamedTuple):
@@ -353,40 +361,52 @@ def services_table(objects: list[Resource]) -> str:
     """One row per ModelService: its address, how many endpoints it routes to, and its readiness ("" when
     there is no service)."""
     rows = []
+    backends = service_backends(objects)
     for service in sorted((o for o in objects if o["kind"] == "ModelService"),
                           key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
         status = service.get("status") or {}
-        route = next((o for o in objects if o["kind"] == "HTTPRoute" and _controlled_by(o, service)), None)
-        backends = sum(len(r.get("backendRefs") or []) for r in ((route or {}).get("spec") or {}).get("rules") or [])
         ready = condition(service, "Ready")
         rows.append((f"{service['metadata'].get('namespace', '')}/{service['metadata']['name']}",
-                     status.get("address") or "<none>", backends, ready.get("status", "Unknown"),
-                     ready.get("reason", "")))
+                     status.get("address") or "<none>", len(backends.get(service["metadata"].get("uid"), [])),
+                     ready.get("status", "Unknown"), ready.get("reason", "")))
     return table(("SERVICE", "ADDRESS", "ENDPOINTS", "READY", "REASON"), rows) if rows else ""
 
 
-def _controlled_by(obj: Resource, owner: Resource) -> bool:
-    return any(ref.get("uid") == owner["metadata"].get("uid") and ref.get("controller")
-               for ref in obj["metadata"].get("ownerReferences") or [])
+def service_backends(objects: list[Resource]) -> dict[str, list[str]]:
+    """ModelService uid -> the backends (ModelEndpoints' Services) its HTTPRoute's rules reach, by name."""
+    out: dict[str, list[str]] = {}
+    for route in (o for o in objects if o["kind"] == "HTTPRoute"):
+        owner = controller_of(route)
+        if owner is not None:
+            out.setdefault(owner, []).extend(ref["name"] for rule in (route.get("spec") or {}).get("rules") or []
+                                             for ref in rule.get("backendRefs") or [])
+    return out
 
 
 def models_table(objects: list[Resource]) -> str:
     """One row per ModelDeployment: replicas wanted, placed and ready, and where each runs
     (cluster/pool of its engines), with why the rest fit nowhere."""
-    placed: dict[str, list[str]] = {}
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
-        owner = next((r["uid"] for r in replica["metadata"].get("ownerReferences") or [] if r.get("controller")), "")
-        pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
-        placed.setdefault(owner, []).append(f"{replica['spec']['clusterName']}/{'+'.join(pools)}")
+    placed = replica_placements(objects)
     rows = []
     for deployment in (o for o in objects if o["kind"] == "ModelDeployment"):
         status = deployment.get("status") or {}
         counts = status.get("replicas") or {}
-        where = sorted(placed.get(deployment["metadata"]["uid"], []))
+        where = placed.get(deployment["metadata"]["uid"], [])
         rows.append((deployment["metadata"].get("namespace") or "default", deployment["metadata"]["name"],
                      str(deployment["spec"]["replicas"]), str(counts.get("total", 0)), str(counts.get("ready", 0)),
                      " ".join(where) or "<none>"))
     return table(("NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"), rows)
+
+
+def replica_placements(objects: list[Resource]) -> dict[str, list[str]]:
+    """ModelDeployment uid -> where each of its ModelReplicas runs, `cluster/pool` (`pool+pool` when its
+    engines span pools), sorted."""
+    placed: dict[str, list[str]] = {}
+    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+        pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
+        where = f"{replica['spec']['clusterName']}/{'+'.join(pools)}"
+        placed.setdefault(controller_of(replica) or "", []).append(where)
+    return {uid: sorted(where) for uid, where in placed.items()}
 
 
 def fleet_view(objects: list[Resource]) -> str:

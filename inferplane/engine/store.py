@@ -805,13 +805,21 @@ class Store:
         row = self._db.execute("SELECT inputs FROM simulations WHERE cluster=?", (cluster,)).fetchone()
         return row[0] if row else None
 
-    def cluster_objects(self, cluster: str | None = None) -> dict[str, list[Resource]]:
-        """Objects of every simulated cluster (or one), by cluster name."""
+    def cluster_objects(self, cluster: str | None = None,
+                        kinds: Iterable[str] | None = None) -> dict[str, list[Resource]]:
+        """Objects of every simulated cluster (or one), by cluster name; with `kinds`, only those kinds
+        (read by SQLite, so the rest, most of a big fleet's pods, are never decoded)."""
         query = "SELECT cluster, body FROM cluster_objects"
-        args: tuple = ()
+        clauses, args = [], []
         if cluster is not None:
-            query += " WHERE cluster=?"
-            args = (cluster,)
+            clauses.append("cluster=?")
+            args.append(cluster)
+        if kinds is not None:
+            wanted = list(kinds)
+            clauses.append(f"json_extract(body, '$.kind') IN ({','.join('?' * len(wanted))})")
+            args += wanted
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
         out: dict[str, list[Resource]] = {}
         try:
             for name, body in self._db.execute(query + " ORDER BY cluster, seq", args):
