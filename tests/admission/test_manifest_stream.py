@@ -6,6 +6,7 @@ import codecs
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,13 @@ def test_the_default_byte_limit_is_64_mib_and_a_larger_file_is_refused_without_b
     with open(path, "wb") as sparse:  # 64 MiB + 1 of nothing on disk
         sparse.truncate(64 * 1024 * 1024 + 1)
     assert errors_of(run("validate", "-f", path)) == [f"error: {path}: is larger than 64 MiB {BYTES_HINT}"]
+    tracemalloc.start()
+    try:
+        _, errors = load([path])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(errors) == 1 and peak < 1024 * 1024  # refused by its size, not read
     path.write_text(padded(64 * 1024 * 1024))
     assert run("validate", "-f", path).stdout.endswith("1 valid, 0 errors\n")
 
@@ -118,19 +126,45 @@ def as_list(count: int, flow: bool = False) -> str:
     return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
 
 
-@pytest.mark.parametrize("shape", ["documents", "list", "short-list"])
-def test_the_document_limit_counts_documents_and_list_items_alike(tmp_path, shape):
-    make = {"documents": stream, "list": as_list, "short-list": lambda n: as_list(n, flow=True)}[shape]
+SHAPES = {
+    "documents": stream,
+    "documents, each marked": lambda n: "---\n" + stream(n),  # as many `---` as documents
+    "list": as_list,
+    "flow list": lambda n: as_list(n, flow=True),
+}
+
+
+@pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_document_limit_counts_documents_and_list_items_alike(tmp_path, shape, long):
+    """Short texts are counted as they are loaded, long ones on the event stream before anything is
+    built, `---` markers before the text is even decoded: each count has the same boundary."""
     limit = 5
     for count, ok in ((limit - 1, True), (limit, True), (limit + 1, False)):
         path = tmp_path / f"{count}.yaml"
-        path.write_text(make(count))
+        path.write_text(("# " + "-" * 100 + "\n" if long else "") + SHAPES[shape](count))
         manifests, errors = load([path], StreamLimits(max_documents=limit))
         if ok:
             assert len(manifests) == count and errors == [], (count, errors)
         else:
             assert manifests == [] and [str(e) for e in errors] == [
                 f"{path}: holds more than 5 documents {DOCUMENTS_HINT}"]
+
+
+def test_a_list_is_refused_at_the_first_item_past_the_limit_before_the_rest_is_read(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("# " + "-" * 100 + "\nkind: List\nitems:\n" + "- {a: 1}\n" * 6 + "]never read\n")
+    assert [e.message for e in load([path], StreamLimits(max_documents=5))[1]] == [
+        f"holds more than 5 documents {DOCUMENTS_HINT}"]
+    assert "malformed YAML" in load([path], StreamLimits(max_documents=6))[1][0].message
+
+
+def test_documents_are_counted_before_the_text_is_decoded(tmp_path):
+    path = tmp_path / "many.yaml"
+    path.write_bytes(b"---\na: 1\n" * 6 + b"\xff")
+    assert [e.message for e in load([path], StreamLimits(max_documents=5))[1]] == [
+        f"holds more than 5 documents {DOCUMENTS_HINT}"]
+    assert "not UTF-8" in load([path], StreamLimits(max_documents=6))[1][0].message
 
 
 def test_empty_documents_count_and_a_list_of_no_items_counts_one(tmp_path):
