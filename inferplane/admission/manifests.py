@@ -77,12 +77,13 @@ def read_input(path: Path, limits: StreamLimits) -> bytes | bytearray | LoadErro
     source = source_name(path)
     try:
         if str(path) == STDIN:
-            data = _read_at_most(sys.stdin.buffer, limits.max_bytes)
+            data = _read_at_most(sys.stdin.buffer, limits.max_bytes, _PIECE)
         else:
             with open(path, "rb") as stream:
-                if os.fstat(stream.fileno()).st_size > limits.max_bytes:
+                size = os.fstat(stream.fileno()).st_size  # 0 for a FIFO or a device: read in pieces
+                if size > limits.max_bytes:
                     return LoadError(source, limits.bytes_problem())
-                data = _read_at_most(stream, limits.max_bytes)  # a FIFO or device has no size to go by
+                data = _read_at_most(stream, limits.max_bytes, size + 1 if size else _PIECE)
     except FileNotFoundError:
         return LoadError(source, "no such file or folder")
     except (OSError, AttributeError, ValueError) as exc:  # stdin closed or detached: no buffer to read
@@ -96,16 +97,21 @@ def read_input(path: Path, limits: StreamLimits) -> bytes | bytearray | LoadErro
 _PIECE = 1024 * 1024
 
 
-def _read_at_most(stream: Any, limit: int) -> bytearray:
-    """At most `limit` + 1 bytes, read in pieces: memory follows what the input holds, not the limit
-    (a single read of `limit` + 1 bytes allocates all of it up front)."""
-    data = bytearray()
-    while len(data) <= limit:
-        piece = stream.read(min(_PIECE, limit + 1 - len(data)))
+def _read_at_most(stream: Any, limit: int, first: int) -> bytes | bytearray:
+    """At most `limit` + 1 bytes: `first` at once (a regular file's size and one more), then in pieces
+    of 1 MiB, so memory follows what the input holds, not the limit (a read of `limit` + 1 bytes
+    allocates all of it up front). A buffered read returns less than asked only at the end."""
+    wanted = min(first, limit + 1)
+    data = stream.read(wanted)
+    if len(data) < wanted or len(data) > limit:
+        return data
+    grown = bytearray(data)
+    while len(grown) <= limit:
+        piece = stream.read(min(_PIECE, limit + 1 - len(grown)))
         if not piece:
             break
-        data += piece
-    return data
+        grown += piece
+    return grown
 
 
 def decode(source: str, data: bytes | bytearray) -> str | LoadError:
@@ -259,7 +265,7 @@ def _survey(text: str, limits: StreamLimits) -> bool:
     indicators = sum(text.count(c) for c in _COLLECTION_INDICATORS)
     if "*" not in text and indicators < MAX_DEPTH - 1:
         return True  # too few indicators for deep nesting; `parse_input` counts its few documents
-    plain, depth, documents = True, 0, 0
+    plain, depth, documents = True, 0, 0  # plain: no alias so far
     root_mapping = key_next = in_items = listed = False
     key = kind = None
     items = 0
@@ -294,7 +300,10 @@ def _survey(text: str, limits: StreamLimits) -> bool:
                     if depth == 0 and isinstance(event, yaml.MappingStartEvent):
                         root_mapping = key_next = True
                     depth += 1
-                    plain = plain and depth < MAX_DEPTH
+                    if depth >= MAX_DEPTH:
+                        # The bounded loader refuses the text at this document, and builds none after
+                        # it: the documents before it were counted here.
+                        return False
                 elif isinstance(event, yaml.AliasEvent):
                     plain = False
     except LimitExceeded:
