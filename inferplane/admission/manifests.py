@@ -271,41 +271,44 @@ def _survey(text: str, limits: StreamLimits) -> bool:
     items = 0
     try:
         for event in yaml.parse(text, Loader=yaml.CSafeLoader):
-            if isinstance(event, yaml.DocumentStartEvent):
-                root_mapping = key_next = in_items = listed = False
-                key = kind = None
-                items = 0
-            elif isinstance(event, yaml.DocumentEndEvent):
-                documents += max(1, items) if kind == "List" and listed else 1
-                if documents > limits.max_documents:
-                    raise LimitExceeded(None, limits.documents_problem())
-            elif isinstance(event, _CLOSES):
-                depth -= 1
-                in_items = in_items and depth > 1
-            elif isinstance(event, _NODES):
+            cls = event.__class__  # compared by identity: this loop runs once per event of a long text
+            if cls in _NODE_EVENTS:
                 # The root mapping's `kind` and `items`: a List counts as its items, each as it is read.
                 if depth == 1 and root_mapping:
                     if key_next:
-                        key = event.value if isinstance(event, yaml.ScalarEvent) else None
+                        key = event.value if cls is yaml.ScalarEvent else None
                     elif key == "kind":
-                        kind = event.value if isinstance(event, yaml.ScalarEvent) else None
-                    elif key == "items" and isinstance(event, yaml.SequenceStartEvent):
+                        kind = event.value if cls is yaml.ScalarEvent else None
+                    elif key == "items" and cls is yaml.SequenceStartEvent:
                         in_items = listed = True
                     key_next = not key_next
                 elif depth == 2 and in_items:
                     items += 1
                     if kind in (None, "List") and documents + items > limits.max_documents:
                         raise LimitExceeded(None, limits.documents_problem())
-                if isinstance(event, _OPENS):
-                    if depth == 0 and isinstance(event, yaml.MappingStartEvent):
-                        root_mapping = key_next = True
-                    depth += 1
-                    if depth >= MAX_DEPTH:
-                        # The bounded loader refuses the text at this document, and builds none after
-                        # it: the documents before it were counted here.
-                        return False
-                elif isinstance(event, yaml.AliasEvent):
+                if cls is yaml.ScalarEvent:
+                    continue
+                if cls is yaml.AliasEvent:
                     plain = False
+                    continue
+                if depth == 0 and cls is yaml.MappingStartEvent:
+                    root_mapping = key_next = True
+                depth += 1
+                if depth >= MAX_DEPTH:
+                    # The bounded loader refuses the text at this document, and builds none after it:
+                    # the documents before it were counted here.
+                    return False
+            elif cls in _CLOSE_EVENTS:
+                depth -= 1
+                in_items = in_items and depth > 1
+            elif cls is yaml.DocumentStartEvent:
+                root_mapping = key_next = in_items = listed = False
+                key = kind = None
+                items = 0
+            elif cls is yaml.DocumentEndEvent:
+                documents += max(1, items) if kind == "List" and listed else 1
+                if documents > limits.max_documents:
+                    raise LimitExceeded(None, limits.documents_problem())
     except LimitExceeded:
         raise
     except yaml.YAMLError:
@@ -313,7 +316,8 @@ def _survey(text: str, limits: StreamLimits) -> bool:
     return plain
 
 
-_NODES = (yaml.ScalarEvent, yaml.AliasEvent, *_OPENS)
+_NODE_EVENTS = frozenset((yaml.ScalarEvent, yaml.AliasEvent, *_OPENS))
+_CLOSE_EVENTS = frozenset(_CLOSES)
 
 
 class LimitExceeded(yaml.YAMLError):
