@@ -14,7 +14,8 @@ from typing import Any, Mapping, Protocol
 import inferplane
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.object_meta import DEFINITIONS
-from inferplane.admission.manifests import LoadError, Manifest, inputs, load, parse_input, read_input, source_name
+from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, parse_input, read_input, \
+    source_name
 from inferplane.admission.validate import AdmissionError, admit
 from inferplane.api import KINDS
 from inferplane.api.common import Resource
@@ -144,7 +145,7 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
             load_errors.append(data)
             continue
         # Standard input is read once: nothing to recognise it by next time.
-        key = None if source_name(path) != str(path) else _file_key(path, data, limits)
+        key = None if str(path) == STDIN else _file_key(path, data, limits)
         objects = kept.admitted_objects(key) if key is not None else None
         if objects is not None:
             result.admitted += [(Manifest(o["source"], o["body"]),
