@@ -143,7 +143,8 @@ def test_rules_of_a_cluster_are_those_its_stack_ships(tmp_path):
 def test_a_mapping_with_a_key_written_twice_is_refused(tmp_path):
     """The loader's strict reading holds for mapping files too, beside the mapping's other errors (the
     second `fromUnit` is the one a YAML loader keeps)."""
-    (tmp_path / "intel.yaml").write_text(USER_MAPPING.replace("fromUnit: Bytes}", "fromUnit: Bytes, fromUnit: Percent}"))
+    twice = USER_MAPPING.replace("fromUnit: Bytes}", "fromUnit: Bytes, fromUnit: Percent}")
+    (tmp_path / "intel.yaml").write_text(twice)
     result = CliRunner().invoke(cli, ["metrics", "rules", "--mapping", str(tmp_path / "intel.yaml")])
     assert result.exit_code == 1
     where = f"error: {tmp_path / 'intel.yaml'}: GPUMetricsMapping/intel-xpu: "
