@@ -121,6 +121,7 @@ class StreamLimits:
 
 
 def amount(size: int) -> str:
+    """A size as a person writes it: 64 MiB, 2 KiB, 1,000 bytes."""
     for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if size >= scale and size % scale == 0:
             return f"{size // scale:,} {unit}"
