@@ -56,7 +56,7 @@ def main() -> None:
         body = json_copy(TYPICAL_CLASS)
         apply_defaults(compiled.plan, body)
         content = {"spec": body["spec"]}
-        assert not list(compiled.validator.iter_errors(content))
+        assert not list(compiled.content.validator.iter_errors(content))
         assert all(evaluate_rules(compiled.plan, content))
         InferenceClass.model_validate(body)
 

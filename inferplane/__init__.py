@@ -3,3 +3,13 @@
 API_GROUP = "inferplane.dev"
 INFRA_GROUP = "infrastructure.inferplane.dev"
 API_VERSION = "v1alpha1"
+
+# One file or standard input of manifests is held whole while it is admitted (kubectl sets no limit; its
+# API server refuses what etcd would not store, object by object). bench/fleet_bench.py writes one file
+# per object; its 10,000 clusters with their 1,000 ModelDeployments written as one file would be 4.9 MiB
+# and 11,015 documents: these stand well above that. Here, not in admission, because the command line
+# names them in its help without importing admission.
+MAX_STREAM_BYTES = 64 * 1024 * 1024
+MAX_DOCUMENTS = 50_000
+STREAM_BYTES_FLAG, STREAM_BYTES_ENV = "--max-file-bytes", "INFERPLANE_MAX_FILE_BYTES"
+DOCUMENTS_FLAG, DOCUMENTS_ENV = "--max-documents", "INFERPLANE_MAX_DOCUMENTS"

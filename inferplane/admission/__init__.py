@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any, Mapping, Protocol
 
 import inferplane
-from inferplane.admission.manifests import STDIN, LoadError, Manifest, load, manifest_files
+from inferplane.admission.limits import StreamLimits
+from inferplane.admission.object_meta import DEFINITIONS
+from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, parse_input, read_input, \
+    source_name
 from inferplane.admission.validate import AdmissionError, admit
 from inferplane.api import KINDS
 from inferplane.api.common import Resource
@@ -109,11 +112,11 @@ class AdmittedFiles(Protocol):
 @functools.cache
 def admission_code() -> bytes:
     """What a file's verdict depends on besides the file: inferplane's own code (its kinds, schemas,
-    rules and checks) and the version of every library it runs on. Any change to either admits every
-    file afresh."""
+    rules and checks, and the ObjectMeta definitions it vendors) and the version of every library it runs
+    on. Any change to either admits every file afresh."""
     digest = hashlib.sha256()
     package = Path(inferplane.__file__).parent
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted([*package.rglob("*.py"), DEFINITIONS]):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     for requirement in sorted(importlib.metadata.distribution("inferplane").requires or ()):
         name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)  # PEP 508: the name comes first
@@ -125,44 +128,42 @@ def admission_code() -> bytes:
 
 
 def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None,
-                kept: AdmittedFiles | None = None) -> AdmissionResult:
+                kept: AdmittedFiles | None = None, limits: StreamLimits = StreamLimits()) -> AdmissionResult:
     """Admit every manifest under `paths`. With `kept`, a file admitted whole before, unchanged, at the
-    same path, by the same code, yields the objects it admitted to without being parsed and checked
-    again (a no-op re-apply of a fleet is mostly that); the checks across objects run every time."""
+    same path, by the same code and under the same limits, yields the objects it admitted to without
+    being parsed and checked again (a no-op re-apply of a fleet is mostly that); the checks across
+    objects run every time."""
     if kept is None:
-        manifests, load_errors = load(paths)
+        manifests, load_errors = load(paths, limits)
         result = admit_manifests(manifests, known_classes)
         result.errors[:0] = load_errors
         return result
     result, load_errors, newly_admitted = AdmissionResult(), [], {}
-    for root in paths:
-        files = [root] if str(root) == STDIN or not root.exists() else manifest_files(root)
-        for path in files:
-            key = _file_key(path)
-            objects = kept.admitted_objects(key) if key is not None else None
-            if objects is not None:
-                result.admitted += [(Manifest(o["source"], o["body"]),
-                                     KINDS[(o["body"]["apiVersion"], o["body"]["kind"])].model_validate(o["body"]))
-                                    for o in objects]
-                continue
-            manifests, errors = load([path])
-            load_errors += errors
-            start = len(result.admitted)
-            if _admit_each(manifests, result) and not errors and key is not None:
-                newly_admitted[key] = [{"source": manifest.source, "body": obj.model_dump(by_alias=True, mode="json")}
-                                       for manifest, obj in result.admitted[start:]]
+    for path in inputs(paths):
+        data = read_input(path, limits)
+        if isinstance(data, LoadError):
+            load_errors.append(data)
+            continue
+        # Standard input is read once: nothing to recognise it by next time.
+        key = None if str(path) == STDIN else _file_key(path, data, limits)
+        objects = kept.admitted_objects(key) if key is not None else None
+        if objects is not None:
+            result.admitted += [(Manifest(o["source"], o["body"]),
+                                 KINDS[(o["body"]["apiVersion"], o["body"]["kind"])].model_validate(o["body"]))
+                                for o in objects]
+            continue
+        manifests, errors = parse_input(source_name(path), data, limits)
+        load_errors += errors
+        start = len(result.admitted)
+        if _admit_each(manifests, result) and not errors and key is not None:
+            newly_admitted[key] = [{"source": manifest.source, "body": obj.model_dump(by_alias=True, mode="json")}
+                                   for manifest, obj in result.admitted[start:]]
     kept.keep_admitted(newly_admitted)
     result.errors[:0] = load_errors
     return _checked_across(result, known_classes)
 
 
-def _file_key(path: Path) -> bytes | None:
-    """A file's key among admitted files: its path, bytes and the admitting code (None: standard input,
-    or a file that cannot be read, which `load` reports)."""
-    if str(path) == STDIN:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return hashlib.sha256(admission_code() + str(path).encode() + b"\0" + data).digest()
+def _file_key(path: Path, data: bytes | bytearray, limits: StreamLimits) -> bytes:
+    """A file's key among admitted files: its path, bytes, the limits it was read under and the
+    admitting code."""
+    return hashlib.sha256(admission_code() + repr(limits).encode() + str(path).encode() + b"\0" + data).digest()

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any, Iterator
+
+from inferplane import DOCUMENTS_ENV, DOCUMENTS_FLAG, MAX_DOCUMENTS, MAX_STREAM_BYTES, STREAM_BYTES_ENV, \
+    STREAM_BYTES_FLAG
 
 # etcd refuses a request larger than its --max-request-bytes, 1.5 MiB by default: that is the
 # largest object a Kubernetes cluster stores (a custom resource is stored as JSON).
@@ -95,3 +99,30 @@ def size_problem(size: int, what: str = "the object") -> str | None:
         return None
     return (f"{what} is {size / 1024 / 1024:.1f} MiB as stored JSON, over the 1.5 MiB Kubernetes stores (etcd's "
             f"default --max-request-bytes): split it into smaller objects")
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """What one file, or standard input, of manifests may hold (the defaults and their flags are the
+    package's constants: the command line names them before it imports admission)."""
+
+    max_bytes: int = MAX_STREAM_BYTES
+    max_documents: int = MAX_DOCUMENTS
+
+    def bytes_problem(self) -> str:
+        return (f"is larger than {amount(self.max_bytes)} (inferplane's limit on a file or standard input of "
+                f"manifests): split it into several files, or raise the limit with {STREAM_BYTES_FLAG} or "
+                f"{STREAM_BYTES_ENV}")
+
+    def documents_problem(self) -> str:
+        return (f"holds more than {self.max_documents:,} documents (inferplane's limit on a file or standard input; "
+                f"each item of a List counts as one): split it into several files, or raise the limit with "
+                f"{DOCUMENTS_FLAG} or {DOCUMENTS_ENV}")
+
+
+def amount(size: int) -> str:
+    """A size as a person writes it: 64 MiB, 2 KiB, 1,000 bytes."""
+    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale:,} {unit}"
+    return f"{size:,} bytes"

@@ -45,13 +45,16 @@ def parse_mapping(manifest: Manifest) -> tuple[GPUMetricsMapping | None, list[Ad
     metadata = body.get("metadata")
     name = str(metadata.get("name", "<unnamed>")) if isinstance(metadata, dict) else "<unnamed>"
     kind = body.get("kind", "<no kind>")
-    errors = []
+    # What reading found (a key written twice) keeps the mapping out, beside its other errors.
+    errors = [AdmissionError(manifest.source, KIND, name, path, message) for path, message in manifest.problems]
     if kind != KIND or body.get("apiVersion") != MAPPING_API_VERSION:
-        return None, [AdmissionError(manifest.source, str(kind), name, "kind",
-                                     f"expected apiVersion {MAPPING_API_VERSION} and kind {KIND}, got "
-                                     f"{body.get('apiVersion')!r} {kind!r}: a mapping file holds only mappings")]
+        return None, errors + [AdmissionError(manifest.source, str(kind), name, "kind",
+                                              f"expected apiVersion {MAPPING_API_VERSION} and kind {KIND}, got "
+                                              f"{body.get('apiVersion')!r} {kind!r}: a mapping file holds only "
+                                              "mappings")]
     try:
-        return GPUMetricsMapping.model_validate(body), []
+        mapping = GPUMetricsMapping.model_validate(body)
+        return (None, errors) if errors else (mapping, [])
     except ValidationError as error:
         for problem in error.errors():
             path = ".".join(str(p) for p in problem["loc"])

@@ -23,6 +23,7 @@ from inferplane.admission.structural import apply_defaults, first_line, join_pat
     rule_failures
 from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
+from inferplane.admission.object_meta import object_meta_schema
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
 from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane import API_GROUP
@@ -146,31 +147,47 @@ def schema_at(schema: dict[str, Any], path: str) -> dict[str, Any]:
     return node
 
 
-class KindAdmission:
-    """Everything needed to admit one kind, compiled once."""
+class SchemaCheck:
+    """A structural schema compiled for admission. The Rust validator answers whether a value is valid
+    (~1 us for a typical manifest), so the common case pays nothing more; only a failure takes the
+    slower path that reports every error with its field path."""
 
-    def __init__(self, kind: type[Resource]):
-        self.kind = kind
-        self.schema = openapi_schema(kind)
-        # Rust-backed, ~1 us for a typical manifest: the common case (valid) pays nothing more; only
-        # a failure takes the slower path that reports every error with its field path.
-        self._fast = jsonschema_rs.validator_for(to_jsonschema(self.schema))
-        self.plan = plan_for(self.schema)
+    def __init__(self, schema: dict[str, Any]):
+        self.schema = schema
+        self._fast = jsonschema_rs.validator_for(to_jsonschema(schema))
 
     @functools.cached_property
     def validator(self) -> jsonschema.protocols.Validator:
         """The validator that reports every error with its field path: built on the first failure."""
         return openapi_validator(self.schema)
 
+    def problems(self, value: Any) -> list[tuple[str, str]]:
+        if self._fast.is_valid(value):
+            return []
+        return [e for v in violations(self.validator, value) for e in _describe_schema_violation(v, self.schema)]
+
+
+class KindAdmission:
+    """Everything needed to admit one kind, compiled once."""
+
+    def __init__(self, kind: type[Resource]):
+        self.kind = kind
+        self.schema = openapi_schema(kind)
+        self.content = SchemaCheck(self.schema)
+        self.plan = plan_for(self.schema)
+
     def check(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         """Default `body` in place and return every (field path, message) wrong with it."""
         apply_defaults(self.plan, body)
         content = {k: v for k, v in body.items() if k in ("spec", "status")}
-        errors: list[tuple[str, str]] = []
-        if not self._fast.is_valid(content):
-            errors = [e for v in violations(self.validator, content)
-                      for e in _describe_schema_violation(v, self.schema)]
+        errors = self.content.problems(content)
         return errors + rule_failures(self.plan, content, errors)
+
+
+@functools.cache
+def metadata_check() -> SchemaCheck:
+    """Any object's metadata as the API server decodes it strictly: ObjectMeta's fields, no others."""
+    return SchemaCheck({"type": "object", "properties": {"metadata": object_meta_schema()}})
 
 
 @functools.cache
@@ -192,21 +209,23 @@ def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     def error(path: str, message: str) -> AdmissionError:
         return AdmissionError(manifest.source, label, name, path, message)
 
+    # What reading the file found (a duplicate key) comes first, beside every other error.
+    read = [error(path, message) for path, message in manifest.problems]
     # First what any object must be (JSON, bounded): everything after this walks it recursively.
     shape = [error(path, message) for path, message in shape_problems(raw)]
     if shape:
-        return None, shape
+        return None, read + shape
     too_large = size_problem(stored_size(raw))
     if too_large:
-        return None, [error("", too_large)]
+        return None, read + [error("", too_large)]
     body = json_copy(raw)
 
     api_version = body.get("apiVersion")
     kind = KINDS.get((api_version, kind_name)) if isinstance(api_version, str) and isinstance(kind_name, str) \
         else None
     if kind is None:
-        return None, [error("", _unknown_kind_message(api_version, kind_name))]
-    errors = [error(path, msg) for path, msg in _check_metadata(kind, body)]
+        return None, read + [error("", _unknown_kind_message(api_version, kind_name))]
+    errors = read + [error(path, msg) for path, msg in _check_metadata(kind, body)]
     errors += [error(str(name_), f"unknown field \"{name_}\": a manifest has only {', '.join(sorted(_TOP_LEVEL))}")
                for name_ in sorted(map(str, set(body) - _TOP_LEVEL))]
     errors += [error(path, message) for path, message in kind_admission(kind).check(body)]
@@ -246,6 +265,18 @@ def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tupl
     if not isinstance(metadata, dict):
         yield "metadata", "required: add metadata with a name"
         return
+    # Strictly decoded first, as the API server does before it drops the fields it sets itself; the
+    # checks below say more about the fields they cover, so the schema's word on those is left out.
+    strict = metadata_check().problems({"metadata": metadata})
+    reported = set()
+    for path, message in _metadata_problems(kind, metadata):
+        reported.add(path)
+        yield path, message
+    yield from ((path, message) for path, message in strict
+                if not any(path == r or path.startswith((f"{r}.", f"{r}[")) for r in reported))
+
+
+def _metadata_problems(kind: type[Resource], metadata: dict[str, Any]) -> Iterable[tuple[str, str]]:
     name = metadata.get("name")
     if name is None or name == "":
         yield "metadata.name", "required: every object has a name"

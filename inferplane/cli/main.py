@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,8 @@ import click
 
 # Only click and our light output module at import time: `inferplane --help` and shell completion must
 # answer at once, so each command imports the engine, admission and YAML itself.
+from inferplane import DOCUMENTS_ENV, DOCUMENTS_FLAG, MAX_DOCUMENTS, MAX_STREAM_BYTES, STREAM_BYTES_ENV, \
+    STREAM_BYTES_FLAG
 from inferplane.cli.output import check_output, table
 
 if TYPE_CHECKING:
@@ -34,12 +37,56 @@ def cli() -> None:
     """inferplane: a fleet-level inference control plane."""
 
 
+class ByteSize(click.ParamType):
+    """A number of bytes, plain or with a binary suffix: 67108864, 64Mi, 1Gi."""
+
+    name = "BYTES"
+    _SCALES = {"": 1, "Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3}
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+)\s*([KMG]i)?\s*", str(value))
+        if match is None or int(match.group(1)) == 0:
+            self.fail(f"{value!r} is not a size: write a number of bytes, or one with Ki, Mi or Gi, e.g. 128Mi",
+                      param, ctx)
+        return int(match.group(1)) * self._SCALES[match.group(2) or ""]
+
+
+def stream_limits(command):
+    """--max-file-bytes and --max-documents (or their environment variables): how large a file, or
+    standard input, of manifests may be."""
+    command = click.option(
+        STREAM_BYTES_FLAG, "max_bytes", type=ByteSize(), default=MAX_STREAM_BYTES, envvar=STREAM_BYTES_ENV,
+        show_envvar=True, help=f"Refuse a manifest file, or standard input, larger than this (default "
+                               f"{MAX_STREAM_BYTES // 1024 ** 2}Mi).")(command)
+    return click.option(
+        DOCUMENTS_FLAG, "max_documents", type=click.IntRange(min=1), default=MAX_DOCUMENTS, envvar=DOCUMENTS_ENV,
+        show_envvar=True, help=f"Refuse a manifest file, or standard input, of more documents than this, a List's "
+                               f"items counting one each (default {MAX_DOCUMENTS:,}).")(command)
+
+
+def _limits(max_bytes: int, max_documents: int):
+    from inferplane.admission.limits import StreamLimits
+
+    return StreamLimits(max_bytes, max_documents)
+
+
+def _refuse_nothing_found(admission, paths: tuple[Path, ...], code: int = 1) -> None:
+    """No objects in the input is an error, whatever the command (kubectl: "no objects passed to apply")."""
+    if not admission.admitted and not admission.errors:
+        click.echo(f"Error: no objects found in {', '.join(map(str, paths))}: a manifest needs apiVersion, kind "
+                   "and metadata", err=True)
+        sys.exit(code)
+
+
 @cli.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True, type=click.Path(path_type=Path),
               help="A manifest file, a folder of them, or - for standard input (repeatable).")
 @click.option("--strict", is_flag=True, help="Count warnings (what apply would hold) as errors: exit 1 on any.")
 @STATE_OPTION
-def validate(paths: tuple[Path, ...], strict: bool, state: Path | None) -> None:
+@stream_limits
+def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_bytes: int, max_documents: int) -> None:
     """Check manifests as the API server would; print every error, and as warnings what apply would
     hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
     already applied to the state (where there is one) count as present."""
@@ -54,7 +101,8 @@ def validate(paths: tuple[Path, ...], strict: bool, state: Path | None) -> None:
     if (folder / "store.db").is_file():
         with opened(state, create=False) as runtime:
             known = runtime.known_classes()
-    result = admit_paths(list(paths), known_classes=known)
+    result = admit_paths(list(paths), known_classes=known, limits=_limits(max_bytes, max_documents))
+    _refuse_nothing_found(result, paths)
     if result.admitted:
         rows = [(obj.kind, obj.metadata.name, manifest.source) for manifest, obj in result.admitted]
         click.echo(table(("KIND", "NAME", "SOURCE"), rows))
@@ -232,33 +280,30 @@ def _report_convergence(report) -> bool:
     return False
 
 
-def _refuse_nothing_found(result, paths: tuple[Path, ...]) -> None:
-    if not result.admission.admitted and not result.admission.errors:
-        raise click.ClickException(f"no objects found in {', '.join(map(str, paths))}: a manifest needs "
-                                   "apiVersion, kind and metadata")
-
-
 @cli.command()
 @FILES_OPTION
 @click.option("--dry-run", is_flag=True,
               help="Admit and compose in memory; print what would be created, configured or deleted; store nothing.")
 @STATE_OPTION
 @TIMEOUT_OPTION
-def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: float) -> None:
+@stream_limits
+def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: float, max_bytes: int,
+          max_documents: int) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint.
 
     Exit 1 if a manifest is rejected (nothing of it is stored), 3 if the fleet did not reach its fixpoint."""
+    limits = _limits(max_bytes, max_documents)
     started = time.monotonic()
     if dry_run:
         from inferplane.cli.views import changes
 
         with scratch(state) as (runtime, before):
-            result = runtime.apply(list(paths))
+            result = runtime.apply(list(paths), limits=limits)
             after = runtime.list()
             summary = _apply_summary(runtime, result, started, dry_run=True)
         _print_errors(result.admission.errors)
         _print_warnings(result.admission.warnings)
-        _refuse_nothing_found(result, paths)
+        _refuse_nothing_found(result.admission, paths)
         for name, verb in changes(before, after):
             click.echo(f"{name} {verb} (dry run)")
         converged = _report_convergence(result.report)
@@ -271,11 +316,11 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
         sys.stdout.flush()
 
     with opened(state, timeout) as runtime:
-        result = runtime.apply(list(paths), on_applied=acknowledge)
+        result = runtime.apply(list(paths), on_applied=acknowledge, limits=limits)
         summary = _apply_summary(runtime, result, started)
     _print_errors(result.admission.errors)
     _print_warnings(result.admission.warnings)
-    _refuse_nothing_found(result, paths)
+    _refuse_nothing_found(result.admission, paths)
     converged = _report_convergence(result.report)
     click.echo(summary, err=True)
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
@@ -284,20 +329,21 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
 @cli.command()
 @FILES_OPTION
 @STATE_OPTION
-def diff(paths: tuple[Path, ...], state: Path | None) -> None:
+@stream_limits
+def diff(paths: tuple[Path, ...], state: Path | None, max_bytes: int, max_documents: int) -> None:
     """What apply would change, per resource (inputs and everything composed), as unified diffs.
 
-    Exit 0: no change; 1: changes; 2: the manifests were refused."""
+    Exit 0: no change; 1: changes; 2: the manifests were refused (or held no objects)."""
     from inferplane.cli.views import unified_diffs
 
     with scratch(state) as (runtime, before):
-        result = runtime.apply(list(paths))
+        result = runtime.apply(list(paths), limits=_limits(max_bytes, max_documents))
         after = runtime.list()
     _print_errors(result.admission.errors)
     _print_warnings(result.admission.warnings)
     if result.admission.errors:
         sys.exit(2)
-    _refuse_nothing_found(result, paths)
+    _refuse_nothing_found(result.admission, paths, code=2)
     text = unified_diffs(before, after)
     if text:
         click.echo(text, nl=False)
@@ -878,7 +924,8 @@ def completion(shell: str) -> None:
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Choice(["fleet", "json"]), default="fleet",
               help="fleet: the fleet table; json: every resource, inputs with status and everything composed.")
-def render(folder: Path, output: str) -> None:
+@stream_limits
+def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> None:
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
@@ -887,13 +934,13 @@ def render(folder: Path, output: str) -> None:
 
     runtime = Runtime(None, progress=_progress_bar())  # in memory: nothing is kept
     try:
-        result = runtime.apply([folder])
+        result = runtime.apply([folder], limits=_limits(max_bytes, max_documents))
         objects = runtime.list()
     finally:
         runtime.progress.finish()
         runtime.close()
     _print_errors(result.admission.errors)
-    _refuse_nothing_found(result, (folder,))
+    _refuse_nothing_found(result.admission, (folder,))
     converged = _report_convergence(result.report)
     if result.admission.admitted:
         click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_view(objects))
@@ -918,7 +965,7 @@ def audit(folder: Path | None) -> None:
         audited = audit_folder(each, progress=progress)
         progress.finish()
         _print_errors(audited.applied.admission.errors)
-        _refuse_nothing_found(audited.applied, (each,))
+        _refuse_nothing_found(audited.applied.admission, (each,))
         broken |= bool(audited.applied.admission.errors) or not _report_convergence(audited.applied.report)
         for cluster, why in audited.unprovisioned:
             rows.append((cluster, "-", "Skipped", why))

@@ -18,6 +18,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
+from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
@@ -100,13 +101,15 @@ class Runtime:
         return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,
                           lease=lease, simulate=True, clock=self.clock)
 
-    def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
+    def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
+              limits: StreamLimits = StreamLimits()) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap.
         kept = self.store if self.store.path is not None else None
-        return self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept), on_applied)
+        return self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept, limits=limits),
+                           on_applied)
 
     def scale(self, key: Key, replicas: int) -> ApplyResult:
         """Set the replica count of an object whose kind serves the scale subresource (as `kubectl

@@ -223,7 +223,7 @@ def test_libyaml_reads_every_recipe_as_the_bounded_loader_does(path):
     from inferplane.admission.manifests import ManifestLoader, parse
 
     text = path.read_text()
-    assert parse(text) == list(yaml.load_all(text, Loader=ManifestLoader))
+    assert list(parse(text)) == [(document, []) for document in yaml.load_all(text, Loader=ManifestLoader)]
 
 
 # What PyYAML's constructor does beyond plain mappings, sequences and scalars, each in a file that
@@ -245,17 +245,136 @@ TRICKY_YAML = {
 
 @pytest.mark.parametrize("name", sorted(TRICKY_YAML))
 def test_libyamls_fast_construction_builds_what_pyyamls_constructor_builds(name):
-    from inferplane.admission.manifests import FastManifestLoader, ManifestLoader, parse
+    from inferplane.admission.manifests import FastManifestLoader, ManifestLoader, _documents, parse
 
     text = TRICKY_YAML[name]
 
     def read(loader):
+        """Each document with the keys it repeats."""
         try:
-            return list(yaml.load_all(text, Loader=loader))
+            return list(_documents(loader(text)))
         except yaml.YAMLError as exc:
             return f"{type(exc).__name__}: {getattr(exc, 'problem', exc)}"
 
     fast, bounded = read(FastManifestLoader), read(ManifestLoader)
     assert fast == bounded and repr(fast) == repr(bounded)
     if not isinstance(bounded, str):
-        assert parse(text) == bounded
+        assert list(parse(text)) == bounded
+    # A merge key's keys may be overridden; a key written twice is refused, whichever loader reads it.
+    repeated = [] if isinstance(bounded, str) else [field for _, duplicates in bounded for field, _ in duplicates]
+    assert repeated == (["a"] if name == "duplicate-keys" else [])
+
+
+# ---- each limit at its boundary: at the limit admitted, one past it refused (the limits are written out
+# here as the README states them, so that a changed limit or comparison fails)
+
+STORED_LIMIT = 1536 * 1024  # etcd's default --max-request-bytes
+TOO_LARGE = ("the object is 1.5 MiB as stored JSON, over the 1.5 MiB Kubernetes stores (etcd's default "
+             "--max-request-bytes): split it into smaller objects")
+
+
+def class_of_stored_size(size: int) -> dict:
+    """The EKS class with an annotation that makes its compact JSON (as stored) exactly `size` bytes."""
+    body = yaml.safe_load(EKS_CLASS)
+    body["metadata"]["annotations"] = {"pad": ""}
+    body["metadata"]["annotations"]["pad"] = "x" * (size - len(json.dumps(body, separators=(",", ":"))))
+    assert len(json.dumps(body, separators=(",", ":")).encode()) == size
+    return body
+
+
+@pytest.mark.parametrize("size, admitted", [(STORED_LIMIT - 1, True), (STORED_LIMIT, True),
+                                            (STORED_LIMIT + 1, False)])
+def test_an_object_of_exactly_the_stored_limit_is_admitted_and_one_byte_more_is_refused(tmp_path, size, admitted):
+    path = tmp_path / "class.json"
+    path.write_text(json.dumps(class_of_stored_size(size)))
+    result = run("validate", "-f", path)
+    if admitted:
+        assert result.exit_code == 0 and result.stdout.endswith("1 valid, 0 errors\n"), result.stderr
+    else:
+        assert [line for line in result.stderr.splitlines() if line.startswith("error: ")] == [
+            f"error: {path}: InferenceClass/eks-l4: {TOO_LARGE}"]
+
+
+def aliased(key_length: int) -> str:
+    """A 1,021-character value anchored under a key of `key_length`, and a list of 1,534 aliases to it:
+    expanded, as the loader measures a node graph (a scalar is its length and 3, for quotes and a
+    separator; a collection 2 and its children), 2 + (key_length + 3) + 1,024 + 4 + (2 + 1,534 x 1,024)
+    bytes, which is the stored limit for a key of 1,013 characters."""
+    return f"{'k' * key_length}: &v {'v' * 1021}\nl: [{', '.join(['*v'] * 1534)}]\n"
+
+
+@pytest.mark.parametrize("key_length, admitted", [(1012, True), (1013, True), (1014, False)])
+def test_aliases_may_expand_a_document_to_the_stored_limit_and_not_one_byte_more(tmp_path, key_length, admitted):
+    from inferplane.admission.manifests import ManifestLoader, expanded_size
+
+    text = aliased(key_length)
+    assert expanded_size(yaml.compose(text, Loader=ManifestLoader))[0] == STORED_LIMIT - 1013 + key_length
+    path = tmp_path / "aliased.yaml"
+    path.write_text(text)
+    manifests, errors = load([path])
+    if admitted:
+        assert errors == [] and len(manifests) == 1
+    else:
+        assert [str(e) for e in errors] == [
+            f"{path}:1:1: the document, with its aliases expanded, is 1.5 MiB as stored JSON, over the 1.5 MiB "
+            "Kubernetes stores (etcd's default --max-request-bytes): split it into smaller objects"]
+
+
+@pytest.mark.parametrize("levels, admitted", [(47, True), (48, True), (49, False)])
+def test_aliases_may_expand_a_document_to_100_levels_and_not_one_more(tmp_path, levels, admitted):
+    """An anchored value `levels` lists deep, aliased from under 50 more: 1 (the root) + 50 + levels + 1
+    (the scalar) levels once expanded, 100 for 48, while the text itself nests far less."""
+    path = tmp_path / "deep.yaml"
+    path.write_text(f"a: &a {'[' * levels}x{']' * levels}\nb: {'[' * 50}*a{']' * 50}\n")
+    manifests, errors = load([path])
+    if admitted:
+        assert errors == [] and len(manifests) == 1
+    else:
+        assert [str(e) for e in errors] == [f"{path}:1:1: aliases expand it to more than 100 levels deep "
+                                            "(inferplane's limit): write the nested values out"]
+
+
+@pytest.mark.parametrize("depth, admitted", [(99, True), (100, True), (101, False)])
+def test_an_object_built_in_memory_may_nest_100_levels_and_not_one_more(depth, admitted):
+    """What reaches admission without a file (a scale, a function's request) is bounded the same way:
+    the root is level 0, so `spec` is 1 and its deepest list `depth`."""
+    from inferplane.admission import admit_manifests
+    from inferplane.admission.manifests import Manifest
+
+    nested: list = []
+    for _ in range(depth - 2):  # spec (1), its field x (2), then lists down to `depth`
+        nested = [nested]
+    body = yaml.safe_load(EKS_CLASS)
+    body["spec"]["x"] = nested
+    errors = [str(e) for e in admit_manifests([Manifest("mem", body)]).errors]
+    deep = [e for e in errors if "levels deep" in e]
+    if admitted:
+        assert deep == [] and errors  # refused for the unknown field x alone
+    else:
+        assert len(deep) == 1 and deep[0].startswith("mem: InferenceClass/eks-l4: spec.x" + "[0]" * (depth - 2))
+
+
+@pytest.mark.parametrize("value, admitted", [(2**63 - 1, True), (2**63, False), (-(2**63), True),
+                                             (-(2**63) - 1, False)])
+def test_integers_span_exactly_an_int64(tmp_path, value, admitted):
+    path = tmp_path / "class.yaml"
+    assert "\nspec:\n" in EKS_CLASS
+    path.write_text(EKS_CLASS.replace("\nspec:\n", f"\nspec:\n  bogus: {value}\n"))
+    errors = [line for line in run("validate", "-f", path).stderr.splitlines() if line.startswith("error: ")]
+    overflow = [e for e in errors if "does not fit an int64" in e]
+    assert bool(overflow) != admitted, errors
+
+
+@pytest.mark.parametrize("kind_file, old, length, admitted", [
+    ("cluster.yaml", "name: eks-l4\n", 63, True), ("cluster.yaml", "name: eks-l4\n", 64, False),
+    ("class.yaml", "  name: eks-l4\n", 253, True), ("class.yaml", "  name: eks-l4\n", 254, False)])
+def test_names_are_as_long_as_kubernetes_allows_and_not_one_character_more(tmp_path, kind_file, old, length,
+                                                                          admitted):
+    """A DNS label (63) for every kind but InferenceClass, whose name is a DNS subdomain (253)."""
+    name = "c" * length if length <= 64 else ".".join(["c" * 63] * 4)[:length]
+    assert len(name) == length and not name.endswith(".")
+    text = (RECIPES / "qwen2.5-0.5b-nvidia-eks" / kind_file).read_text().replace(old, old.replace("eks-l4", name), 1)
+    path = tmp_path / kind_file
+    path.write_text(text)
+    name_errors = [line for line in run("validate", "-f", path).stderr.splitlines() if "metadata.name" in line]
+    assert (name_errors == []) == admitted, name_errors

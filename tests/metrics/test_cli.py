@@ -138,3 +138,18 @@ def test_rules_of_a_cluster_are_those_its_stack_ships(tmp_path):
     missing = CliRunner().invoke(cli, ["metrics", "rules", "--cluster", "eks-amd", "--state", state])
     assert missing.exit_code == 1
     assert "no serving stack with Prometheus for cluster 'eks-amd'" in missing.output
+
+
+def test_a_mapping_with_a_key_written_twice_is_refused(tmp_path):
+    """The loader's strict reading holds for mapping files too, beside the mapping's other errors (the
+    second `fromUnit` is the one a YAML loader keeps)."""
+    twice = USER_MAPPING.replace("fromUnit: Bytes}", "fromUnit: Bytes, fromUnit: Percent}")
+    (tmp_path / "intel.yaml").write_text(twice)
+    result = CliRunner().invoke(cli, ["metrics", "rules", "--mapping", str(tmp_path / "intel.yaml")])
+    assert result.exit_code == 1
+    where = f"error: {tmp_path / 'intel.yaml'}: GPUMetricsMapping/intel-xpu: "
+    assert result.output.splitlines() == [
+        where + "spec.series[0].fromUnit: duplicate field \"fromUnit\": a key appears once in a mapping (the API "
+                "server refuses a repeated one): remove one of them",
+        where + "spec.series.0: fromUnit Percent cannot feed inferplane_gpu_memory_used_bytes, which is in bytes: "
+                "use one of Bytes, Mebibytes"]
