@@ -89,8 +89,8 @@ def main() -> None:
     parser.add_argument("--cache-size", type=int, default=None, metavar="MB",
                         help="the server's --cache-size (default: its own default)")
     parser.add_argument("--malloc-arena-max", type=int, default=None, metavar="N",
-                        help="run the server with MALLOC_ARENA_MAX=N, as the Function's image does (glibc's "
-                             "default, 8 arenas per core, fragments a threaded server's heap)")
+                        help="run the server with MALLOC_ARENA_MAX=N (glibc's malloc arenas; with 2, 1,000 "
+                             "requests measured 319-475 MiB after warm-up, no flatter than the default's 365-453)")
     args = parser.parse_args()
     requests = engine_requests()
     templates = [padded(crossplane_request(request.composite, request.observed, request.required), as_objects)

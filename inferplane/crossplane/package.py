@@ -139,10 +139,6 @@ COPY inferplane ./inferplane
 RUN pip install --no-cache-dir . && rm -rf /src
 WORKDIR /
 # Crossplane passes the mTLS certificates' folder in TLS_SERVER_CERTS_DIR and connects on 9443.
-# Two malloc arenas: glibc's default (8 per core) lets the gRPC server's threads fragment the heap,
-# and its RSS drifts up under distinct large requests although the caches stay within --cache-size
-# (bench/function_memory_bench.py --malloc-arena-max 2).
-ENV MALLOC_ARENA_MAX=2
 USER 65532:65532
 EXPOSE 9443
 ENTRYPOINT ["inferplane", "function", "serve"]
