@@ -280,7 +280,9 @@ def test_problems_name_held_stacks_unschedulable_deployments_and_services_not_re
     # eks-us-east's class now claims AMD GPUs, which EKS does not serve: the gate holds its running stack.
     classes = list(yaml.safe_load_all((MIXED / "classes.yaml").read_text()))
     a10g = next(c for c in classes if c["metadata"]["name"] == "eks-a10g")
-    a10g["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com")
+    a10g["spec"]["devices"][0].update(driver="gpu.amd.com", deviceClassName="gpu.amd.com",
+                                      attributes={"productName": {"string": "AMD_Instinct_MI300X_OAM"}})
+    a10g["spec"]["devices"][0].pop("capacity", None)  # the driver's own, for the model
     models = list(yaml.safe_load_all((MIXED / "models.yaml").read_text()))
     nowhere = models[1]
     nowhere["metadata"]["name"] = "nowhere"
