@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from inferplane.accelerators import catalog
+from inferplane.accelerators.cpu import CPU_DRA_DRIVER
 from inferplane.accelerators.catalog import (
     CLOUDS,
-    CPU_DRA_DRIVER,
     NEUTRAL,
     catalog_errors,
     components,

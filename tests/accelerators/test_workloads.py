@@ -3,15 +3,10 @@ are read from the values the catalog renders, the way the chart's templates read
 
 import pytest
 
-from inferplane.accelerators.catalog import (
-    AMD_DEVICE_CONFIG,
-    AMD_GPU_OPERATOR,
-    CLOUDS,
-    CPU_DRA_DRIVER,
-    NODE_FEATURE_DISCOVERY,
-    NVIDIA_DRA_DRIVER,
-    sample_spec,
-)
+from inferplane.accelerators.amd import AMD_DEVICE_CONFIG, AMD_GPU_OPERATOR
+from inferplane.accelerators.catalog import CLOUDS, NODE_FEATURE_DISCOVERY, sample_spec
+from inferplane.accelerators.cpu import CPU_DRA_DRIVER
+from inferplane.accelerators.nvidia import NVIDIA_DRA_DRIVER
 from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
 from inferplane.accelerators.workloads import (
     DESCRIPTIONS,
