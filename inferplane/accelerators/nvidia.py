@@ -90,10 +90,14 @@ MODELS = (
 NODE_DEFAULTS = {f"{D}/driverVersion": {"version": "570.133.20"}, f"{D}/cudaDriverVersion": {"version": "12.8.0"}}
 
 
+def _node_identity(node: str, index: int) -> dict:
+    return {f"{D}/uuid": {"string": f"GPU-{stable_uuid(node, index)}"}}
+
+
 def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[str, dict]:
     # CanonicalName: gpu-<minor>; one PCIe root per GPU, as on the multi-GPU servers these run on.
     bus = 0x18 + 0x10 * index
-    return f"gpu-{index}", {f"{D}/uuid": {"string": f"GPU-{stable_uuid(node, index)}"},
+    return f"gpu-{index}", {**_node_identity(node, index),
                             PCI_BUS_ID: {"string": pci_address(bus)}, PCIE_ROOT: {"string": pcie_root(bus)}}
 
 
@@ -107,7 +111,8 @@ DEVICE_CLASS = DeviceClassSpec(
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,
-    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), node_defaults=NODE_DEFAULTS)
+    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), node_defaults=NODE_DEFAULTS,
+    node_identity=_node_identity)
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 
