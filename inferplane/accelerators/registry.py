@@ -4,14 +4,15 @@ module and a line in each table below; the catalog, the gate and the simulation 
 
 from __future__ import annotations
 
-from inferplane.accelerators import amd, cpu, dranet, nvidia
+from inferplane.accelerators import amd, cpu, dranet, gaudi, nvidia
 from inferplane.accelerators.component import DriverStack
 from inferplane.accelerators.devices import DeviceClassSpec, DriverSlices, Varies, typed_attribute
 from inferplane.api.inference_class import AttributeValue, CapacityValue, InferenceClass
 
-SLICES: dict[str, DriverSlices] = {s.driver: s for s in (nvidia.SLICES, amd.SLICES, cpu.SLICES, dranet.SLICES)}
+SLICES: dict[str, DriverSlices] = {s.driver: s for s in (nvidia.SLICES, amd.SLICES, cpu.SLICES, dranet.SLICES,
+                                                           gaudi.SLICES)}
 # In install order: a cloud's stack lists the neutral components, then each driver's in this order.
-STACKS: tuple[DriverStack, ...] = (nvidia.STACK, amd.STACK, cpu.STACK, dranet.STACK)
+STACKS: tuple[DriverStack, ...] = (nvidia.STACK, amd.STACK, cpu.STACK, dranet.STACK, gaudi.STACK)
 
 # Every DeviceClass by name, with the selectors its chart gives it.
 DEVICE_CLASSES: dict[str, DeviceClassSpec] = {c.name: c for s in SLICES.values() for c in s.device_classes}

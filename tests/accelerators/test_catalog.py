@@ -110,7 +110,7 @@ def test_supported_drivers_are_the_tags():
         "Nebius": ("dra.cpu", "gpu.nvidia.com"),
         "Vultr": ("dra.cpu", "gpu.nvidia.com"),
         "Civo": ("dra.cpu", "gpu.nvidia.com"),
-        "Existing": ("dra.cpu", "gpu.amd.com", "gpu.nvidia.com"),
+        "Existing": ("dra.cpu", "gaudi.intel.com", "gpu.amd.com", "gpu.nvidia.com"),
     }
 
 

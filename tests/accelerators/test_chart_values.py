@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.accelerators import amd, catalog, cpu, dranet, nvidia, workloads
+from inferplane.accelerators import amd, catalog, cpu, dranet, gaudi, nvidia, workloads
 from inferplane.accelerators.catalog import CLOUDS, catalog_errors, components, supported_drivers
 from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, helm_merged, pinned_values
 from inferplane.accelerators.component import Chart
@@ -229,7 +229,8 @@ SIMULATED_DEFAULTS = {"CERT_MANAGER_DEFAULTS": (workloads, catalog.CERT_MANAGER)
                       "NFD_DEFAULTS": (workloads, catalog.NODE_FEATURE_DISCOVERY),
                       "NVIDIA_DEFAULTS": (nvidia, nvidia.NVIDIA_DRA_DRIVER), "DCGM_DEFAULTS": (nvidia, nvidia.DCGM_EXPORTER),
                       "AMD_OPERATOR_DEFAULTS": (amd, amd.AMD_GPU_OPERATOR),
-                      "CPU_DRIVER_DEFAULTS": (cpu, cpu.CPU_DRA_DRIVER), "AWS_DRANET_DEFAULTS": (dranet, dranet.AWS_DRANET)}
+                      "CPU_DRIVER_DEFAULTS": (cpu, cpu.CPU_DRA_DRIVER), "AWS_DRANET_DEFAULTS": (dranet, dranet.AWS_DRANET),
+                      "GAUDI_DEFAULTS": (gaudi, gaudi.GAUDI_DRA_DRIVER)}
 # Subcharts whose defaults live in their own values.yaml (not vendored): the simulator's copy of
 # them is not compared.
 SUBCHARTS = {"kube-prometheus-stack": {"kube-state-metrics", "prometheus-node-exporter"}}
