@@ -42,7 +42,7 @@ class Workload:
     namespace: str
     component: str
     placement: Placement
-    # The drivers whose pools a `Drivers` workload belongs on.
+    # The drivers whose pools a `Drivers` workload belongs on: its component's tags (`workloads.workloads` sets them).
     drivers: frozenset[str] = frozenset()
     replicas: int = 1  # ignored for a DaemonSet
     node_selector: Mapping[str, str] = field(default_factory=dict)

@@ -52,8 +52,9 @@ def workloads(component: str, rendered: Rendered, installed: Installed | None = 
         describe = DESCRIPTIONS[component]
     except KeyError:
         raise UnknownComponent(
-            f"component {component} has no workload description: add one beside the component (a driver's in its "
-            "module's STACK, a neutral one in inferplane/accelerators/workloads.py), or mark it as creating none") from None
+            f"component {component} has no workload description: add one beside the component (a driver's in "
+            "its module's STACK, a neutral one in inferplane/accelerators/workloads.py), or mark it as creating "
+            "none") from None
     drivers = component_drivers(component)
     return tuple(replace(w, drivers=drivers) if w.placement is Placement.DRIVERS else w
                  for w in describe(rendered, installed or {}))

@@ -227,9 +227,11 @@ def test_the_pinned_charts_own_defaults_pass_their_schema():
 SIMULATED_DEFAULTS = {"CERT_MANAGER_DEFAULTS": (workloads, catalog.CERT_MANAGER),
                       "PROMETHEUS_DEFAULTS": (workloads, catalog.PROMETHEUS),
                       "NFD_DEFAULTS": (workloads, catalog.NODE_FEATURE_DISCOVERY),
-                      "NVIDIA_DEFAULTS": (nvidia, nvidia.NVIDIA_DRA_DRIVER), "DCGM_DEFAULTS": (nvidia, nvidia.DCGM_EXPORTER),
+                      "NVIDIA_DEFAULTS": (nvidia, nvidia.NVIDIA_DRA_DRIVER),
+                      "DCGM_DEFAULTS": (nvidia, nvidia.DCGM_EXPORTER),
                       "AMD_OPERATOR_DEFAULTS": (amd, amd.AMD_GPU_OPERATOR),
-                      "CPU_DRIVER_DEFAULTS": (cpu, cpu.CPU_DRA_DRIVER), "AWS_DRANET_DEFAULTS": (dranet, dranet.AWS_DRANET),
+                      "CPU_DRIVER_DEFAULTS": (cpu, cpu.CPU_DRA_DRIVER),
+                      "AWS_DRANET_DEFAULTS": (dranet, dranet.AWS_DRANET),
                       "GAUDI_DEFAULTS": (gaudi, gaudi.GAUDI_DRA_DRIVER)}
 # Subcharts whose defaults live in their own values.yaml (not vendored): the simulator's copy of
 # them is not compared.
