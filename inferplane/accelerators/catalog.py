@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from inferplane import API_GROUP
 from inferplane.accelerators.chart_values import chart_value_errors
 from inferplane.accelerators.component import Chart, Component, gpu_toleration, pin_errors, shape_errors, tag_errors
-from inferplane.accelerators.registry import STACKS
+from inferplane.accelerators.registry import MODULES, STACKS
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.api.inference_class import InferenceClass
@@ -338,6 +338,8 @@ def catalog_errors() -> list[str]:
     errors: list[str] = []
     if set(CLOUDS) != set(SOURCES):
         errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
+    errors += [f"module {m.__name__} publishes {m.SLICES.driver} devices but its stack serves {m.STACK.driver.name}"
+               for m in MODULES if m.SLICES.driver != m.STACK.driver.name]
     for stack in STACKS:
         name = stack.driver.name
         if unknown := sorted(set(stack.clouds) - set(SOURCES)):
