@@ -1,5 +1,6 @@
 """Drivers, serving-stack components with their dra_drivers tags, the join, and supported drivers; per DRA
-driver (`nvidia`, `amd`, `cpu`, `dranet`, listed in `registry`), the devices it publishes and its DeviceClasses.
+driver (`nvidia`, `amd`, `cpu`, `dranet`, listed in `registry`), the devices it publishes, its DeviceClasses
+and its serving stack (components per cloud, with the workloads the simulator runs for them).
 
 The names other packages use, re-exported from the modules that own them.
 """

@@ -1,4 +1,5 @@
-"""AMD's GPU DRA driver (`gpu.amd.com`): the devices it publishes and the DeviceClass installed with it.
+"""AMD's GPU DRA driver (`gpu.amd.com`): the devices it publishes, the DeviceClass installed with it, and its
+serving stack (the AMD GPU operator in DRA mode and its DeviceConfig, with the metrics exporter).
 
 Source: ROCm/k8s-gpu-dra-driver v1.0 (the operator deploys image v1.0.1, see the catalog):
 `cmd/gpu-kubeletplugin/deviceinfo.go` (`AmdGpuInfo.GetDevice`), `pkg/amdgpu/amdgpu.go` (where the
@@ -10,6 +11,9 @@ read. Earlier (alpha) releases published `family`, `cardIndex`, `renderIndex`, `
 
 from __future__ import annotations
 
+from typing import Any
+
+from inferplane.accelerators.component import Chart, Component, DriverStack, gpu_toleration
 from inferplane.accelerators.devices import (
     PCI_BUS_ID,
     PCIE_ROOT,
@@ -22,7 +26,10 @@ from inferplane.accelerators.devices import (
     pci_address,
     pcie_root,
 )
+from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
+    no_workloads, tolerations_of
 from inferplane.api.drivers import AMD_GPU
+from inferplane.metrics.scrape import MetricsEndpoint
 
 D = AMD_GPU.name
 SOURCE = "ROCm/k8s-gpu-dra-driver v1.0 cmd/gpu-kubeletplugin/deviceinfo.go"
@@ -99,3 +106,162 @@ DEVICE_CLASS = DeviceClassSpec(AMD_GPU.device_class, ("device.driver == 'gpu.amd
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,
     device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName", f"{D}/deviceID"), spelled=_spelled)
+
+# ==== the serving stack: components with their pins and values, and the workloads they run
+
+# ---- AMD: the GPU operator in DRA mode, configured by its DeviceConfig
+
+AMD_NAMESPACE = "kube-amd-gpu"
+# The operator names its operands after the DeviceConfig (v1.5.1 internal/utils.go): DaemonSets
+# `<name>-dra-driver` and `<name>-metrics-exporter`, and the metrics Service
+# `<name>-metrics-exporter`, which the metrics collector scrapes.
+AMD_DEVICE_CONFIG_NAME = "inferplane"
+# The operator defaults this image to `latest`. v1.0.1 is the release pinned alongside operator
+# v1.5.1 in public deployments; *unconfirmed* against AMD's own compatibility notes.
+AMD_DRA_DRIVER_IMAGE = "docker.io/rocm/k8s-gpu-dra-driver:v1.0.1"
+AMD_METRICS_EXPORTER_IMAGE = "docker.io/rocm/device-metrics-exporter:v1.5.1"
+AMD_METRICS_PORT = 5000  # the exporter's documented port, named `exporter-port`
+# The operator labels every metrics exporter pod app.kubernetes.io/name=metrics-exporter and names
+# its port `exporter-port` (ROCm/gpu-operator v1.5.1, internal/metricsexporter/metricsexporter.go).
+AMD_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-amd", driver=AMD_GPU.name, namespace=AMD_NAMESPACE,
+                                       pod_labels=(("app.kubernetes.io/name", "metrics-exporter"),),
+                                       port_name="exporter-port")
+
+AMD_GPU_OPERATOR = Component(
+    key="amd-gpu-operator",
+    namespace=AMD_NAMESPACE,
+    chart=Chart("gpu-operator-charts", "https://rocm.github.io/gpu-operator", "v1.5.1"),
+    values=lambda _: {
+        # Driver management off: the host's amdgpu driver is used, so no KMM. `watch` must go off
+        # with it (ROCm/gpu-operator v1.5.1 docs/installation/kubernetes-helm.md): left on, the
+        # operator's controller watches KMM's Module kinds, whose CRDs only the KMM subchart ships.
+        "kmm": {"enabled": False, "watch": False},
+        # The remediation workflow controller (Argo, with its CRDs) repairs nodes by draining and
+        # rebooting them through workflows; inferplane does not configure remediation, so it is off.
+        "remediation": {"enabled": False, "installCRDs": False},
+        # NFD is its own component; a second copy from this chart would fight it.
+        "node-feature-discovery": {"enabled": False},
+        # The operator's NFD rule is what labels AMD nodes feature.node.kubernetes.io/amd-gpu.
+        "installdefaultNFDRule": True,
+        # The default DeviceConfig enables the device plugin with `latest` images; we compose our own.
+        "crds": {"defaultCR": {"install": False}},
+    },
+    dra_drivers=frozenset({AMD_GPU.name}),
+)
+AMD_DEVICE_CONFIG = Component(
+    key="amd-device-config",
+    namespace=AMD_NAMESPACE,
+    manifest=lambda _: {
+        "apiVersion": "amd.com/v1alpha1",
+        "kind": "DeviceConfig",
+        "metadata": {"name": AMD_DEVICE_CONFIG_NAME, "namespace": AMD_NAMESPACE},
+        "spec": {
+            "selector": dict(AMD_GPU.node_labels),
+            "driver": {"enable": False},
+            # DRA and the device plugin are mutually exclusive. The node labeller's default image
+            # is `labeller-latest`, and DRA publishes the same facts as device attributes.
+            "devicePlugin": {"enableDevicePlugin": False, "enableNodeLabeller": False},
+            "draDriver": {"enable": True, "image": AMD_DRA_DRIVER_IMAGE,
+                          "tolerations": [gpu_toleration(AMD_GPU)]},
+            "metricsExporter": {"enable": True, "image": AMD_METRICS_EXPORTER_IMAGE,
+                                "serviceType": "ClusterIP", "port": AMD_METRICS_PORT,
+                                "tolerations": [gpu_toleration(AMD_GPU)]},
+        },
+    },
+    dra_drivers=frozenset({AMD_GPU.name}),
+    metrics=AMD_EXPORTER_METRICS,
+)
+
+
+# ---- AMD: the GPU operator v1.5.1 and the operands of each DeviceConfig
+
+AMD_OPERATOR_DEFAULTS: Values = {
+    "controllerManager": {
+        "replicas": 1, "nodeSelector": {},
+        "manager": {"tolerations": [
+            {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
+             "effect": "NoSchedule"}],
+            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}},
+        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [
+                {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}},
+    },
+    # KMM and the remediation workflow controller (Argo) are on by default (v1.5.1 values.yaml).
+    "kmm": {"enabled": True, "watch": True},
+    "remediation": {"enabled": True, "controller": {"nodeSelector": {}, "affinity": {"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}}}},
+}
+# The operator names the chart's controller `<release>-<chart>-controller-manager`.
+AMD_OPERATOR_CHART = "gpu-operator-charts"
+
+
+def _amd_operator(rendered: Rendered, installed: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(AMD_OPERATOR_DEFAULTS, rendered)
+    key, ns = AMD_GPU_OPERATOR.key, AMD_GPU_OPERATOR.namespace or ""
+    manager = values["controllerManager"]
+    # The manager watches KMM's Module kinds while `kmm.watch` is on (env KMM_WATCH_ENABLED); without
+    # the KMM subchart their CRDs do not exist, and the manager exits at start-up.
+    kmm_missing = dig(values, "kmm.watch", True) and not dig(values, "kmm.enabled", True)
+    out = [Workload("Deployment", f"{key}-{AMD_OPERATOR_CHART}-controller-manager", ns, key, Placement.SYSTEM,
+                    replicas=int(manager.get("replicas", 1)), node_selector=manager.get("nodeSelector") or {},
+                    affinity=manager.get("affinity") or {},
+                    tolerations=tolerations_of(dig(manager, "manager.tolerations")),
+                    requests=dig(manager, "manager.resources.requests", {}), container="manager",
+                    crash=("kmm.watch is on but kmm.enabled is off: the KMM Module CRDs are not installed, "
+                           "so the manager's watch fails" if kmm_missing else None))]
+    if dig(values, "remediation.enabled", False):
+        controller = dig(values, "remediation.controller", {})
+        out.append(Workload("Deployment", "amd-gpu-operator-workflow-controller", ns, key, Placement.SYSTEM,
+                            node_selector=controller.get("nodeSelector") or {},
+                            affinity=controller.get("affinity") or {},
+                            tolerations=({"key": "amd-gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"},),
+                            container="workflow-controller"))
+    # The operator reconciles every DeviceConfig into its operands; without the operator, a
+    # DeviceConfig runs nothing.
+    for body in installed.values():
+        if body.get("kind") == "DeviceConfig" and str(body.get("apiVersion", "")).startswith("amd.com/"):
+            out.extend(device_config_operands(body))
+    return tuple(out)
+
+
+def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
+    """The DaemonSets the AMD operator runs for one DeviceConfig, named `<name>-<operand>` (v1.5.1
+    internal/utils.go: dra-driver, metrics-exporter, device-plugin, node-labeller), each on the
+    DeviceConfig's selector with that operand's own tolerations (default: none)."""
+    metadata, spec = device_config.get("metadata") or {}, device_config.get("spec") or {}
+    name, ns = metadata.get("name", ""), metadata.get("namespace", "")
+    selector = spec.get("selector") or dict(AMD_GPU.node_labels)
+    out = []
+
+    def operand(suffix: str, tolerations: Any, container: str, node_selector: Any = None,
+                publishes: str | None = None) -> Workload:
+        return Workload("DaemonSet", f"{name}-{suffix}", ns, AMD_GPU_OPERATOR.key, Placement.DRIVERS,
+                        node_selector=node_selector or selector, tolerations=tolerations_of(tolerations),
+                        container=container, publishes_slices_for=publishes)
+
+    dra, plugin = spec.get("draDriver") or {}, spec.get("devicePlugin") or {}
+    metrics = spec.get("metricsExporter") or {}
+    if dra.get("enable", False):
+        out.append(operand("dra-driver", dra.get("tolerations"), "dra-driver", publishes=AMD_GPU.name))
+    # The CRD defaults the device plugin and node labeller on; DRA mode turns them off.
+    if plugin.get("enableDevicePlugin", True):
+        out.append(operand("device-plugin", plugin.get("devicePluginTolerations"), "device-plugin"))
+    if plugin.get("enableNodeLabeller", True):
+        out.append(operand("node-labeller", plugin.get("nodeLabellerTolerations"), "node-labeller"))
+    if metrics.get("enable", False):
+        out.append(operand("metrics-exporter", metrics.get("tolerations"), "metrics-exporter",
+                           node_selector=metrics.get("selector")))
+    return tuple(out)
+
+
+# Served on Existing clusters only, where NFD (the operator's NFD rule) labels AMD nodes.
+STACK = DriverStack(
+    driver=AMD_GPU,
+    clouds={"Existing": (AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG)},
+    workloads={AMD_GPU_OPERATOR.key: _amd_operator,
+               AMD_DEVICE_CONFIG.key: no_workloads("the operator runs a DeviceConfig's operands; they are described "
+                                                   f"under {AMD_GPU_OPERATOR.key}")},
+    nfd=frozenset({"Existing"}),
+)

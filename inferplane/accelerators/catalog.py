@@ -1,8 +1,10 @@
-"""The serving-stack catalog: every component once, the list each cloud installs, and the join.
+"""The serving-stack catalog: the neutral components every stack has, the list each cloud installs, and the join.
 
-This is the one home of chart names, repositories, pins and values. The supported-drivers table,
-the join and the `inferplane stacks` report are all derived from the per-cloud lists below; there
-is no hand-written copy of any of them.
+Each driver's own components (charts, repositories, pins and values) live in its module and reach the
+catalog through `registry.STACKS`; the neutral ones, and Node Feature Discovery, which labels the nodes of
+the drivers that need it, are here. The per-cloud lists are derived from them, and the supported-drivers
+table, the join and the `inferplane stacks` report from those lists; there is no hand-written copy of any
+of them.
 
 Facts checked against the charts' published sources are stated plainly; the few that could not be
 confirmed are marked *unconfirmed* where they are set.
@@ -10,27 +12,18 @@ confirmed are marked *unconfirmed* where they are set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from inferplane import API_GROUP
 from inferplane.accelerators.chart_values import chart_value_errors
-from inferplane.accelerators.component import (
-    Chart,
-    Component,
-    Render,
-    gpu_toleration,
-    pin_errors,
-    shape_errors,
-    tag_errors,
-)
-from inferplane.api.drivers import AMD_GPU, CPU, DRANET, NVIDIA_GPU, Taint
+from inferplane.accelerators.component import Chart, Component, gpu_toleration, pin_errors, shape_errors, tag_errors
+from inferplane.accelerators.registry import MODULES, STACKS
 from inferplane.api.cloud import SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.metrics.mappings import builtin_mappings
-from inferplane.metrics.scrape import MetricsEndpoint
 from inferplane.metrics.stack import gpu_metrics_values
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_VERSION
 from inferplane.routing.inference_extension import INFERENCE_POOL_CRD_NAME, INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, \
@@ -224,299 +217,18 @@ def resolves_inference_pools(installed: dict[str, Any]) -> bool:
 NEUTRAL = (CERT_MANAGER, ENVOY_GATEWAY, GATEWAY_CLASS, CLUSTER_GATEWAY, *INFERENCE_EXTENSION_CRDS, AI_GATEWAY_CRDS,
            AI_GATEWAY, PROMETHEUS, LEADER_WORKER_SET)
 
-# ---- Node Feature Discovery: labels GPU nodes by PCI vendor, which both GPU stacks select on
+# ---- Node Feature Discovery: labels the nodes of drivers no cloud labels for (by PCI vendor), which
+# their stacks select on
 
+# The drivers whose nodes NFD labels somewhere, in registry order.
+NFD_DRIVERS = tuple(stack.driver for stack in STACKS if stack.nfd)
 NODE_FEATURE_DISCOVERY = Component(
     key="node-feature-discovery",
     namespace="node-feature-discovery",
     chart=Chart("node-feature-discovery", "oci://registry.k8s.io/nfd/charts", "0.18.3"),
     # The worker must reach the tainted GPU nodes it is there to label (its default tolerates none).
-    values=lambda _: {"worker": {"tolerations": [gpu_toleration(NVIDIA_GPU), gpu_toleration(AMD_GPU)]}},
-    dra_drivers=frozenset({NVIDIA_GPU.name, AMD_GPU.name}),
-)
-
-# ---- NVIDIA: the DRA driver and the quota its critical pods need
-
-NVIDIA_NAMESPACE = "nvidia-dra-driver-gpu"
-# Where GKE's COS images install the NVIDIA driver; elsewhere the driver is on the host at `/`,
-# the chart's default. *Unconfirmed* for Vultr and Civo, whose GPU nodes may use NVIDIA's driver
-# container (`/run/nvidia/driver`); kept at the default until checked on a real node.
-GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
-
-
-def _nvidia_values(driver_root: str | None) -> Render:
-    def values(_: ServingStackSpec) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            # The chart refuses to render GPU support without this acknowledgement.
-            "gpuResourcesEnabledOverride": True,
-            # ComputeDomains are for multi-node NVLink (IMEX); inferplane claims plain GPUs.
-            "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
-            "kubeletPlugin": {"tolerations": [gpu_toleration(NVIDIA_GPU)]},
-        }
-        if driver_root:
-            out["nvidiaDriverRoot"] = driver_root
-        return out
-    return values
-
-
-NVIDIA_DRA_DRIVER = Component(
-    key="dra-driver-nvidia-gpu",
-    namespace=NVIDIA_NAMESPACE,
-    chart=Chart("dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.0"),
-    values=_nvidia_values(None),
-    dra_drivers=frozenset({NVIDIA_GPU.name}),
-)
-GKE_NVIDIA_DRA_DRIVER = replace(NVIDIA_DRA_DRIVER, values=_nvidia_values(GKE_NVIDIA_DRIVER_ROOT))
-
-# GKE's automatic driver installation is off on DRA pools (GKE's DRA set-up page, "Prepare GKE
-# infrastructure for DRA workloads": not supported with DRA; pools set gpu-driver-version=disabled),
-# so the driver comes from Google's driver-installer DaemonSet for COS, our pools' image. (The DRA
-# driver's own GKE demo, v0.4.0 demo/clusters/gke/create-cluster.sh, runs UBUNTU_CONTAINERD pools
-# with the Ubuntu installer instead.) Pinned to the last commit of its manifest; the DaemonSet below
-# carries that manifest's facts (images, host paths, affinity, tolerations).
-GKE_DRIVER_INSTALLER_MANIFEST = (
-    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
-    "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
-GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
-# GKE labels every GPU node with its accelerator type; the installer runs on those nodes only.
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-    "nodeSelectorTerms": [{"matchExpressions": [
-        {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
-        # GKE labels the nodes of pools whose driver it installs with the version it chose (`default`,
-        # `latest`: container-engine-accelerators' Autopilot tests select on it); pools with
-        # installation disabled (ours) carry no such label, so the installer runs there.
-        # The demo above removes the label by hand because its pools leave gpu-driver-version unset
-        # (GKE-managed); NVIDIA's GKE COS installer for gpu-driver-version=disabled pools keeps this
-        # DoesNotExist term for that reason (NVIDIA/aicr 6f14327, recipes/components/
-        # gcp-driver-installer/manifests/nvidia-driver-installer.yaml). Confidential nodes have their own.
-        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
-        {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"}]}]}}}
-
-
-def _gke_driver_installer(_: ServingStackSpec) -> dict[str, Any]:
-    host = {"dev": "/dev", "vulkan-icd-mount": "/home/kubernetes/bin/nvidia/vulkan/icd.d",
-            "nvidia-install-dir-host": GKE_NVIDIA_DRIVER_ROOT, "root-mount": "/", "cos-tools": "/var/lib/cos-tools",
-            "nvidia-config": "/etc/nvidia"}
-    mounts = {"nvidia-install-dir-host": "/usr/local/nvidia", "vulkan-icd-mount": "/etc/vulkan/icd.d",
-              "dev": "/dev", "root-mount": "/root", "cos-tools": "/build/cos-tools"}
-    env = {"NVIDIA_INSTALL_DIR_HOST": GKE_NVIDIA_DRIVER_ROOT, "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
-           "VULKAN_ICD_DIR_HOST": "/home/kubernetes/bin/nvidia/vulkan/icd.d", "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
-           "ROOT_MOUNT_DIR": "/root", "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools", "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools"}
-    labels = {"k8s-app": GKE_DRIVER_INSTALLER_NAME}
-    return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": GKE_DRIVER_INSTALLER_NAME, "namespace": "kube-system", "labels": labels,
-                     "annotations": {f"{API_GROUP}/source": GKE_DRIVER_INSTALLER_MANIFEST}},
-        "spec": {"selector": {"matchLabels": labels}, "updateStrategy": {"type": "RollingUpdate"}, "template": {
-            "metadata": {"labels": {"name": GKE_DRIVER_INSTALLER_NAME, **labels}},
-            "spec": {
-                "priorityClassName": "system-node-critical", "affinity": GKE_DRIVER_INSTALLER_AFFINITY,
-                # The manifest tolerates every taint ({operator: Exists}) and relies on its affinity
-                # alone; the GPU taint's key (GKE's `nvidia.com/gpu=present` and our pools') is all it needs.
-                "tolerations": [{"key": NVIDIA_GPU.pool_taint.key, "operator": "Exists"}],  # type: ignore[union-attr]
-                "hostNetwork": True, "hostPID": True,
-                "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
-                "initContainers": [
-                    # GKE preloads this image on GPU nodes' COS; it is never pulled.
-                    {"name": GKE_DRIVER_INSTALLER_NAME, "image": "cos-nvidia-installer:fixed", "imagePullPolicy": "Never",
-                     "command": ["/cos-gpu-installer", "install"], "resources": {"requests": {"cpu": "150m"}},
-                     "securityContext": {"privileged": True},
-                     "env": [{"name": k, "value": v} for k, v in env.items()],
-                     "volumeMounts": [{"name": n, "mountPath": p} for n, p in mounts.items()]},
-                    {"name": "partition-gpus", "image": "gcr.io/gke-release/nvidia-partition-gpu@sha256:"
-                     "de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17",
-                     "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
-                     "resources": {"requests": {"cpu": "150m"}}, "securityContext": {"privileged": True},
-                     "volumeMounts": [{"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia"},
-                                      {"name": "dev", "mountPath": "/dev"},
-                                      {"name": "nvidia-config", "mountPath": "/etc/nvidia"}]}],
-                "containers": [{"name": "pause", "image": "gke.gcr.io/pause:3.8@sha256:"
-                                "880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"}]}}}}
-
-
-GKE_NVIDIA_DRIVER_INSTALLER = Component(
-    key="nvidia-driver-installer",
-    namespace="kube-system",
-    manifest=_gke_driver_installer,
-    dra_drivers=frozenset({NVIDIA_GPU.name}),
-)
-
-# The driver's pods run at priority system-node-critical; outside kube-system the API server
-# admits such pods only under a ResourceQuota that scopes those PriorityClasses in the namespace.
-# 100 pods is far above one kubelet plugin per GPU node plus a controller, and still a bound.
-CRITICAL_PODS_QUOTA = "100"
-NVIDIA_CRITICAL_PODS_QUOTA = Component(
-    key="nvidia-critical-pods-quota",
-    namespace=NVIDIA_NAMESPACE,
-    manifest=lambda _: {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": "critical-pods", "namespace": NVIDIA_NAMESPACE},
-        "spec": {
-            "hard": {"pods": CRITICAL_PODS_QUOTA},
-            "scopeSelector": {"matchExpressions": [{
-                "scopeName": "PriorityClass",
-                "operator": "In",
-                "values": ["system-node-critical", "system-cluster-critical"],
-            }]},
-        },
-    },
-    dra_drivers=frozenset({NVIDIA_GPU.name}),
-)
-
-# NVIDIA's GPU metrics: dcgm-exporter chart 4.8.2 (NVIDIA/dcgm-exporter tag 4.5.3-4.8.2, deployment/),
-# running the 4.6.0-4.8.3 exporter (below). Its pods are labelled app.kubernetes.io/name=dcgm-exporter
-# (the chart name) with the container port named `metrics` (9400); it runs at system-node-critical,
-# which the namespace's critical-pods quota admits.
-DCGM_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-nvidia", driver=NVIDIA_GPU.name,
-                                        namespace=NVIDIA_NAMESPACE,
-                                        pod_labels=(("app.kubernetes.io/name", "dcgm-exporter"),),
-                                        port_name="metrics")
-# NVIDIA nodes as the DRA driver finds them: labelled by their cloud pool, or by NFD (PCI vendor 10de).
-NVIDIA_NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-    {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
-    for key in (*NVIDIA_GPU.node_labels, "feature.node.kubernetes.io/pci-10de.present")]}}}
-DCGM_EXPORTER = Component(
-    key="dcgm-exporter",
-    namespace=NVIDIA_NAMESPACE,
-    chart=Chart("dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "4.8.2"),
-    values=lambda _: {
-        # The chart's default tolerates only the control plane and lands on every node it may.
-        "tolerations": [gpu_toleration(NVIDIA_GPU)],
-        "affinity": NVIDIA_NODE_AFFINITY,
-        # The GPU scrape job reads it; the chart's ServiceMonitor would scrape it a second time and
-        # rename the workload's pod labels exported_*.
-        "serviceMonitor": {"enabled": False},
-        # GPUs are allocated by DRA: attribute their metrics to pods (the `pod`, `namespace` and
-        # `container` labels) through the gpu.nvidia.com ResourceSlices. The chart's switch, not the
-        # bare env var: besides KUBERNETES_ENABLE_DRA it mounts the ServiceAccount token and creates
-        # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
-        # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
-        # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
-        "kubernetesDRA": {"enabled": True},
-        # The exporter one release newer than the chart: 4.5.3-4.8.2's ResourceSlice informer is
-        # resource.k8s.io/v1beta1 only, and its metrics server is built after that informer syncs,
-        # with no time limit (transformation/dra.go:43, :71; server/server.go:70), while our clusters
-        # (1.34+) serve v1 and leave v1beta1 off (beta APIs are off by default, KEP-3136): it would
-        # never serve a metric. 4.6.0-4.8.3 reads v1 (NVIDIA/dcgm-exporter#590, fixed in that
-        # release; its README's quick start runs nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless).
-        # Its chart could not be read here to vendor; the 4.8.2 chart's templates give it what it
-        # needs (the env var, the token, and a ClusterRole on resource.k8s.io resourceslices, which
-        # RBAC grants for every version of the group). Move the chart to 4.8.3 once it can be vendored.
-        "image": {"tag": "4.6.0-4.8.3-distroless"},
-    },
-    dra_drivers=frozenset({NVIDIA_GPU.name}),
-    metrics=DCGM_EXPORTER_METRICS,
-)
-
-# ---- AMD: the GPU operator in DRA mode, configured by its DeviceConfig
-
-AMD_NAMESPACE = "kube-amd-gpu"
-# The operator names its operands after the DeviceConfig (v1.5.1 internal/utils.go): DaemonSets
-# `<name>-dra-driver` and `<name>-metrics-exporter`, and the metrics Service
-# `<name>-metrics-exporter`, which the metrics collector scrapes.
-AMD_DEVICE_CONFIG_NAME = "inferplane"
-# The operator defaults this image to `latest`. v1.0.1 is the release pinned alongside operator
-# v1.5.1 in public deployments; *unconfirmed* against AMD's own compatibility notes.
-AMD_DRA_DRIVER_IMAGE = "docker.io/rocm/k8s-gpu-dra-driver:v1.0.1"
-AMD_METRICS_EXPORTER_IMAGE = "docker.io/rocm/device-metrics-exporter:v1.5.1"
-AMD_METRICS_PORT = 5000  # the exporter's documented port, named `exporter-port`
-# The operator labels every metrics exporter pod app.kubernetes.io/name=metrics-exporter and names
-# its port `exporter-port` (ROCm/gpu-operator v1.5.1, internal/metricsexporter/metricsexporter.go).
-AMD_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-amd", driver=AMD_GPU.name, namespace=AMD_NAMESPACE,
-                                       pod_labels=(("app.kubernetes.io/name", "metrics-exporter"),),
-                                       port_name="exporter-port")
-
-AMD_GPU_OPERATOR = Component(
-    key="amd-gpu-operator",
-    namespace=AMD_NAMESPACE,
-    chart=Chart("gpu-operator-charts", "https://rocm.github.io/gpu-operator", "v1.5.1"),
-    values=lambda _: {
-        # Driver management off: the host's amdgpu driver is used, so no KMM. `watch` must go off
-        # with it (ROCm/gpu-operator v1.5.1 docs/installation/kubernetes-helm.md): left on, the
-        # operator's controller watches KMM's Module kinds, whose CRDs only the KMM subchart ships.
-        "kmm": {"enabled": False, "watch": False},
-        # The remediation workflow controller (Argo, with its CRDs) repairs nodes by draining and
-        # rebooting them through workflows; inferplane does not configure remediation, so it is off.
-        "remediation": {"enabled": False, "installCRDs": False},
-        # NFD is its own component; a second copy from this chart would fight it.
-        "node-feature-discovery": {"enabled": False},
-        # The operator's NFD rule is what labels AMD nodes feature.node.kubernetes.io/amd-gpu.
-        "installdefaultNFDRule": True,
-        # The default DeviceConfig enables the device plugin with `latest` images; we compose our own.
-        "crds": {"defaultCR": {"install": False}},
-    },
-    dra_drivers=frozenset({AMD_GPU.name}),
-)
-AMD_DEVICE_CONFIG = Component(
-    key="amd-device-config",
-    namespace=AMD_NAMESPACE,
-    manifest=lambda _: {
-        "apiVersion": "amd.com/v1alpha1",
-        "kind": "DeviceConfig",
-        "metadata": {"name": AMD_DEVICE_CONFIG_NAME, "namespace": AMD_NAMESPACE},
-        "spec": {
-            "selector": dict(AMD_GPU.node_labels),
-            "driver": {"enable": False},
-            # DRA and the device plugin are mutually exclusive. The node labeller's default image
-            # is `labeller-latest`, and DRA publishes the same facts as device attributes.
-            "devicePlugin": {"enableDevicePlugin": False, "enableNodeLabeller": False},
-            "draDriver": {"enable": True, "image": AMD_DRA_DRIVER_IMAGE,
-                          "tolerations": [gpu_toleration(AMD_GPU)]},
-            "metricsExporter": {"enable": True, "image": AMD_METRICS_EXPORTER_IMAGE,
-                                "serviceType": "ClusterIP", "port": AMD_METRICS_PORT,
-                                "tolerations": [gpu_toleration(AMD_GPU)]},
-        },
-    },
-    dra_drivers=frozenset({AMD_GPU.name}),
-    metrics=AMD_EXPORTER_METRICS,
-)
-
-# ---- CPU: one chart, the same on every cloud
-
-# Cores 0-1 stay with the OS, kubelet and DaemonSets; the driver hands out the rest.
-RESERVED_CPUS = "0-1"
-CPU_DRA_DRIVER = Component(
-    key="dra-driver-cpu",
-    # The driver's pods run at system-node-critical, which kube-system admits without a quota.
-    namespace="kube-system",
-    chart=Chart("dra-driver-cpu", "oci://registry.k8s.io/dra-driver-cpu/charts", "0.3.0"),
-    values=lambda _: {
-        "nodeSelector": dict(CPU.node_labels),
-        # The chart's default tolerates every NoSchedule taint, which lands it on GPU and fake
-        # nodes too; the CPU pool taint is the only one it should accept.
-        "tolerations": [CPU.pool_taint.toleration()],  # type: ignore[union-attr]
-        # grouped: one device per NUMA node with consumable `cpu` capacity.
-        "driverConfig": {"reservedCPUs": RESERVED_CPUS, "cpuDeviceMode": "grouped"},
-    },
-    dra_drivers=frozenset({CPU.name}),
-)
-
-# ---- DRANET on EKS: AWS's chart, which publishes each node's EFA interfaces as dra.net devices
-
-
-def _aws_dranet_values(spec: ServingStackSpec) -> dict[str, Any]:
-    return {
-        # The chart's required affinity keeps it to EFA-capable instance types (and off EKS Auto
-        # Mode nodes); the selector keeps it to the pools whose classes claim DRANET.
-        "nodeSelector": dict(DRANET.node_labels),
-        # Its default tolerates nothing but CriticalAddonsOnly (built into the template, no pool of
-        # ours carries it); it must reach those pools, which are GPU or CPU pools by their other devices.
-        "tolerations": [Taint(t.key, t.value, t.effect).toleration() for t in spec.pool_taints.get(DRANET.name, [])],
-        # The chart's own default, named here because classes claim it by this name.
-        "deviceClass": {"create": True, "name": DRANET.device_class},
-    }
-
-
-AWS_DRANET = Component(
-    key="aws-dranet",
-    # Where AWS's EKS guide and Modelplane install it; its pods run at system-node-critical, which
-    # kube-system admits without a quota.
-    namespace="kube-system",
-    chart=Chart("aws-dranet", "https://aws.github.io/eks-charts", "1.0.0"),
-    values=_aws_dranet_values,
-    dra_drivers=frozenset({DRANET.name}),
+    values=lambda _: {"worker": {"tolerations": [gpu_toleration(d) for d in NFD_DRIVERS]}},
+    dra_drivers=frozenset(d.name for d in NFD_DRIVERS),
 )
 
 # ---- per cloud
@@ -528,23 +240,14 @@ class CloudStack:
 
     components: tuple[Component, ...]
 
-# Clouds that provision their own pools label GPU nodes with the driver's node labels
-# (`nvidia.com/gpu.present`), which the NVIDIA driver's affinity accepts, so they need no NFD.
-_PROVISIONED = (*NEUTRAL, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER, CPU_DRA_DRIVER)
 
-CLOUDS: dict[str, CloudStack] = {
-    # DRANET (EFA) is served on EKS only: aws-dranet is AWS's chart for EC2's EFA interfaces.
-    "EKS": CloudStack((*_PROVISIONED, AWS_DRANET)),
-    "GKE": CloudStack((*NEUTRAL, GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
-                       DCGM_EXPORTER, CPU_DRA_DRIVER)),
-    "AKS": CloudStack(_PROVISIONED),
-    "Nebius": CloudStack(_PROVISIONED),
-    "Vultr": CloudStack(_PROVISIONED),
-    "Civo": CloudStack(_PROVISIONED),
-    # Bring-your-own nodes are labelled by nobody we control: NFD finds the GPUs for both vendors.
-    "Existing": CloudStack((*NEUTRAL, NODE_FEATURE_DISCOVERY, NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
-                            DCGM_EXPORTER, AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG, CPU_DRA_DRIVER)),
-}
+def _cloud_stack(cloud: str) -> CloudStack:
+    """The neutral components, NFD where a driver needs it, then each driver's components for the cloud."""
+    nfd = (NODE_FEATURE_DISCOVERY,) if any(cloud in stack.nfd for stack in STACKS) else ()
+    return CloudStack((*NEUTRAL, *nfd, *(c for stack in STACKS for c in stack.clouds.get(cloud, ()))))
+
+
+CLOUDS: dict[str, CloudStack] = {cloud: _cloud_stack(cloud) for cloud in SOURCES}
 
 
 def cloud_stack(cloud: str) -> CloudStack:
@@ -635,6 +338,14 @@ def catalog_errors() -> list[str]:
     errors: list[str] = []
     if set(CLOUDS) != set(SOURCES):
         errors.append(f"catalog clouds {sorted(CLOUDS)} differ from the sources {sorted(SOURCES)}")
+    errors += [f"module {m.__name__} publishes {m.SLICES.driver} devices but its stack serves {m.STACK.driver.name}"
+               for m in MODULES if m.SLICES.driver != m.STACK.driver.name]
+    for stack in STACKS:
+        name = stack.driver.name
+        if unknown := sorted(set(stack.clouds) - set(SOURCES)):
+            errors.append(f"driver {name}'s stack lists clouds {unknown}, which are not sources {sorted(SOURCES)}")
+        errors += [f"component {c.key} of driver {name}'s stack does not serve {name}: tag it or move it"
+                   for components in stack.clouds.values() for c in components if name not in c.dra_drivers]
     for cloud, stack in CLOUDS.items():
         keys = [c.key for c in stack.components]
         if len(keys) != len(set(keys)):

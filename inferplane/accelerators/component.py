@@ -2,15 +2,18 @@
 
 A component is data: a Helm chart (or a Kubernetes object) with its pinned version, namespace and
 values, and a tag saying which DRA drivers it serves, or that it is neutral (every stack has it).
-The catalog (`catalog.py`) lists them per cloud; everything else is derived from those lists.
+Each driver module states its driver's `DriverStack` (its components per cloud and the workloads they
+run); the catalog (`catalog.py`) lists them per cloud after the neutral ones, and everything else is
+derived from those lists.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
+from inferplane.accelerators.workload import Describe
 from inferplane.api.drivers import DRIVERS, Driver, Taint
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.scrape import MetricsEndpoint
@@ -60,6 +63,21 @@ class Component:
     def kind(self) -> str:
         """`release` or `object`: the prefix of the composed resource's key."""
         return "release" if self.chart is not None else "object"
+
+
+@dataclass(frozen=True)
+class DriverStack:
+    """What one DRA driver brings to the serving stacks, stated by its module and listed in `registry`."""
+
+    driver: Driver
+    # Per cloud, the components that serve the driver there, in install order; a cloud not listed
+    # cannot serve it, and the supported-drivers gate refuses classes claiming it there.
+    clouds: Mapping[str, tuple[Component, ...]]
+    # Per component key, what it runs on its cluster (the simulator places these workloads).
+    workloads: Mapping[str, Describe]
+    # The clouds whose nodes nobody labels for the driver, where Node Feature Discovery must (its
+    # worker then tolerates the driver's pool taint, and the driver's components select NFD's labels).
+    nfd: frozenset[str] = frozenset()
 
 
 def gpu_toleration(driver: Driver) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The CPU DRA driver (`dra.cpu`): the devices it publishes in grouped mode, and its DeviceClass.
+"""The CPU DRA driver (`dra.cpu`): the devices it publishes in grouped mode, its DeviceClass, and its chart.
 
 Source: kubernetes-sigs/dra-driver-cpu `pkg/device/builder.go` (`createGroupedCPUDeviceSlices`,
 GROUP_BY_NUMA_NODE) and `pkg/device/attributes.go` (`addCompatibilityAttributes`), read at the
@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from inferplane.accelerators.component import Chart, Component, DriverStack
 from inferplane.accelerators.devices import NUMA_NODE, AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, \
     Varies
-from inferplane.accelerators.catalog import RESERVED_CPUS
+from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
+    tolerations_of
 from inferplane.api.drivers import CPU
 from inferplane.cel.quantity import parse_quantity
 
@@ -70,7 +72,11 @@ SLICES = DriverSlices(
 
 # ---- what the driver counts on a cloud machine
 
-# The CPUs the driver keeps back: the catalog's `driverConfig.reservedCPUs` (a Linux CPU list).
+# The CPUs the driver keeps back (its chart's `driverConfig.reservedCPUs`, a Linux CPU list): cores 0-1
+# stay with the OS, kubelet and DaemonSets; the driver hands out the rest.
+RESERVED_CPUS = "0-1"
+
+
 def _cpu_list_size(cpus: str) -> int:
     size = 0
     for part in filter(None, cpus.split(",")):
@@ -109,3 +115,50 @@ def claimable_cpus(provider: str, machine: str) -> int | None:
     """numCPUs (and the `cpu` capacity) the driver publishes on a node of this machine, None when unknown."""
     vcpus = machine_vcpus(provider, machine)
     return None if vcpus is None else vcpus - RESERVED
+
+# ==== the serving stack: components with their pins and values, and the workloads they run
+
+# ---- CPU: one chart, the same on every cloud
+
+CPU_DRA_DRIVER = Component(
+    key="dra-driver-cpu",
+    # The driver's pods run at system-node-critical, which kube-system admits without a quota.
+    namespace="kube-system",
+    chart=Chart("dra-driver-cpu", "oci://registry.k8s.io/dra-driver-cpu/charts", "0.3.0"),
+    values=lambda _: {
+        "nodeSelector": dict(CPU.node_labels),
+        # The chart's default tolerates every NoSchedule taint, which lands it on GPU and fake
+        # nodes too; the CPU pool taint is the only one it should accept.
+        "tolerations": [CPU.pool_taint.toleration()],  # type: ignore[union-attr]
+        # grouped: one device per NUMA node with consumable `cpu` capacity.
+        "driverConfig": {"reservedCPUs": RESERVED_CPUS, "cpuDeviceMode": "grouped"},
+    },
+    dra_drivers=frozenset({CPU.name}),
+)
+
+
+# ---- CPU: dra-driver-cpu 0.3.0, release `dra-driver-cpu` in kube-system
+
+CPU_DRIVER_DEFAULTS: Values = {
+    "nodeSelector": {},
+    # The chart's default: every NoSchedule taint (the catalog replaces it with the CPU pool taint).
+    "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+    "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}},
+}
+
+
+def _cpu_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(CPU_DRIVER_DEFAULTS, rendered)
+    return (Workload("DaemonSet", CPU_DRA_DRIVER.key, CPU_DRA_DRIVER.namespace or "", CPU_DRA_DRIVER.key,
+                     Placement.DRIVERS, node_selector=values.get("nodeSelector") or {},
+                     tolerations=tolerations_of(values.get("tolerations")),
+                     requests=dig(values, "resources.requests", {}), container="dracpu",
+                     publishes_slices_for=CPU.name),)
+
+
+# One chart, the same on every cloud.
+STACK = DriverStack(
+    driver=CPU,
+    clouds={cloud: (CPU_DRA_DRIVER,) for cloud in ("EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing")},
+    workloads={CPU_DRA_DRIVER.key: _cpu_driver},
+)

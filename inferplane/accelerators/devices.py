@@ -70,6 +70,8 @@ class SliceDevice:
 # (node, index of the device on the node, devices of its kind on the node, model) ->
 # (device name, the DEVICE attributes)
 Identity = Callable[[str, int, int, DeviceModel], tuple[str, dict[str, Attribute]]]
+# (node, index of the device on the node) -> the DEVICE attributes derived from the node's name (qualified)
+NodeIdentity = Callable[[str, int], dict[str, Attribute]]
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,9 @@ class DriverSlices:
     model_from_capacity: Callable[[Mapping[str, str]], DeviceModel] | None = None
     # The driver's spelling of a model-naming value a class wrote another way, if there is one.
     spelled: Callable[[str, str], str | None] = lambda key, value: None
+    # The part of `identity` derived from the node's name (an NVIDIA GPU's uuid), which a simulation moved
+    # to another node's name derives again (`renamed_attributes`).
+    node_identity: NodeIdentity | None = None
 
     def spec(self, key: str) -> AttributeSpec | None:
         return next((a for a in self.attributes if a.name == key), None)
@@ -140,6 +145,17 @@ class DriverSlices:
         node_level.update({k: v for k, v in attributes.items()
                            if (s := self.spec(k)) is not None and s.varies is Varies.NODE})
         return SliceDevice(name, {**model.attributes, **node_level, **identity}, dict(model.capacity))
+
+    def renamed_attributes(self, attributes: Mapping[str, Attribute], old: str, new: str,
+                           index: int) -> dict[str, Attribute] | None:
+        """A published device's attributes (as spelled in a slice) with what `node_identity` derived from node
+        `old` derived from `new` instead; None when there is nothing to change."""
+        if self.node_identity is None:
+            return None
+        before, after = self.node_identity(old, index), self.node_identity(new, index)
+        changed = {self.spelled_key(k): after[k] for k, v in before.items()
+                   if attributes.get(self.spelled_key(k)) == v and after.get(k) != v}
+        return {**attributes, **changed} if changed else None
 
     def device_class_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.device_classes)

@@ -1,4 +1,5 @@
-"""NVIDIA's DRA driver (`gpu.nvidia.com`): the devices it publishes and the DeviceClass its chart installs.
+"""NVIDIA's DRA driver (`gpu.nvidia.com`): the devices it publishes, the DeviceClass its chart installs, and its
+serving stack (the DRA driver's chart, the quota its pods need, dcgm-exporter; GKE's driver installer).
 
 Source: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 (the chart the catalog pins),
 `cmd/gpu-kubelet-plugin/deviceinfo.go` (`GpuInfo.Attributes`, `GetDevice`), `nvlib.go` (where each
@@ -8,6 +9,11 @@ value comes from), `partitions.go` (`fullGpuCapacity`), and the attribute list i
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+from inferplane import API_GROUP
+from inferplane.accelerators.component import Chart, Component, DriverStack, Render, gpu_toleration
 from inferplane.accelerators.devices import (
     PCI_BUS_ID,
     PCIE_ROOT,
@@ -20,7 +26,11 @@ from inferplane.accelerators.devices import (
     pcie_root,
     stable_uuid,
 )
+from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
+    no_workloads, tolerations_of
 from inferplane.api.drivers import NVIDIA_GPU
+from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.metrics.scrape import MetricsEndpoint
 
 D = NVIDIA_GPU.name
 SOURCE = "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 cmd/gpu-kubelet-plugin/deviceinfo.go"
@@ -80,10 +90,14 @@ MODELS = (
 NODE_DEFAULTS = {f"{D}/driverVersion": {"version": "570.133.20"}, f"{D}/cudaDriverVersion": {"version": "12.8.0"}}
 
 
+def _node_identity(node: str, index: int) -> dict:
+    return {f"{D}/uuid": {"string": f"GPU-{stable_uuid(node, index)}"}}
+
+
 def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[str, dict]:
     # CanonicalName: gpu-<minor>; one PCIe root per GPU, as on the multi-GPU servers these run on.
     bus = 0x18 + 0x10 * index
-    return f"gpu-{index}", {f"{D}/uuid": {"string": f"GPU-{stable_uuid(node, index)}"},
+    return f"gpu-{index}", {**_node_identity(node, index),
                             PCI_BUS_ID: {"string": pci_address(bus)}, PCIE_ROOT: {"string": pcie_root(bus)}}
 
 
@@ -97,4 +111,284 @@ DEVICE_CLASS = DeviceClassSpec(
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,
-    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), node_defaults=NODE_DEFAULTS)
+    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), node_defaults=NODE_DEFAULTS,
+    node_identity=_node_identity)
+
+# ==== the serving stack: components with their pins and values, and the workloads they run
+
+# ---- NVIDIA: the DRA driver and the quota its critical pods need
+
+NVIDIA_NAMESPACE = "nvidia-dra-driver-gpu"
+# Where GKE's COS images install the NVIDIA driver; elsewhere the driver is on the host at `/`,
+# the chart's default. *Unconfirmed* for Vultr and Civo, whose GPU nodes may use NVIDIA's driver
+# container (`/run/nvidia/driver`); kept at the default until checked on a real node.
+GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
+
+def _nvidia_values(driver_root: str | None) -> Render:
+    def values(_: ServingStackSpec) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            # The chart refuses to render GPU support without this acknowledgement.
+            "gpuResourcesEnabledOverride": True,
+            # ComputeDomains are for multi-node NVLink (IMEX); inferplane claims plain GPUs.
+            "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+            "kubeletPlugin": {"tolerations": [gpu_toleration(NVIDIA_GPU)]},
+        }
+        if driver_root:
+            out["nvidiaDriverRoot"] = driver_root
+        return out
+    return values
+
+
+NVIDIA_DRA_DRIVER = Component(
+    key="dra-driver-nvidia-gpu",
+    namespace=NVIDIA_NAMESPACE,
+    chart=Chart("dra-driver-nvidia-gpu", "oci://registry.k8s.io/dra-driver-nvidia/charts", "0.4.0"),
+    values=_nvidia_values(None),
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+GKE_NVIDIA_DRA_DRIVER = replace(NVIDIA_DRA_DRIVER, values=_nvidia_values(GKE_NVIDIA_DRIVER_ROOT))
+
+# GKE's automatic driver installation is off on DRA pools (GKE's DRA set-up page, "Prepare GKE
+# infrastructure for DRA workloads": not supported with DRA; pools set gpu-driver-version=disabled),
+# so the driver comes from Google's driver-installer DaemonSet for COS, our pools' image. (The DRA
+# driver's own GKE demo, v0.4.0 demo/clusters/gke/create-cluster.sh, runs UBUNTU_CONTAINERD pools
+# with the Ubuntu installer instead.) Pinned to the last commit of its manifest; the DaemonSet below
+# carries that manifest's facts (images, host paths, affinity, tolerations).
+GKE_DRIVER_INSTALLER_MANIFEST = (
+    "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
+    "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
+# GKE labels every GPU node with its accelerator type; the installer runs on those nodes only.
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [
+        {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
+        # GKE labels the nodes of pools whose driver it installs with the version it chose (`default`,
+        # `latest`: container-engine-accelerators' Autopilot tests select on it); pools with
+        # installation disabled (ours) carry no such label, so the installer runs there.
+        # The demo above removes the label by hand because its pools leave gpu-driver-version unset
+        # (GKE-managed); NVIDIA's GKE COS installer for gpu-driver-version=disabled pools keeps this
+        # DoesNotExist term for that reason (NVIDIA/aicr 6f14327, recipes/components/
+        # gcp-driver-installer/manifests/nvidia-driver-installer.yaml). Confidential nodes have their own.
+        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+        {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"}]}]}}}
+
+
+def _gke_driver_installer(_: ServingStackSpec) -> dict[str, Any]:
+    host = {"dev": "/dev", "vulkan-icd-mount": "/home/kubernetes/bin/nvidia/vulkan/icd.d",
+            "nvidia-install-dir-host": GKE_NVIDIA_DRIVER_ROOT, "root-mount": "/", "cos-tools": "/var/lib/cos-tools",
+            "nvidia-config": "/etc/nvidia"}
+    mounts = {"nvidia-install-dir-host": "/usr/local/nvidia", "vulkan-icd-mount": "/etc/vulkan/icd.d",
+              "dev": "/dev", "root-mount": "/root", "cos-tools": "/build/cos-tools"}
+    env = {"NVIDIA_INSTALL_DIR_HOST": GKE_NVIDIA_DRIVER_ROOT, "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+           "VULKAN_ICD_DIR_HOST": "/home/kubernetes/bin/nvidia/vulkan/icd.d", "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+           "ROOT_MOUNT_DIR": "/root", "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools", "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools"}
+    labels = {"k8s-app": GKE_DRIVER_INSTALLER_NAME}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": GKE_DRIVER_INSTALLER_NAME, "namespace": "kube-system", "labels": labels,
+                     "annotations": {f"{API_GROUP}/source": GKE_DRIVER_INSTALLER_MANIFEST}},
+        "spec": {"selector": {"matchLabels": labels}, "updateStrategy": {"type": "RollingUpdate"}, "template": {
+            "metadata": {"labels": {"name": GKE_DRIVER_INSTALLER_NAME, **labels}},
+            "spec": {
+                "priorityClassName": "system-node-critical", "affinity": GKE_DRIVER_INSTALLER_AFFINITY,
+                # The manifest tolerates every taint ({operator: Exists}) and relies on its affinity
+                # alone; the GPU taint's key (GKE's `nvidia.com/gpu=present` and our pools') is all it needs.
+                "tolerations": [{"key": NVIDIA_GPU.pool_taint.key, "operator": "Exists"}],  # type: ignore[union-attr]
+                "hostNetwork": True, "hostPID": True,
+                "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
+                "initContainers": [
+                    # GKE preloads this image on GPU nodes' COS; it is never pulled.
+                    {"name": GKE_DRIVER_INSTALLER_NAME, "image": "cos-nvidia-installer:fixed", "imagePullPolicy": "Never",
+                     "command": ["/cos-gpu-installer", "install"], "resources": {"requests": {"cpu": "150m"}},
+                     "securityContext": {"privileged": True},
+                     "env": [{"name": k, "value": v} for k, v in env.items()],
+                     "volumeMounts": [{"name": n, "mountPath": p} for n, p in mounts.items()]},
+                    {"name": "partition-gpus", "image": "gcr.io/gke-release/nvidia-partition-gpu@sha256:"
+                     "de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17",
+                     "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
+                     "resources": {"requests": {"cpu": "150m"}}, "securityContext": {"privileged": True},
+                     "volumeMounts": [{"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia"},
+                                      {"name": "dev", "mountPath": "/dev"},
+                                      {"name": "nvidia-config", "mountPath": "/etc/nvidia"}]}],
+                "containers": [{"name": "pause", "image": "gke.gcr.io/pause:3.8@sha256:"
+                                "880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"}]}}}}
+
+
+GKE_NVIDIA_DRIVER_INSTALLER = Component(
+    key="nvidia-driver-installer",
+    namespace="kube-system",
+    manifest=_gke_driver_installer,
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+
+# The driver's pods run at priority system-node-critical; outside kube-system the API server
+# admits such pods only under a ResourceQuota that scopes those PriorityClasses in the namespace.
+# 100 pods is far above one kubelet plugin per GPU node plus a controller, and still a bound.
+CRITICAL_PODS_QUOTA = "100"
+NVIDIA_CRITICAL_PODS_QUOTA = Component(
+    key="nvidia-critical-pods-quota",
+    namespace=NVIDIA_NAMESPACE,
+    manifest=lambda _: {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "critical-pods", "namespace": NVIDIA_NAMESPACE},
+        "spec": {
+            "hard": {"pods": CRITICAL_PODS_QUOTA},
+            "scopeSelector": {"matchExpressions": [{
+                "scopeName": "PriorityClass",
+                "operator": "In",
+                "values": ["system-node-critical", "system-cluster-critical"],
+            }]},
+        },
+    },
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+)
+
+# NVIDIA's GPU metrics: dcgm-exporter chart 4.8.2 (NVIDIA/dcgm-exporter tag 4.5.3-4.8.2, deployment/),
+# running the 4.6.0-4.8.3 exporter (below). Its pods are labelled app.kubernetes.io/name=dcgm-exporter
+# (the chart name) with the container port named `metrics` (9400); it runs at system-node-critical,
+# which the namespace's critical-pods quota admits.
+DCGM_EXPORTER_METRICS = MetricsEndpoint(job="inferplane-gpu-nvidia", driver=NVIDIA_GPU.name,
+                                        namespace=NVIDIA_NAMESPACE,
+                                        pod_labels=(("app.kubernetes.io/name", "dcgm-exporter"),),
+                                        port_name="metrics")
+# NVIDIA nodes as the DRA driver finds them: labelled by their cloud pool, or by NFD (PCI vendor 10de).
+NVIDIA_NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
+    for key in (*NVIDIA_GPU.node_labels, "feature.node.kubernetes.io/pci-10de.present")]}}}
+DCGM_EXPORTER = Component(
+    key="dcgm-exporter",
+    namespace=NVIDIA_NAMESPACE,
+    chart=Chart("dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "4.8.2"),
+    values=lambda _: {
+        # The chart's default tolerates only the control plane and lands on every node it may.
+        "tolerations": [gpu_toleration(NVIDIA_GPU)],
+        "affinity": NVIDIA_NODE_AFFINITY,
+        # The GPU scrape job reads it; the chart's ServiceMonitor would scrape it a second time and
+        # rename the workload's pod labels exported_*.
+        "serviceMonitor": {"enabled": False},
+        # GPUs are allocated by DRA: attribute their metrics to pods (the `pod`, `namespace` and
+        # `container` labels) through the gpu.nvidia.com ResourceSlices. The chart's switch, not the
+        # bare env var: besides KUBERNETES_ENABLE_DRA it mounts the ServiceAccount token and creates
+        # the ClusterRole that reads pods and resourceslices (4.5.3-4.8.2 templates/daemonset.yaml,
+        # clusterrole.yaml, serviceaccount.yaml). Without them the exporter has no in-cluster client
+        # and logs "pod labels will not be available" (internal/pkg/transformation/kubernetes.go).
+        "kubernetesDRA": {"enabled": True},
+        # The exporter one release newer than the chart: 4.5.3-4.8.2's ResourceSlice informer is
+        # resource.k8s.io/v1beta1 only, and its metrics server is built after that informer syncs,
+        # with no time limit (transformation/dra.go:43, :71; server/server.go:70), while our clusters
+        # (1.34+) serve v1 and leave v1beta1 off (beta APIs are off by default, KEP-3136): it would
+        # never serve a metric. 4.6.0-4.8.3 reads v1 (NVIDIA/dcgm-exporter#590, fixed in that
+        # release; its README's quick start runs nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless).
+        # Its chart could not be read here to vendor; the 4.8.2 chart's templates give it what it
+        # needs (the env var, the token, and a ClusterRole on resource.k8s.io resourceslices, which
+        # RBAC grants for every version of the group). Move the chart to 4.8.3 once it can be vendored.
+        "image": {"tag": "4.6.0-4.8.3-distroless"},
+    },
+    dra_drivers=frozenset({NVIDIA_GPU.name}),
+    metrics=DCGM_EXPORTER_METRICS,
+)
+
+
+# ---- NVIDIA: dra-driver-nvidia-gpu 0.4.0
+
+# The kubelet plugin's default required affinity: NFD's PCI vendor 10de labels (any device, 3D
+# controller 0302, VGA 0300), NFD's Tegra CPU vendor, or the GPU operator's gpu.present label.
+NVIDIA_KUBELET_PLUGIN_AFFINITY: Values = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                               "values": ["NVIDIA"]}]},
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+    ]}}}
+NVIDIA_DEFAULTS: Values = {
+    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+    "kubeletPlugin": {"nodeSelector": {}, "affinity": NVIDIA_KUBELET_PLUGIN_AFFINITY,
+                      "tolerations": [{"key": NVIDIA_GPU.pool_taint.key, "operator": "Exists",  # type: ignore[union-attr]
+                                       "effect": "NoSchedule"}]},
+    # The ComputeDomain controller (rendered only with ComputeDomains on); its control-plane
+    # affinity is preferred, so it lands on whatever untainted node there is.
+    "controller": {"replicas": 1, "nodeSelector": {},
+                   "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                                    "effect": "NoSchedule"},
+                                   {"key": "node-role.kubernetes.io/master", "operator": "Exists",
+                                    "effect": "NoSchedule"},
+                                   {"key": "CriticalAddonsOnly", "operator": "Exists"}],
+                   "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                       {"weight": 100, "preference": {"matchExpressions": [
+                           {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]}}]}}},
+}
+# The chart names its objects after the chart, not the release.
+NVIDIA_CHART = "dra-driver-nvidia-gpu"
+
+
+def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(NVIDIA_DEFAULTS, rendered)
+    key, ns = NVIDIA_DRA_DRIVER.key, NVIDIA_DRA_DRIVER.namespace or ""
+    gpus = bool(dig(values, "resources.gpus.enabled", False))
+    domains = bool(dig(values, "resources.computeDomains.enabled", False))
+    out = []
+    if gpus or domains:
+        plugin = values["kubeletPlugin"]
+        out.append(Workload("DaemonSet", f"{NVIDIA_CHART}-kubelet-plugin", ns, key, Placement.DRIVERS,
+                            node_selector=plugin.get("nodeSelector") or {},
+                            affinity=plugin.get("affinity") or {}, tolerations=tolerations_of(plugin.get("tolerations")),
+                            container="gpus" if gpus else "compute-domains",
+                            publishes_slices_for=NVIDIA_GPU.name if gpus else None))
+    if domains:
+        controller = values["controller"]
+        out.append(Workload("Deployment", f"{NVIDIA_CHART}-controller", ns, key, Placement.SYSTEM,
+                            replicas=int(controller.get("replicas", 1)),
+                            node_selector=controller.get("nodeSelector") or {},
+                            affinity=controller.get("affinity") or {},
+                            tolerations=tolerations_of(controller.get("tolerations")), container="compute-domain"))
+    return tuple(out)
+
+
+# dcgm-exporter 4.8.2, release `dcgm-exporter`: one DaemonSet named after the release (it contains
+# the chart's name), container `exporter`.
+DCGM_DEFAULTS: Values = {
+    "nodeSelector": {}, "affinity": {},
+    "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}],
+    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+}
+
+
+def _dcgm_exporter(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    values = helm_merge(DCGM_DEFAULTS, rendered)
+    return (Workload("DaemonSet", DCGM_EXPORTER.key, DCGM_EXPORTER.namespace or "", DCGM_EXPORTER.key,
+                     Placement.DRIVERS, node_selector=values.get("nodeSelector") or {}, affinity=values.get("affinity") or {},
+                     tolerations=tolerations_of(values.get("tolerations")),
+                     requests=dig(values, "resources.requests", {}), container="exporter"),)
+
+
+def _gke_driver_installer(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
+    """The DaemonSet the object is: placed by its own affinity and tolerations."""
+    spec = dig(rendered, "spec.template.spec", {})
+    return (Workload("DaemonSet", rendered["metadata"]["name"], rendered["metadata"]["namespace"],
+                     GKE_NVIDIA_DRIVER_INSTALLER.key, Placement.DRIVERS,
+                     node_selector=spec.get("nodeSelector") or {}, affinity=spec.get("affinity") or {},
+                     tolerations=tolerations_of(spec.get("tolerations")), container="pause"),)
+
+
+# Clouds that provision their own pools label GPU nodes with the driver's node label
+# (`nvidia.com/gpu.present`), which the driver's affinity accepts; on Existing clusters NFD finds them
+# (PCI vendor 10de). GKE installs the driver itself, and its DRA driver reads it where COS puts it.
+_STACK = (NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER)
+STACK = DriverStack(
+    driver=NVIDIA_GPU,
+    clouds={"EKS": _STACK, "GKE": (GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
+                                   DCGM_EXPORTER),
+            "AKS": _STACK, "Nebius": _STACK, "Vultr": _STACK, "Civo": _STACK, "Existing": _STACK},
+    workloads={NVIDIA_DRA_DRIVER.key: _nvidia, GKE_NVIDIA_DRIVER_INSTALLER.key: _gke_driver_installer,
+               NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
+               DCGM_EXPORTER.key: _dcgm_exporter},
+    nfd=frozenset({"Existing"}),
+)

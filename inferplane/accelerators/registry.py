@@ -1,12 +1,21 @@
-"""The DRA drivers whose ResourceSlices inferplane knows, by driver name, and the DeviceClasses their charts install."""
+"""The DRA drivers inferplane knows, one module each: the ResourceSlices each publishes, the DeviceClasses its
+chart installs, and its serving stack (components per cloud, the workloads they run). Adding a driver is a
+module, its name in `MODULES` below and its `Driver` in `inferplane/api/drivers.py`; the catalog, the gate and
+the simulation read them from here."""
 
 from __future__ import annotations
 
-from inferplane.accelerators import amd, cpu, dranet, nvidia
+from inferplane.accelerators import amd, cpu, dranet, gaudi, nvidia
+from inferplane.accelerators.component import DriverStack
 from inferplane.accelerators.devices import DeviceClassSpec, DriverSlices, Varies, typed_attribute
 from inferplane.api.inference_class import AttributeValue, CapacityValue, InferenceClass
 
-SLICES: dict[str, DriverSlices] = {s.driver: s for s in (nvidia.SLICES, amd.SLICES, cpu.SLICES, dranet.SLICES)}
+# One module per driver, each with its SLICES and its STACK. In install order: a cloud's stack lists the
+# neutral components, then each driver's components in this order.
+MODULES = (nvidia, amd, cpu, dranet, gaudi)
+
+SLICES: dict[str, DriverSlices] = {m.SLICES.driver: m.SLICES for m in MODULES}
+STACKS: tuple[DriverStack, ...] = tuple(m.STACK for m in MODULES)
 
 # Every DeviceClass by name, with the selectors its chart gives it.
 DEVICE_CLASSES: dict[str, DeviceClassSpec] = {c.name: c for s in SLICES.values() for c in s.device_classes}

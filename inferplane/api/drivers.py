@@ -96,5 +96,22 @@ CPU = Driver(
 DRANET = Driver(name="dra.net", device_class="efa.networking.k8s.aws", kind=DriverKind.NETWORK,
                 node_labels={DRANET_LABEL: "true"}, min_kubernetes_version="1.35")
 
-DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET)}
+# Intel's Gaudi resource driver (intel/intel-resource-drivers-for-kubernetes, chart
+# intel-gaudi-resource-driver-chart 0.7.2, tag gaudi-v0.7.2).
+GAUDI = Driver(
+    name="gaudi.intel.com",
+    device_class="gaudi.intel.com",
+    kind=DriverKind.GPU,
+    # The key the chart's kubelet plugin tolerates by default (values.yaml kubeletPlugin.tolerations, NFD's
+    # node tainting), so its own tolerations reach our pools.
+    pool_taint=Taint("intel.feature.node.kubernetes.io/gaudi"),
+    # The label the chart's NodeFeatureRule gives nodes with a Gaudi2/Gaudi3 (PCI 1da3:1020/1030), which its
+    # DaemonSet then selects (templates/node-feature-rules.yaml, resource-driver.yaml).
+    node_labels={"intel.feature.node.kubernetes.io/gaudi": "true"},
+    # doc/gaudi/README.md "Supported Kubernetes Versions": v0.7.0 and later, Kubernetes v1.34+
+    # (resource.k8s.io/v1; doc/gaudi/USAGE.md Requirements: Kubernetes v1.34+).
+    min_kubernetes_version="1.34",
+)
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET, GAUDI)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))

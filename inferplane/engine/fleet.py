@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.accelerators.catalog import GKE_ACCELERATOR_LABEL, supported_drivers
+from inferplane.accelerators.catalog import supported_drivers
+from inferplane.accelerators.nvidia import GKE_ACCELERATOR_LABEL
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS

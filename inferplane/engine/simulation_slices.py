@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from inferplane.accelerators.devices import stable_uuid, typed_attribute
+from inferplane.accelerators.devices import typed_attribute
 from inferplane.accelerators.registry import driver_slices
-from inferplane.api.drivers import NVIDIA_GPU
 from inferplane.api.inference_class import DeviceSpec
 
 Resource = dict[str, Any]
@@ -77,19 +76,18 @@ def _slice(node: str, driver: str, out: list[Resource]) -> Resource:
 
 def renamed_slice(slice_: Resource, nodes: Mapping[str, str]) -> Resource | None:
     """A slice `resource_slice` made, moved to the node `nodes` maps its node to: its name, node, pool and
-    the device identities derived from the node's name (an NVIDIA GPU's uuid). New dicts where it differs; `slice_` is left as it was. None when it is not shaped as
+    the device identities derived from the node's name (its driver's `node_identity`, e.g. an NVIDIA GPU's
+    uuid). New dicts where it differs; `slice_` is left as it was. None when it is not shaped as
     `resource_slice` makes it."""
     spec, metadata = slice_["spec"], slice_["metadata"]
     old, driver = spec.get("nodeName"), spec.get("driver")
     if old not in nodes or spec["pool"]["name"] != old or metadata["name"] != f"{old}-{driver}":
         return None
     new = nodes[old]
-    devices = spec["devices"]
-    if driver == NVIDIA_GPU.name:
-        key = "uuid"  # the NVIDIA driver writes its own attributes bare
-        devices = [{**device, "attributes": {**device["attributes"], key: {"string": f"GPU-{stable_uuid(new, index)}"}}}
-                   if device["attributes"].get(key) == {"string": f"GPU-{stable_uuid(old, index)}"} else device
-                   for index, device in enumerate(devices)]
+    devices, shape = spec["devices"], driver_slices(driver)
+    if shape is not None and shape.node_identity is not None:
+        devices = [device if (attributes := shape.renamed_attributes(device["attributes"], old, new, index)) is None
+                   else {**device, "attributes": attributes} for index, device in enumerate(devices)]
     return {**slice_, "metadata": {**metadata, "name": f"{new}-{driver}"},
             "spec": {**spec, "nodeName": new, "pool": {**spec["pool"], "name": new}, "devices": devices}}
 

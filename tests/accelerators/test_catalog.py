@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from inferplane.accelerators import catalog
+from inferplane.accelerators.cpu import CPU_DRA_DRIVER
 from inferplane.accelerators.catalog import (
     CLOUDS,
-    CPU_DRA_DRIVER,
     NEUTRAL,
     catalog_errors,
     components,
@@ -110,7 +110,7 @@ def test_supported_drivers_are_the_tags():
         "Nebius": ("dra.cpu", "gpu.nvidia.com"),
         "Vultr": ("dra.cpu", "gpu.nvidia.com"),
         "Civo": ("dra.cpu", "gpu.nvidia.com"),
-        "Existing": ("dra.cpu", "gpu.amd.com", "gpu.nvidia.com"),
+        "Existing": ("dra.cpu", "gaudi.intel.com", "gpu.amd.com", "gpu.nvidia.com"),
     }
 
 

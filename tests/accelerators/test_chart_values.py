@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.accelerators import catalog
+from inferplane.accelerators import amd, catalog, cpu, dranet, gaudi, nvidia, workloads
 from inferplane.accelerators.catalog import CLOUDS, catalog_errors, components, supported_drivers
 from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, helm_merged, pinned_values
 from inferplane.accelerators.component import Chart
@@ -101,7 +101,7 @@ def test_charts_set_with_no_values_need_nothing_vendored():
 
 
 def test_the_catalog_reports_a_key_its_chart_does_not_have(monkeypatch):
-    misspelt = replace(catalog.DCGM_EXPORTER, values=lambda _: {"kubernetesDra": {"enabled": True}})
+    misspelt = replace(nvidia.DCGM_EXPORTER, values=lambda _: {"kubernetesDra": {"enabled": True}})
     stack = CLOUDS["EKS"]
     monkeypatch.setitem(CLOUDS, "EKS", replace(stack, components=tuple(
         misspelt if c.key == misspelt.key else c for c in stack.components)))
@@ -131,9 +131,9 @@ def test_the_gateways_traefik_release_is_checked_against_its_default_chart():
 # ---- the rules
 
 
-DCGM = catalog.DCGM_EXPORTER.chart
-NVIDIA = catalog.NVIDIA_DRA_DRIVER.chart
-CPU_DRIVER = catalog.CPU_DRA_DRIVER.chart
+DCGM = nvidia.DCGM_EXPORTER.chart
+NVIDIA = nvidia.NVIDIA_DRA_DRIVER.chart
+CPU_DRIVER = cpu.CPU_DRA_DRIVER.chart
 
 
 def test_a_map_the_chart_leaves_empty_is_open_to_any_key():
@@ -185,7 +185,7 @@ def test_helm_merges_maps_replaces_lists_and_drops_nulls():
 def test_dcgm_exporter_attributes_gpu_metrics_to_pods_through_the_charts_dra_switch():
     # The chart's kubernetesDRA.enabled sets KUBERNETES_ENABLE_DRA, mounts the token and creates the
     # ClusterRole on resourceslices; the env var alone left the exporter without a client.
-    values = catalog.DCGM_EXPORTER.values(catalog.sample_spec("EKS"))
+    values = nvidia.DCGM_EXPORTER.values(catalog.sample_spec("EKS"))
     assert values["kubernetesDRA"] == {"enabled": True}
     assert not any(e.get("name") == "KUBERNETES_ENABLE_DRA" for e in values.get("extraEnv", []))
 
@@ -223,10 +223,16 @@ def test_the_pinned_charts_own_defaults_pass_their_schema():
 # ---- the simulator reads the same defaults
 
 
-SIMULATED_DEFAULTS = {"CERT_MANAGER_DEFAULTS": catalog.CERT_MANAGER, "PROMETHEUS_DEFAULTS": catalog.PROMETHEUS,
-                      "NFD_DEFAULTS": catalog.NODE_FEATURE_DISCOVERY, "NVIDIA_DEFAULTS": catalog.NVIDIA_DRA_DRIVER,
-                      "DCGM_DEFAULTS": catalog.DCGM_EXPORTER, "AMD_OPERATOR_DEFAULTS": catalog.AMD_GPU_OPERATOR,
-                      "CPU_DRIVER_DEFAULTS": catalog.CPU_DRA_DRIVER, "AWS_DRANET_DEFAULTS": catalog.AWS_DRANET}
+# The module holding each copy of a chart's defaults, and the component whose chart it copies.
+SIMULATED_DEFAULTS = {"CERT_MANAGER_DEFAULTS": (workloads, catalog.CERT_MANAGER),
+                      "PROMETHEUS_DEFAULTS": (workloads, catalog.PROMETHEUS),
+                      "NFD_DEFAULTS": (workloads, catalog.NODE_FEATURE_DISCOVERY),
+                      "NVIDIA_DEFAULTS": (nvidia, nvidia.NVIDIA_DRA_DRIVER),
+                      "DCGM_DEFAULTS": (nvidia, nvidia.DCGM_EXPORTER),
+                      "AMD_OPERATOR_DEFAULTS": (amd, amd.AMD_GPU_OPERATOR),
+                      "CPU_DRIVER_DEFAULTS": (cpu, cpu.CPU_DRA_DRIVER),
+                      "AWS_DRANET_DEFAULTS": (dranet, dranet.AWS_DRANET),
+                      "GAUDI_DEFAULTS": (gaudi, gaudi.GAUDI_DRA_DRIVER)}
 # Subcharts whose defaults live in their own values.yaml (not vendored): the simulator's copy of
 # them is not compared.
 SUBCHARTS = {"kube-prometheus-stack": {"kube-state-metrics", "prometheus-node-exporter"}}
@@ -246,10 +252,9 @@ def disagreements(mine, chart, path=""):
 
 @pytest.mark.parametrize("name", sorted(SIMULATED_DEFAULTS))
 def test_the_simulators_chart_defaults_are_the_vendored_charts(name):
-    from inferplane.accelerators import workloads
-
-    chart = SIMULATED_DEFAULTS[name].chart
-    found = [(path, mine, theirs) for path, mine, theirs in disagreements(getattr(workloads, name),
+    module, component = SIMULATED_DEFAULTS[name]
+    chart = component.chart
+    found = [(path, mine, theirs) for path, mine, theirs in disagreements(getattr(module, name),
                                                                           pinned_values(chart).defaults)
              if path.split(".")[0] not in SUBCHARTS.get(chart.name, set())]
     assert found == []

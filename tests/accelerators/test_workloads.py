@@ -3,16 +3,11 @@ are read from the values the catalog renders, the way the chart's templates read
 
 import pytest
 
-from inferplane.accelerators.catalog import (
-    AMD_DEVICE_CONFIG,
-    AMD_GPU_OPERATOR,
-    CLOUDS,
-    CPU_DRA_DRIVER,
-    NODE_FEATURE_DISCOVERY,
-    NVIDIA_DRA_DRIVER,
-    sample_spec,
-)
-from inferplane.api.drivers import AMD_GPU, CPU, NVIDIA_GPU
+from inferplane.accelerators.amd import AMD_DEVICE_CONFIG, AMD_GPU_OPERATOR
+from inferplane.accelerators.catalog import CLOUDS, NODE_FEATURE_DISCOVERY, sample_spec
+from inferplane.accelerators.cpu import CPU_DRA_DRIVER
+from inferplane.accelerators.nvidia import NVIDIA_DRA_DRIVER
+from inferplane.api.drivers import AMD_GPU, CPU, GAUDI, NVIDIA_GPU
 from inferplane.accelerators.workloads import (
     DESCRIPTIONS,
     Placement,
@@ -128,7 +123,8 @@ def test_nfd_worker_runs_wherever_its_tolerations_allow():
     worker = items["node-feature-discovery-worker"]
     assert worker.kind == "DaemonSet" and worker.placement is Placement.EVERY_NODE
     assert dict(worker.node_selector) == {} and not worker.affinity
-    assert {t["key"] for t in worker.tolerations} == {NVIDIA_GPU.pool_taint.key, AMD_GPU.pool_taint.key}
+    assert {t["key"] for t in worker.tolerations} == {NVIDIA_GPU.pool_taint.key, AMD_GPU.pool_taint.key,
+                                                      GAUDI.pool_taint.key}
     assert items["node-feature-discovery-master"].placement is Placement.SYSTEM
 
 

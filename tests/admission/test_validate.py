@@ -17,8 +17,8 @@ SELECTORS = "spec.template.spec.engines[0].members[0].nodeSelector.devices"
 EXPECTED = {
     "accelerator-without-gpu.yaml": [
         "InferenceClass/accelerator-without-gpu: spec.devices: the provisioning block has an accelerator but no "
-        "device claims a GPU driver: add a DRA device with driver one of gpu.amd.com, gpu.nvidia.com, or remove "
-        "the accelerator"],
+        "device claims a GPU driver: add a DRA device with driver one of gaudi.intel.com, gpu.amd.com, gpu.nvidia.com, "
+        "or remove the accelerator"],
     "attribute-two-types.yaml": [
         "InferenceClass/two-types: spec.devices[0].attributes.productName: an attribute sets exactly one of "
         "string, version, bool or int: keep the one that types the value"],

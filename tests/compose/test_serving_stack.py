@@ -7,12 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from inferplane.accelerators.catalog import CLOUDS, NEUTRAL, supported_drivers
-from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, NVIDIA_GPU
+from inferplane.api.drivers import AMD_GPU, CPU, DRANET, DRIVERS, GAUDI, NVIDIA_GPU
 from inferplane.api.cloud import PROVIDERS, SOURCES
 from inferplane.compose.base import Request
 from inferplane.compose.serving_stack import compose_serving_stack
 
-NV, AMD, CPU_, NET = NVIDIA_GPU.name, AMD_GPU.name, CPU.name, DRANET.name
+NV, AMD, CPU_, NET, HPU = NVIDIA_GPU.name, AMD_GPU.name, CPU.name, DRANET.name, GAUDI.name
 UNKNOWN = "tpu.example.com"
 ABSENT = object()
 
@@ -30,6 +30,7 @@ CPU_KEYS = {"release-dra-driver-cpu"}
 GKE_NVIDIA_KEYS = NVIDIA_KEYS | {"object-nvidia-driver-installer"}
 NFD_KEYS = {"release-node-feature-discovery"}
 AMD_KEYS = {"release-amd-gpu-operator", "object-amd-device-config"}
+GAUDI_KEYS = {"release-intel-gaudi-resource-driver"}
 
 
 def stack(cloud, drivers=ABSENT, name="stack-1", cluster="cluster-1", **spec):
@@ -77,6 +78,9 @@ CASES = [
     ("Existing", [NET], set(), [NET]),
     ("Existing", [NV, CPU_], NFD_KEYS | NVIDIA_KEYS | CPU_KEYS, []),
     ("Existing", [NV, AMD, CPU_], NFD_KEYS | NVIDIA_KEYS | AMD_KEYS | CPU_KEYS, []),
+    ("Existing", [HPU], NFD_KEYS | GAUDI_KEYS, []),
+    # Intel's Gaudi driver is served on Existing clusters only: no cloud of ours offers Gaudi2/Gaudi3.
+    ("EKS", [HPU, NV], NVIDIA_KEYS, [HPU]),
     ("GKE", [AMD, NV, UNKNOWN], GKE_NVIDIA_KEYS, [AMD, UNKNOWN]),
 ]
 
@@ -124,7 +128,7 @@ def test_empty_dra_drivers_install_the_neutral_components_only(cloud):
 
 def test_stamping_dra_drivers_applies_the_join():
     before, after = compose("Existing"), compose("Existing", [NV])
-    assert set(before.desired) - set(after.desired) == AMD_KEYS | CPU_KEYS
+    assert set(before.desired) - set(after.desired) == AMD_KEYS | CPU_KEYS | GAUDI_KEYS
 
 
 # ---- the values that matter
@@ -221,6 +225,8 @@ def test_nfd_reaches_both_gpu_pools():
     assert got["worker"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        # Every driver whose nodes NFD labels: its worker must reach their pools whichever the stack serves.
+        {"key": "intel.feature.node.kubernetes.io/gaudi", "operator": "Exists", "effect": "NoSchedule"},
     ]
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.accelerators.catalog import AMD_DEVICE_CONFIG, COMPONENT_LABEL, PROMETHEUS
+from inferplane.accelerators.amd import AMD_DEVICE_CONFIG
+from inferplane.accelerators.catalog import COMPONENT_LABEL, PROMETHEUS
 from inferplane.accelerators.component import tag_errors
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.engine.runtime import Runtime
