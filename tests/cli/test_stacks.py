@@ -5,23 +5,24 @@ from click.testing import CliRunner
 from inferplane.cli.main import cli
 
 EXPECTED = """\
-CLOUD      DRIVER           COMPONENTS
-EKS        dra.cpu          dra-driver-cpu
-EKS        dra.net          aws-dranet
-EKS        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-GKE        dra.cpu          dra-driver-cpu
-GKE        gpu.nvidia.com   nvidia-driver-installer, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-AKS        dra.cpu          dra-driver-cpu
-AKS        gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-Nebius     dra.cpu          dra-driver-cpu
-Nebius     gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-Vultr      dra.cpu          dra-driver-cpu
-Vultr      gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-Civo       dra.cpu          dra-driver-cpu
-Civo       gpu.nvidia.com   dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
-Existing   dra.cpu          dra-driver-cpu
-Existing   gpu.amd.com      node-feature-discovery, amd-gpu-operator, amd-device-config
-Existing   gpu.nvidia.com   node-feature-discovery, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+CLOUD      DRIVER            COMPONENTS
+EKS        dra.cpu           dra-driver-cpu
+EKS        dra.net           aws-dranet
+EKS        gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+GKE        dra.cpu           dra-driver-cpu
+GKE        gpu.nvidia.com    nvidia-driver-installer, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+AKS        dra.cpu           dra-driver-cpu
+AKS        gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+Nebius     dra.cpu           dra-driver-cpu
+Nebius     gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+Vultr      dra.cpu           dra-driver-cpu
+Vultr      gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+Civo       dra.cpu           dra-driver-cpu
+Civo       gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+Existing   dra.cpu           dra-driver-cpu
+Existing   gaudi.intel.com   node-feature-discovery, intel-gaudi-resource-driver
+Existing   gpu.amd.com       node-feature-discovery, amd-gpu-operator, amd-device-config
+Existing   gpu.nvidia.com    node-feature-discovery, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 """
 
 

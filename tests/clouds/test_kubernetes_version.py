@@ -13,6 +13,7 @@ def test_every_driver_states_its_minimum_kubernetes_version():
         "gpu.amd.com": "1.32",  # AMD GPU operator v1.5.1 DRA docs
         "dra.cpu": "1.36",  # grouped mode needs DRAConsumableCapacity, on by default from 1.36
         "dra.net": "1.35",  # aws-dranet 1.0.0 README prerequisites
+        "gaudi.intel.com": "1.34",  # Intel's Gaudi resource driver v0.7.x, doc/gaudi/README.md
     }
 
 

@@ -137,7 +137,7 @@ def test_undeclared_the_cluster_is_refused_naming_the_driver_and_the_field(tmp_p
     assert (ready["status"], ready["reason"]) == ("False", "UnsupportedDevices")
     also = " (it declares gpu.other.example)" if declared else ""
     assert ready["message"] == (
-        "class synthetic-gpu claims gpu.example.com; Existing clusters support dra.cpu, gpu.amd.com, gpu.nvidia.com: "
+        "class synthetic-gpu claims gpu.example.com; Existing clusters support dra.cpu, gaudi.intel.com, gpu.amd.com, gpu.nvidia.com: "
         "use classes whose drivers inferplane serves, or, if the cluster's owner runs the driver, declare it in "
         f"spec.cluster.existing.preinstalledDrivers{also}")
     # Refused before anything was composed: no stack, nothing simulated, the model placed nowhere.
