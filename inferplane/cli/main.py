@@ -949,34 +949,47 @@ def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> Non
 
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
-def audit(folder: Path | None) -> None:
-    """Audit where every workload lands (placement, toleration, claims, held) for a folder of manifests,
-    reconciled in memory, or for every leg under tests/legs when no folder is given."""
-    from inferplane.engine.legs import audit_folder, leg_folders
+@click.option("--legs", is_flag=True, help="Audit each of the test legs (tests/legs/ in a source checkout) instead.")
+@STATE_OPTION
+def audit(folder: Path | None, legs: bool, state: Path | None) -> None:
+    """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
+    clusters (--state), a folder of manifests reconciled in memory, or with --legs every test leg."""
+    from inferplane.engine.legs import audit_clusters, audit_folder, leg_folders
 
-    try:
-        folders = [folder] if folder is not None else leg_folders()
-    except FileNotFoundError as exc:
-        raise click.ClickException(str(exc)) from None
+    if folder is not None and legs:
+        raise click.UsageError("give a FOLDER or --legs, not both")
     rows: list[tuple[str, str, str, str]] = []
     failed = broken = False
-    for each in folders:
-        progress = _progress_bar()
-        audited = audit_folder(each, progress=progress)
-        progress.finish()
-        _print_errors(audited.applied.admission.errors)
-        _refuse_nothing_found(audited.applied.admission, (each,))
-        broken |= bool(audited.applied.admission.errors) or not _report_convergence(audited.applied.report)
-        for cluster, why in audited.unprovisioned:
+
+    def report(results, unprovisioned) -> None:
+        nonlocal failed
+        for cluster, why in unprovisioned:
             rows.append((cluster, "-", "Skipped", why))
-        for result in audited.results:
+        for result in results:
             if result.passed:
                 rows.append((result.cluster, result.audit, "Pass", result.checked))
             for finding in result.findings:
                 failed = True
                 rows.append((result.cluster, result.audit, "Fail", f"{finding.reason}: {finding.message}"))
+
+    if folder is None and not legs:
+        with opened(state, read_only=True) as runtime:
+            report(*audit_clusters(runtime.list("InferenceCluster"), runtime.store.cluster_objects()))
+    else:
+        try:
+            folders = [folder] if folder is not None else leg_folders()
+        except FileNotFoundError as exc:
+            raise click.ClickException(str(exc)) from None
+        for each in folders:
+            progress = _progress_bar()
+            audited = audit_folder(each, progress=progress)
+            progress.finish()
+            _print_errors(audited.applied.admission.errors)
+            _refuse_nothing_found(audited.applied.admission, (each,))
+            broken |= bool(audited.applied.admission.errors) or not _report_convergence(audited.applied.report)
+            report(audited.results, audited.unprovisioned)
     # By cluster; each cluster's audits in their own order (the sort is stable).
-    click.echo(table(("LEG", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
+    click.echo(table(("LEG" if legs else "CLUSTER", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
     sys.exit(1 if failed or broken else 0)
 
 

@@ -46,6 +46,13 @@ def audit_folder(folder: Path, progress: ProgressReport | None = None) -> Folder
         clusters = runtime.store.list("InferenceCluster")
     finally:
         runtime.close()
+    results, unprovisioned = audit_clusters(clusters, simulated)
+    return FolderAudit(folder, applied, results, unprovisioned)
+
+
+def audit_clusters(clusters: list[dict[str, Any]], simulated: dict[str, list[dict[str, Any]]]
+                   ) -> tuple[tuple[AuditResult, ...], tuple[tuple[str, str], ...]]:
+    """Every cluster's audits over its simulated objects, and the clusters with nothing simulated (why)."""
     results: list[AuditResult] = []
     unprovisioned = []
     for cluster in sorted(clusters, key=lambda c: c["metadata"]["name"]):
@@ -54,7 +61,7 @@ def audit_folder(folder: Path, progress: ProgressReport | None = None) -> Folder
             results += audit_cluster(name, simulated[name])
         else:
             unprovisioned.append((name, _why_nothing_runs(cluster)))
-    return FolderAudit(folder, applied, tuple(results), tuple(unprovisioned))
+    return tuple(results), tuple(unprovisioned)
 
 
 def _why_nothing_runs(cluster: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""`inferplane audit [DIR]`: a table of every leg's audits, exit 1 on any failure."""
+"""`inferplane audit [DIR | --legs]`: a table of every cluster's audits (the state's, a folder's, or each
+test leg's), exit 1 on any failure."""
 
 import shutil
 from pathlib import Path
@@ -14,8 +15,8 @@ def run(*args):
     return CliRunner().invoke(cli, ["audit", *args])
 
 
-def test_without_a_folder_every_leg_is_audited_and_passes():
-    result = run()
+def test_with_legs_every_leg_is_audited_and_passes():
+    result = run("--legs")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["LEG", "AUDIT", "RESULT", "DETAIL"]
@@ -61,3 +62,25 @@ def test_a_folder_with_no_objects_is_an_error(tmp_path):
     result = run(str(tmp_path))
     assert result.exit_code == 1
     assert f"no objects found in {tmp_path}" in result.output
+
+
+def test_without_a_folder_the_states_clusters_are_audited(tmp_path):
+    state = tmp_path / "state"
+    applied = CliRunner().invoke(cli, ["apply", "-f", str(REPO / "recipes" / "mixed-fleet"), "--state", str(state)])
+    assert applied.exit_code == 0, applied.output
+    result = run("--state", str(state))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["CLUSTER", "AUDIT", "RESULT", "DETAIL"]
+    rows = [line.split(None, 3) for line in lines[1:]]
+    assert {cluster for cluster, *_ in rows} == {"civo-lon", "eks-amd", "eks-us-east", "gke-us-central", "nebius-eu",
+                                                 "onprem-lab"}
+    assert [row[:3] for row in rows if row[0] == "eks-amd"] == [["eks-amd", "-", "Skipped"]]
+    # The models' engine pods are audited too: their claims come from their own drivers' slices.
+    onprem_claims = next(row for row in rows if row[:2] == ["onprem-lab", "claims"])
+    assert onprem_claims[2] == "Pass" and "gpu.amd.com" in onprem_claims[3]
+
+
+def test_without_a_state_there_is_nothing_to_audit(tmp_path):
+    result = run("--state", str(tmp_path / "none"))
+    assert result.exit_code == 1 and "no inferplane state in" in result.output
