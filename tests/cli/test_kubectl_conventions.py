@@ -2,6 +2,7 @@
 and its errors name what is wrong. Each test drives `inferplane` commands and reads their output."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -312,7 +313,7 @@ def test_help_imports_nothing_heavy():
     assert out.stdout == "[]\n"
 
 
-def test_validate_imports_only_what_a_valid_manifest_needs():
+def test_validate_imports_only_what_a_valid_manifest_needs(tmp_path):
     """A loop over a folder, one `validate` per file, pays the start for every file (bench/cli_bench.py):
     the recipe's class, cluster, deployment (CEL selectors) and service are admitted without them."""
     probe = ("import sys; from click.testing import CliRunner; from inferplane.cli.main import cli; "
@@ -320,7 +321,9 @@ def test_validate_imports_only_what_a_valid_manifest_needs():
              "assert result.exit_code == 0, result.output; "
              "print(sorted(m for m in ('prompt_toolkit', 'rich', 'jsonschema', 'kubernetes_validate', 'grpc', "
              "'inferplane.engine') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    # With no state to read the classes of (a state in the checkout, left by the main job, would be read).
+    env = {**os.environ, "INFERPLANE_STATE": str(tmp_path / "no-state")}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True, env=env)
     assert out.stdout == "[]\n"
 
 
