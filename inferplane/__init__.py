@@ -1,5 +1,8 @@
 """inferplane: a fleet-level inference control plane."""
 
+import os
+from pathlib import Path
+
 API_GROUP = "inferplane.dev"
 INFRA_GROUP = "infrastructure.inferplane.dev"
 API_VERSION = "v1alpha1"
@@ -13,3 +16,15 @@ MAX_STREAM_BYTES = 64 * 1024 * 1024
 MAX_DOCUMENTS = 50_000
 STREAM_BYTES_FLAG, STREAM_BYTES_ENV = "--max-file-bytes", "INFERPLANE_MAX_FILE_BYTES"
 DOCUMENTS_FLAG, DOCUMENTS_ENV = "--max-documents", "INFERPLANE_MAX_DOCUMENTS"
+
+# Where a command's state lives. Here, not in the engine, because `validate` looks for a state without
+# importing the engine (a loop of validates pays every import).
+DEFAULT_STATE = Path(".inferplane")
+STATE_ENV = "INFERPLANE_STATE"
+
+
+def state_dir(option: Path | None) -> Path:
+    """--state wins, then $INFERPLANE_STATE, then ./.inferplane."""
+    if option is not None:
+        return option
+    return Path(os.environ[STATE_ENV]) if os.environ.get(STATE_ENV) else DEFAULT_STATE

@@ -90,15 +90,11 @@ def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_byte
     """Check manifests as the API server would; print every error, and as warnings what apply would
     hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
     already applied to the state (where there is one) count as present."""
-    import os
-
+    from inferplane import state_dir
     from inferplane.admission import admit_paths
 
     known = None
-    # The state's folder as engine.runtime.state_dir finds it, without importing the engine for a
-    # validate that has no state to read (a loop of validates pays every import).
-    folder = state or Path(os.environ.get("INFERPLANE_STATE") or ".inferplane")
-    if (folder / "store.db").is_file():
+    if (state_dir(state) / "store.db").is_file():  # the engine is imported only where there is a state
         with opened(state, create=False) as runtime:
             known = runtime.known_classes()
     result = admit_paths(list(paths), known_classes=known, limits=_limits(max_bytes, max_documents))

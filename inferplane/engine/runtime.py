@@ -29,9 +29,8 @@ from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.reconciler import (ProgressReport, Reconciler, RunReport, composition_functions,
                                          controller_ref)
 from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
+from inferplane import DEFAULT_STATE, STATE_ENV, state_dir  # noqa: F401  (the engine's callers read them here)
 
-DEFAULT_STATE = Path(".inferplane")
-STATE_ENV = "INFERPLANE_STATE"
 # How long a command waits for another command's reconcile before it gives up and says so. A fleet
 # of a thousand clusters converges in well under this on a small machine.
 DEFAULT_WAIT = 300.0
@@ -40,13 +39,6 @@ POLL_EVERY = 0.1
 # A user's objects are committed (and acknowledged) this many at a time: one fsync each batch rather
 # than each object, while another process waits for the write lock no longer than a few milliseconds.
 WRITE_BATCH = 64
-
-
-def state_dir(option: Path | None) -> Path:
-    """--state wins, then $INFERPLANE_STATE, then ./.inferplane."""
-    if option is not None:
-        return option
-    return Path(os.environ[STATE_ENV]) if os.environ.get(STATE_ENV) else DEFAULT_STATE
 
 
 @dataclass
