@@ -323,8 +323,18 @@ def serving(cloud: str, driver: str) -> tuple[Component, ...]:
 
 
 def _sound(cloud: str) -> tuple[Component, ...]:
-    """A cloud's components whose tags are usable; the rest are catalog errors and never installed."""
-    return tuple(c for c in cloud_stack(cloud).components if not tag_errors(c))
+    """A cloud's components whose tags are usable; the rest are catalog errors and never installed.
+    Judged once per list of components (admission asks for every cluster it admits)."""
+    listed = cloud_stack(cloud).components
+    kept = _SOUND.get(id(listed))
+    if kept is None or kept[0] is not listed:
+        kept = _SOUND[id(listed)] = (listed, tuple(c for c in listed if not tag_errors(c)))
+    return kept[1]
+
+
+# id(a stack's components) -> (those components, the sound ones): the catalog is data, read by identity
+# so that a list replaced (as tests do) is judged afresh.
+_SOUND: dict[int, tuple[tuple[Component, ...], tuple[Component, ...]]] = {}
 
 
 def sample_spec(cloud: str) -> ServingStackSpec:

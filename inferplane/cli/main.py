@@ -240,8 +240,8 @@ def _apply_summary(runtime, result, started: float, dry_run: bool = False) -> st
 
     not_ready = []
     for key, _ in result.applied:
-        obj = runtime.get(key) or {}
-        ready = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+        conditions = runtime.store.conditions(key) or []
+        ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
         if ready is not None and ready.get("status") != "True":
             not_ready.append((str(key), ready.get("reason") or "NotReady"))
         elif ready is None and key.kind in runtime.functions:  # a composite no reconcile reached yet

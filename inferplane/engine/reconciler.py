@@ -39,7 +39,7 @@ from inferplane.engine.fleet import Templates, fingerprint, simulate, simulation
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
 from inferplane.engine.store import (EVERY, RECONCILE, SIMULATE, Conflict, Key, Resource, Store, controller_of,
-                                     controller_ref,
+                                     controller_ref, written_digest,
                                      resource_version)
 from inferplane.engine.usage import deletion_order, users
 
@@ -261,23 +261,27 @@ class Reconciler:
 
     # ---- writes users make
 
-    def submit(self, obj: Resource) -> tuple[Resource, bool, bool]:
+    def submit(self, obj: Resource) -> tuple[bool, bool]:
         """Store a user's object (spec and metadata; its status stays the reconciler's) and queue what it
         affects. Based on the version read just before; retried when another write came in between.
-        Returns (stored, changed, created)."""
+        Returns (changed, created). The same object written again is known unchanged by its digest,
+        without reading the stored one."""
         key = Key.of(obj)
+        written = written_digest(obj)
         while True:
+            if self.store.written(key) == written:
+                return False, False
             current = self.store.get(key)
             meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "resourceVersion"}
             if current is not None:
                 meta["resourceVersion"] = resource_version(current)
             try:
                 with self.store.transaction():
-                    stored, changed = self.store.put({**obj, "metadata": meta}, known=current)
+                    _, changed = self.store.put({**obj, "metadata": meta}, known=current, written=written)
                     if changed:
                         targets = [key] if key.kind in self.functions else []
                         self.store.enqueue(RECONCILE, targets + self.store.watchers(key))
-                return stored, changed, current is None
+                return changed, current is None
             except Conflict:
                 continue
 

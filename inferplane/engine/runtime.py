@@ -142,7 +142,7 @@ class Runtime:
             # Each batch is one durable transaction: acknowledged writes survive a kill mid-apply.
             with self.store.transaction():
                 written = [(Key.of(body), writer.submit(body)) for body in bodies[start:start + WRITE_BATCH]]
-            for key, (_, changed, created) in written:
+            for key, (changed, created) in written:
                 verb = "unchanged" if not changed else "created" if created else "configured"
                 result.applied.append((key, verb))
                 if on_applied:
@@ -158,7 +158,9 @@ class Runtime:
         bodies, admitted = [], []
         for manifest, obj in admission.admitted:
             body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
-            current = self.store.get(Key.of(body))
+            key = Key.of(body)
+            # The controller's uid alone is read first: most objects have none, and need not be decoded.
+            current = self.store.get(key) if self.store.controller_uid(key) else None
             owner = controller_ref(current) if current is not None else None
             if owner is None:
                 bodies.append(body)

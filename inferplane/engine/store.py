@@ -41,7 +41,8 @@ Resource = dict[str, Any]
 # a newer layout is refused rather than misread. 0 and 1 are stores from before resourceVersions were
 # indexed and the work queue, requirements and lease tables existed: opening one adds them. Version 3
 # gave events a count and the times they were first and last seen. Version 4 indexed each object's uid and
-# its controller's uid, so that a reader finds an object's composed resources without reading the rest.
+# its controller's uid, so that a reader finds an object's composed resources without reading the rest,
+# and keeps the digest of what a user last wrote, so that writing it again is known unchanged unread.
 SCHEMA_VERSION = 4
 STORE_FILE = "store.db"
 # Held (flock) while a process opens the store and brings its schema up to date: two commands that
@@ -95,6 +96,7 @@ CREATE TABLE IF NOT EXISTS resources (
     rv INTEGER NOT NULL DEFAULT 0,  -- metadata.resourceVersion, indexed: readers watch what changed since
     uid TEXT NOT NULL DEFAULT '',  -- metadata.uid
     controller TEXT NOT NULL DEFAULT '',  -- the uid of the object that controls it (composed it), if any
+    written TEXT NOT NULL DEFAULT '',  -- the digest of what a user last wrote (see put's `written`)
     PRIMARY KEY (api_group, kind, namespace, name)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -245,6 +247,13 @@ def controller_of(obj: Resource) -> str | None:
 
 # A field path an index may name: dotted JSON keys, as a field selector names them.
 FIELD_PATH = re.compile(r"[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*")
+
+
+def written_digest(obj: Resource) -> str:
+    """The digest of an object as a user writes it (its resourceVersion aside), key order aside."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
+    return hashlib.blake2b(orjson.dumps({**obj, "metadata": meta}, option=orjson.OPT_SORT_KEYS),
+                           digest_size=16).hexdigest()
 
 
 def _dumps(obj: Resource) -> str:
@@ -501,6 +510,8 @@ class Store:
         bodies; and the indexes that find an object by uid, its composed resources by their controller's
         uid, and an object by kind and name whatever its group."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
+        if "written" not in columns:
+            self._db.execute("ALTER TABLE resources ADD COLUMN written TEXT NOT NULL DEFAULT ''")
         if "controller" not in columns:
             with self.transaction():
                 self._db.execute("ALTER TABLE resources ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
@@ -725,6 +736,27 @@ class Store:
         self.index_field(path)
         return self.rows(f"kind=? AND json_extract(body, '$.{path}')=?", (kind, value))
 
+    def written(self, key: Key) -> str | None:
+        """The digest of what a user last wrote to the object (`put`'s `written`); None without one."""
+        row = self._db.execute("SELECT written FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?",
+                               _where(key)).fetchone()
+        return (row[0] or None) if row else None
+
+    def conditions(self, key: Key) -> list[dict[str, Any]] | None:
+        """An object's status conditions, read without decoding the rest of it (None: no such object)."""
+        row = self._db.execute("SELECT json_extract(body, '$.status.conditions') FROM resources WHERE api_group=? "
+                               "AND kind=? AND namespace=? AND name=?", _where(key)).fetchone()
+        if row is None:
+            return None
+        conditions = self.decode(row[0]) if isinstance(row[0], str) else []
+        return conditions if isinstance(conditions, list) else []
+
+    def controller_uid(self, key: Key) -> str | None:
+        """The uid of what controls the object (None: nothing, or no such object), read without its body."""
+        row = self._db.execute("SELECT controller FROM resources WHERE api_group=? AND kind=? AND namespace=? "
+                               "AND name=?", _where(key)).fetchone()
+        return (row[0] or None) if row else None
+
     def key_of_uid(self, uid: str) -> Key | None:
         row = self._db.execute("SELECT api_group, kind, namespace, name FROM resources WHERE uid=?", (uid,)).fetchone()
         return Key(*row) if row else None
@@ -787,22 +819,28 @@ class Store:
                            f"but {now}")
 
     def _write(self, key: Key, current: Resource | None, stored: Resource,
-               status: Callable[[Resource], dict[str, Any]] | None = None) -> tuple[Resource, bool]:
-        """Store `stored` unless it equals `current` (resourceVersion aside); bumps the version. `status`:
-        see `put`."""
+               status: Callable[[Resource], dict[str, Any]] | None = None, written: str | None = None
+               ) -> tuple[Resource, bool]:
+        """Store `stored` unless it equals `current` (resourceVersion aside); bumps the version. `status`,
+        `written`: see `put` (None, for a status, keeps the digest stored)."""
         if current is not None:
             unchanged = {**stored, "metadata": {**stored["metadata"], "resourceVersion": resource_version(current)}}
             if unchanged == current:
+                if written and written != self.written(key):
+                    self._db.execute("UPDATE resources SET written=? WHERE api_group=? AND kind=? AND namespace=? "
+                                     "AND name=?", (written, *_where(key)))
                 return current, False
         if status is not None:
             stored["status"] = status(stored)
         version = self._next_version()
         stored["metadata"]["resourceVersion"] = str(version)
         self._db.execute(
-            "INSERT INTO resources (api_group, kind, namespace, name, body, rv, uid, controller) VALUES (?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(api_group, kind, namespace, name) DO UPDATE SET body=excluded.body, rv=excluded.rv, "
-            "uid=excluded.uid, controller=excluded.controller",
-            (*_where(key), _dumps(stored), version, stored["metadata"].get("uid") or "", controller_of(stored) or ""))
+            "INSERT INTO resources (api_group, kind, namespace, name, body, rv, uid, controller, written) "
+            "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,IFNULL(?9,'')) ON CONFLICT(api_group, kind, namespace, name) DO UPDATE "
+            "SET body=excluded.body, rv=excluded.rv, uid=excluded.uid, controller=excluded.controller, "
+            "written=IFNULL(?9, written)",
+            (*_where(key), _dumps(stored), version, stored["metadata"].get("uid") or "", controller_of(stored) or "",
+             written))
         return stored, True
 
     def _current(self, key: Key, known: Resource | None) -> Resource | None:
@@ -819,13 +857,17 @@ class Store:
         return self.get(key)
 
     def put(self, obj: Resource, known: Resource | None = None,
-            status: Callable[[Resource], dict[str, Any]] | None = None) -> tuple[Resource, bool]:
+            status: Callable[[Resource], dict[str, Any]] | None = None, written: str = ""
+            ) -> tuple[Resource, bool]:
         """Create or update what a user writes: spec and metadata, never status (the current one is
         kept). `metadata.resourceVersion` is the version the write is based on: absent for a create,
         else it must be the current one (`Conflict` otherwise). Bumps generation when the spec changes.
         `known`: the caller's copy of the stored object, if it has one. `status`: when the write changes
         the object, its status is what this says of the object as stored, written in the same version
-        (a provider that reports on what it was just given). Returns (stored, changed)."""
+        (a provider that reports on what it was just given). `written`: the digest of what a user wrote
+        (`written_digest`), kept with the object: the same write again is known unchanged by it alone
+        (any other write of spec or metadata forgets it).
+        Returns (stored, changed)."""
         key = Key.of(obj)
         with self.transaction():
             current = self._current(key, known)
@@ -845,7 +887,7 @@ class Store:
             stored["metadata"] = {k: v for k, v in meta.items() if v is not None}
             if current is not None and "status" in current:
                 stored["status"] = current["status"]
-            return self._write(key, current, stored, status)
+            return self._write(key, current, stored, status, written)
 
     def put_status(self, key: Key, status: dict[str, Any], known: Resource) -> tuple[Resource, bool]:
         """Replace only the status of `known`, the object as the caller read it (`Conflict` if it has

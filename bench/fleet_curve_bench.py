@@ -1,0 +1,111 @@
+"""The embedded engine's cost curve, 500 to 10,000 clusters: does work grow with the change or the fleet?
+
+Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N]
+For each size (default 500 1000 2000 5000 10000), N times (default 3), each run in its own process (so
+that its peak RSS is its own): a synthetic fleet of mixed clouds, four pools per cluster, one file per
+object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its fixpoint; the same folder
+applied again unchanged (no-op); one cluster's nodeCount changed and the folder applied again; then a
+whole `inferplane get icluster NAME` of one cluster, process start included, three times. Each apply is
+a fresh Runtime, as each `inferplane apply` is a fresh process.
+
+Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU
+ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the curve's
+flatness (CPU per cluster, largest over smallest) and the targets: 10,000 clusters under 60 s wall and
+1 GiB peak, CPU per cluster within 25% from 500 to 10,000, no-op and change each under 1% of the full
+apply at 10,000, `get` of one cluster under 0.5 s at 10,000.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from fleet_bench import timed_apply
+
+SIZES = [500, 1000, 2000, 5000, 10000]
+RUNS = 3
+GETS = 3
+
+
+def one_run(clusters: int) -> dict:
+    from inferplane.engine.synthetic_fleet import write_fleet
+
+    with tempfile.TemporaryDirectory() as tmp:
+        manifests = write_fleet(Path(tmp) / "fleet", clusters)
+        state = Path(tmp) / "state"
+        full = timed_apply(state, manifests)
+        full["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        noop = timed_apply(state, manifests)
+        changed_file = sorted(manifests.glob(f"*-{clusters // 2:04d}.yaml"))[0]
+        cluster = yaml.safe_load(changed_file.read_text())
+        cluster["spec"]["nodePools"][0]["nodeCount"] += 1
+        changed_file.write_text(yaml.safe_dump(cluster))
+        change = timed_apply(state, manifests)
+        gets = []
+        for _ in range(GETS):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "inferplane", "get", "icluster", cluster["metadata"]["name"],
+                            "--state", str(state)], check=True, capture_output=True)
+            gets.append(time.perf_counter() - start)
+    return {"full": full, "noop": noop, "change": change, "get": min(gets)}
+
+
+def best(runs: list[dict], phase: str, field: str) -> float:
+    return min(run[phase][field] for run in runs)
+
+
+def main(sizes: list[int], runs: int) -> None:
+    rows = {}
+    for size in sizes:
+        rows[size] = [json.loads(subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True,
+                                                text=True, check=True).stdout) for _ in range(runs)]
+    print(f"best of {runs} runs each (CPU: each phase's least; wall and peak: the run with the least full CPU)")
+    print(f"{'clusters':>8} {'objects':>8} | {'full s':>7} {'cpu s':>7} {'ms/cl':>6} {'MiB':>6} | {'no-op s':>7} "
+          f"{'cpu s':>6} {'of full':>7} | {'change s':>8} {'cpu s':>6} {'recs':>4} {'of full':>7} | {'get s':>5}")
+    per_cluster = {}
+    for size, size_runs in rows.items():
+        run = min(size_runs, key=lambda r: r["full"]["cpu"])
+        full_cpu = best(size_runs, "full", "cpu")
+        per_cluster[size] = full_cpu / size * 1000
+        noop_cpu, change_cpu = best(size_runs, "noop", "cpu"), best(size_runs, "change", "cpu")
+        print(f"{size:>8} {run['full']['objects']:>8} | {run['full']['seconds']:>7.1f} {full_cpu:>7.1f} "
+              f"{per_cluster[size]:>6.2f} {run['full']['peak_mib']:>6.0f} | {best(size_runs, 'noop', 'seconds'):>7.2f} "
+              f"{noop_cpu:>6.2f} {noop_cpu / full_cpu:>7.2%} | {best(size_runs, 'change', 'seconds'):>8.2f} "
+              f"{change_cpu:>6.2f} {run['change']['reconciles']:>4} {change_cpu / full_cpu:>7.2%} | "
+              f"{min(r['get'] for r in size_runs):>5.2f}")
+    flat = max(per_cluster.values()) / min(per_cluster.values())
+    print(f"CPU per cluster, largest over smallest: {flat:.2f} (target within 1.25: {'met' if flat <= 1.25 else 'NOT met'})")
+    if 10000 in rows:
+        size_runs = rows[10000]
+        run = min(size_runs, key=lambda r: r["full"]["cpu"])
+        full_cpu = best(size_runs, "full", "cpu")
+        checks = [
+            ("full apply under 60 s wall", run["full"]["seconds"] < 60, f"{run['full']['seconds']:.1f} s"),
+            ("peak under 1 GiB", run["full"]["peak_mib"] < 1024, f"{run['full']['peak_mib']:.0f} MiB"),
+            ("no-op under 1% of the full apply", best(size_runs, "noop", "cpu") < 0.01 * full_cpu,
+             f"{best(size_runs, 'noop', 'cpu') / full_cpu:.2%} CPU"),
+            ("one-cluster change under 1% of the full apply", best(size_runs, "change", "cpu") < 0.01 * full_cpu,
+             f"{best(size_runs, 'change', 'cpu') / full_cpu:.2%} CPU"),
+            ("get of one cluster under 0.5 s", min(r["get"] for r in size_runs) < 0.5,
+             f"{min(r['get'] for r in size_runs):.2f} s"),
+        ]
+        for name, ok, figure in checks:
+            print(f"target at 10,000 clusters, {name}: {figure}, {'met' if ok else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["--one"]:
+        print(json.dumps(one_run(int(args[1]))))
+    else:
+        count = int(args[args.index("--runs") + 1]) if "--runs" in args else RUNS
+        if "--runs" in args:
+            del args[args.index("--runs"):args.index("--runs") + 2]
+        main([int(a) for a in args] or SIZES, count)
