@@ -136,8 +136,8 @@ def watched_keys(asked: dict[str, Requirement]) -> set[Key]:
 
 
 def requirement_kind(requirement: Requirement) -> tuple[str, str]:
-    """(group, kind) of what a requirement asks for."""
-    return requirement.api_version.rsplit("/", 1)[0], requirement.kind
+    """(group, kind) of what a requirement asks for: the core group is "" (`v1`), as in a Key."""
+    return requirement.api_version.rpartition("/")[0], requirement.kind
 
 
 def resolver(objects: dict[Key, Resource]) -> Resolve:
@@ -164,7 +164,7 @@ def answer(requirement: Requirement, of_kind: list[Resource], get: Callable[[Key
 
 
 def watched(requirement: Requirement) -> set[Key]:
-    group = requirement.api_version.rsplit("/", 1)[0]
+    group, _ = requirement_kind(requirement)
     if requirement.name is not None:
         return {Key(group, requirement.kind, requirement.namespace or "", requirement.name)}
     if requirement.match_labels is not None:
