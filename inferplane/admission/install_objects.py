@@ -37,7 +37,10 @@ INSTALL_KINDS = sorted({kind for _, kind in INSTALL_OBJECTS})
 
 def install_object_note(body: dict[str, Any]) -> str | None:
     """Why the object is not stored, when it is a Crossplane install object; None otherwise."""
-    return INSTALL_OBJECTS.get((body.get("apiVersion"), body.get("kind")))  # type: ignore[arg-type]
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    return INSTALL_OBJECTS.get((api_version, kind))
 
 
 def install_object_name(manifest: Manifest) -> str | None:

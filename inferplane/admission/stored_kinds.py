@@ -58,6 +58,16 @@ def _provider_schemas() -> CRDSchemas:
 
 
 @functools.cache
+def printer_columns(kind: type[StoredObject]) -> tuple[tuple[str, str, int], ...]:
+    """A provider config CRD's `additionalPrinterColumns`: (name, JSONPath, priority), as kubectl prints them."""
+    import yaml
+
+    crd = yaml.safe_load(provider_config_crd(kind).read_text())
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == kind.VERSION)
+    return tuple((c["name"], c["jsonPath"], c.get("priority", 0)) for c in version.get("additionalPrinterColumns", []))
+
+
+@functools.cache
 def content_schema(kind: type[StoredObject]) -> dict[str, Any]:
     """The published schema of what a stored kind's object holds beside apiVersion, kind and metadata."""
     if kind in CORE_KINDS:

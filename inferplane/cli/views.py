@@ -10,6 +10,7 @@ from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
 from inferplane.compose.inference_cluster import HELD_ANNOTATION
@@ -105,9 +106,12 @@ _MANAGED_COLUMNS: tuple[tuple[Column, ...], tuple[Column, ...]] = (
      ("COMPOSITE", lambda o: o["metadata"].get("labels", {}).get(COMPOSITE_LABEL))))
 
 
-def columns_of(kind_name: str, wide: bool) -> list[Column]:
+def columns_of(kind_name: str, wide: bool, api_version: str = "") -> list[Column]:
     kind = KINDS_BY_NAME.get(kind_name)
-    if kind is not None:
+    provider_config = STORED_KINDS.get((api_version, kind_name))
+    if provider_config is not None and provider_config in PROVIDER_CONFIG_KINDS:
+        normal, extra = _crd_columns(provider_config)
+    elif kind is not None:
         normal: tuple[Column, ...] = tuple((header, lambda o, path=path: field(o, path))
                                            for header, path, _ in kind.COLUMNS) + (_AGE,)
         extra = _WIDE_COLUMNS.get(kind_name, ())
@@ -116,11 +120,20 @@ def columns_of(kind_name: str, wide: bool) -> list[Column]:
     return list(normal) + (list(extra) if wide else [])
 
 
+def _crd_columns(kind: type) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """A provider config's columns as its CRD prints them (priority 0, then -o wide's)."""
+    from inferplane.admission.stored_kinds import printer_columns
+
+    columns = [((name, age if path == ".metadata.creationTimestamp" else lambda o, path=path: field(o, path)),
+                priority) for name, path, priority in printer_columns(kind)]
+    return tuple(c for c, p in columns if p == 0), tuple(c for c, p in columns if p > 0)
+
+
 def get_table(objects: list[Resource], wide: bool = False, namespaces: bool = False,
               qualify: bool = False, show_labels: bool = False, no_headers: bool = False) -> str:
     """One kind's objects as kubectl prints them: NAMESPACE first with -A, kind.group/name where
     several kinds are printed at once, LABELS last with --show-labels."""
-    columns = columns_of(objects[0]["kind"] if objects else "", wide)
+    columns = columns_of(objects[0]["kind"] if objects else "", wide, objects[0]["apiVersion"] if objects else "")
     if show_labels:
         columns.append(("LABELS", labels_text))
     headers = (["NAMESPACE"] if namespaces else []) + ["NAME"] + [c[0] for c in columns]

@@ -195,6 +195,10 @@ def controller_of(obj: Resource) -> str | None:
     return ref.get("uid") if ref else None
 
 
+# How many users a refused deletion names (a Namespace's may be thousands).
+IN_USE_NAMED = 20
+
+
 class InUse(Exception):
     """A deletion refused because something outside it still uses what it would remove: other objects,
     or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
@@ -207,7 +211,9 @@ class InUse(Exception):
             reasons.append("move them first: a NoExecute taint in the cluster's spec.taints drains them, or narrow "
                            "each deployment's clusterSelector so that it no longer selects this cluster")
         if users:
-            reasons.append(f"{'it ' if serving else ''}is in use by {', '.join(u.qualified() for u in users)}: delete "
+            named = ", ".join(u.qualified() for u in users[:IN_USE_NAMED])
+            more = f" and {len(users) - IN_USE_NAMED} more" if len(users) > IN_USE_NAMED else ""
+            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: delete "
                            "those or change them to stop using it first")
         super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
         self.key = key
