@@ -247,8 +247,7 @@ def _admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
         return None, read + [error("", _unknown_kind_message(api_version, kind_name))]
     errors = read + [error(path, msg) for path, msg in _check_metadata(kind, body)]
     admission = kind_admission(kind)
-    errors += [error(str(name_), f"unknown field \"{name_}\": a {kind.KIND} has only "
-                                 f"{', '.join(sorted(admission.top_level))}")
+    errors += [error(str(name_), _unknown_top_level(name_, kind, admission.top_level))
                for name_ in sorted(map(str, set(body) - admission.top_level))]
     errors += [error(path, message) for path, message in admission.check(body)]
     errors += [error(path, message) for path, message in _semantic_checks(kind, body)] if not errors else []
@@ -264,6 +263,12 @@ def _admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
                       for e in invalid.errors()]
 
 
+def _unknown_top_level(name: str, kind: type[Resource], known: set[str]) -> str:
+    hint = difflib.get_close_matches(name, sorted(known), n=1)
+    fix = f"did you mean {hint[0]}?" if hint else f"a {kind.KIND} has only {', '.join(sorted(known))}: remove it"
+    return f"unknown field \"{name}\": {fix}"
+
+
 def _unknown_kind_message(api_version: Any, kind: Any) -> str:
     if not api_version or not kind:
         missing = " and ".join(n for n, v in (("apiVersion", api_version), ("kind", kind)) if not v)
@@ -271,7 +276,7 @@ def _unknown_kind_message(api_version: Any, kind: Any) -> str:
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return "apiVersion and kind must be strings, e.g. apiVersion: inferplane.dev/v1alpha1, kind: InferenceClass"
     known = KINDS_BY_NAME.get(kind)
-    served = sorted(v for v, k in (*STORED_KINDS, *INSTALL_OBJECTS) if k == kind)
+    served = _served_versions(api_version, kind)
     if api_version.split("/", 1)[0] == MODELPLANE_GROUP:
         return (f"apiVersion {api_version} is Modelplane's API group; inferplane serves the same kinds, field for field, "
                 f"as {API_GROUP}: rewrite the group everywhere, label keys included, e.g. "
@@ -286,6 +291,14 @@ def _unknown_kind_message(api_version: Any, kind: Any) -> str:
         "ConfigMap, and the providers' ProviderConfig and ClusterProviderConfig (`inferplane api-resources` lists "
         "them), and accepts Crossplane's install objects without storing them")
     return f"unknown kind {kind} ({api_version}): {suggestion}"
+
+
+def _served_versions(api_version: str, kind: str) -> list[str]:
+    """The apiVersions serving a kind of that name among the other APIs' kinds: those of the same provider
+    (aws.upbound.io -> aws.m.upbound.io) when there are, else all."""
+    served = sorted(v for v, k in (*STORED_KINDS, *INSTALL_OBJECTS) if k == kind)
+    provider = api_version.split(".", 1)[0]
+    return [v for v in served if v.split(".", 1)[0] == provider] or served
 
 
 # How alike a misspelt kind and a known one must be to be suggested (difflib's ratio, case ignored): a

@@ -939,13 +939,14 @@ def completion(shell: str) -> None:
 @cli.command()
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Choice(["fleet", "json"]), default="fleet",
-              help="fleet: the fleet table; json: every resource, inputs with status and everything composed.")
+              help="fleet: the fleet table; json: every resource, inputs with status and everything composed "
+                   "(a Secret's values masked as ***).")
 @stream_limits
 def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> None:
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
-    from inferplane.cli.views import fleet_view
+    from inferplane.cli.views import fleet_view, masked_secrets
     from inferplane.engine.runtime import Runtime
 
     runtime = Runtime(None, progress=_progress_bar())  # in memory: nothing is kept
@@ -956,10 +957,13 @@ def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> Non
         runtime.progress.finish()
         runtime.close()
     _print_errors(result.admission.errors)
+    _print_notes(result.admission.notes)
     _refuse_nothing_found(result.admission, (folder,))
     converged = _report_convergence(result.report)
     if result.admission.admitted:
-        click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_view(objects))
+        # A view of the fleet, not a backup: a Secret's values read *** (`get secret -o json` prints them).
+        shown = [masked_secrets(o, None)[0] for o in objects] if output == "json" else objects
+        click.echo(json.dumps(shown, indent=2, sort_keys=True) if output == "json" else fleet_view(shown))
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 
