@@ -345,3 +345,25 @@ def test_secret_values_appear_only_in_get_secret_yaml_and_json(tmp_path):
                                                                                   "get secret json"]
     assert yaml.safe_load(outputs["get secret yaml"])["data"] == {"HF_TOKEN": TOKEN_BASE64}
     assert f"HF_TOKEN:  {len(TOKEN)} bytes" in outputs["describe secret"]  # kubectl describe: key names and sizes only
+
+
+def test_the_vendored_core_definitions_are_kubernetes_published_ones(tmp_path):
+    import kubernetes_validate
+
+    source = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / "v1.37.0-local" / "_definitions.json"
+    published = json.loads(source.read_text())["$defs"]
+    vendored = json.loads((REPO / "inferplane" / "data" / "kubernetes-v1.37.0" / "core-v1.json").read_text())["$defs"]
+    assert sorted(vendored) == [f"io.k8s.api.core.v1.{n}" for n in (
+        "ConfigMap", "Namespace", "NamespaceCondition", "NamespaceSpec", "NamespaceStatus", "Secret")]
+    assert vendored == {name: published[name] for name in vendored}
+    # What inferplane stores of each is a valid object of its kind, as Kubernetes publishes it.
+    state = tmp_path / "state"
+    run("apply", "-f", "-", state=state, stdin=yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team"},
+         "stringData": {"a": "b"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "binaryData": {"b": "eA=="}}]))
+    for kind, name, namespace in (("ns", "team", None), ("secret", "s", "team"), ("cm", "c", None)):
+        stored = json.loads(run("get", kind, name, *(["-n", namespace] if namespace else []), "-o", "json",
+                                state=state).stdout)
+        kubernetes_validate.validate(stored, "1.37.0", strict=True)
