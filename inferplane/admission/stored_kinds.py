@@ -184,6 +184,19 @@ def _size_problem(values: Iterable[bytes]) -> Iterable[tuple[str, str]]:
                        "(core.MaxSecretSize): split it into several objects")
 
 
+def update_problem(current: dict[str, Any], updated: dict[str, Any]) -> str | None:
+    """Why the API server refuses this update of a stored object (ValidateSecretUpdate,
+    ValidateConfigMapUpdate): an immutable Secret's or ConfigMap's data and immutability stay as they are."""
+    if current.get("apiVersion") != "v1" or current.get("kind") not in ("Secret", "ConfigMap") \
+            or current.get("immutable") is not True:
+        return None
+    fields = ("data", "binaryData", "immutable", "type")
+    if all(current.get(f) == updated.get(f) for f in fields):
+        return None
+    return (f"{current['kind']} {current['metadata']['name']} is immutable: its data and type cannot change and "
+            "immutable cannot be unset: delete it and apply it again (nothing was written)")
+
+
 def without_secret_values(raw: Any, message: str) -> str:
     """A message about a Secret with every value of its data and stringData hidden."""
     if not isinstance(raw, dict):

@@ -367,3 +367,20 @@ def test_the_vendored_core_definitions_are_kubernetes_published_ones(tmp_path):
         stored = json.loads(run("get", kind, name, *(["-n", namespace] if namespace else []), "-o", "json",
                                 state=state).stdout)
         kubernetes_validate.validate(stored, "1.37.0", strict=True)
+
+
+def test_an_immutable_secret_keeps_its_data(tmp_path):
+    state = tmp_path / "state"
+    path = tmp_path / "secret.yaml"
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "fixed"}, "immutable": True,
+            "stringData": {"a": "first"}}
+    path.write_text(yaml.safe_dump(body))
+    run("apply", "-f", path, state=state)
+    body["stringData"]["a"] = "second"
+    path.write_text(yaml.safe_dump(body))
+    refused = run("apply", "-f", path, state=state, code=1)
+    # ValidateSecretUpdate: the data of an immutable Secret cannot change.
+    assert "Secret/fixed: immutable: Secret fixed is immutable" in refused.stderr and "second" not in refused.stderr
+    assert "labeled" in run("label", "secret", "fixed", "team=a", state=state).stdout  # metadata still changes
+    stored = json.loads(run("get", "secret", "fixed", "-o", "json", state=state).stdout)
+    assert base64.b64decode(stored["data"]["a"]) == b"first"
