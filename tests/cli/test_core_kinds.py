@@ -384,3 +384,23 @@ def test_an_immutable_secret_keeps_its_data(tmp_path):
     assert "labeled" in run("label", "secret", "fixed", "team=a", state=state).stdout  # metadata still changes
     stored = json.loads(run("get", "secret", "fixed", "-o", "json", state=state).stdout)
     assert base64.b64decode(stored["data"]["a"]) == b"first"
+
+
+def test_kubectls_typed_secrets_are_accepted_and_named_as_kubectl_names_them(tmp_path):
+    state = tmp_path / "state"
+    made = {
+        "registry": kubectl("create", "secret", "docker-registry", "registry", "--docker-server=ghcr.io",
+                            "--docker-username=me", "--docker-password=pw", "--dry-run=client", "-o", "yaml"),
+        "config": kubectl("create", "configmap", "config", "--from-literal=a=b", "--dry-run=client", "-o", "yaml"),
+        "team": kubectl("create", "namespace", "team", "--dry-run=client", "-o", "yaml"),
+    }
+    run("apply", "-f", "-", state=state, stdin="---\n".join(made.values()))
+    stored = json.loads(run("get", "secret", "registry", "-o", "json", state=state).stdout)
+    assert stored["type"] == "kubernetes.io/dockerconfigjson" == yaml.safe_load(made["registry"])["type"]
+    assert stored["data"] == yaml.safe_load(made["registry"])["data"]
+    names = {"registry": ("secret", "secret"), "config": ("configmap", "cm"), "team": ("namespace", "ns")}
+    for name, (kind, short) in names.items():
+        theirs = kubectl("create", *(["secret", "generic"] if kind == "secret" else [kind]), name,
+                         *(["--from-literal=a=b"] if kind != "namespace" else []), "--dry-run=client", "-o", "name")
+        ours = run("get", short, name, "-o", "name", state=state).stdout
+        assert ours == theirs  # `secret/registry`, `configmap/config`, `namespace/team`
