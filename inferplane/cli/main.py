@@ -465,7 +465,7 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     from inferplane.cli.query import fetch
     from inferplane.cli.views import describe as render
     from inferplane.compose.model_deployment import verdict
-    from inferplane.engine.reconciler import controller_of
+    from inferplane.engine.store import controller_of
     from inferplane.engine.store import Key
 
     with opened(state, read_only=True) as runtime:

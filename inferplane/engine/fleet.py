@@ -36,7 +36,7 @@ from inferplane.engine.simulation import (
     node_names,
     renamed,
 )
-from inferplane.engine.store import Key, Resource, Store
+from inferplane.engine.store import Key, Resource, Store, controller_of
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).
@@ -275,8 +275,6 @@ def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
 
 def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
     """Every stored cluster with its simulation inputs, read from the store (the reconciler reads its cache)."""
-    from inferplane.engine.reconciler import controller_of
-
     everything = store.list()
     objects = {(o["kind"], o["metadata"]["name"]): o for o in everything if not o["metadata"].get("namespace")}
     owned: dict[str, list[Resource]] = {}

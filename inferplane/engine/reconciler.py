@@ -34,10 +34,13 @@ from inferplane.api.json_data import json_copy
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import CONFLICT, Request, Requirement, Response, is_ready
+from inferplane.engine.cache import Cache
 from inferplane.engine.fleet import Templates, fingerprint, simulate, simulation_inputs
 from inferplane.engine.lease import Lease
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.store import EVERY, RECONCILE, SIMULATE, Conflict, Key, Resource, Store, resource_version
+from inferplane.engine.store import (EVERY, RECONCILE, SIMULATE, Conflict, Key, Resource, Store, controller_of,
+                                     controller_ref,
+                                     resource_version)
 from inferplane.engine.usage import deletion_order, users
 
 # Crossplane marks each composed resource with the key its function gave it.
@@ -175,24 +178,13 @@ def watched(requirement: Requirement) -> set[Key]:
 
 
 MODEL_REPLICA = "ModelReplica"
+# The field a ModelReplica names its cluster by: the cache indexes replicas by it.
+PINNED_TO = "spec.clusterName"
 
 
 def pinned_cluster(replica: Resource) -> str:
     spec = replica.get("spec")
     return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
-
-
-def controller_ref(obj: Resource) -> dict[str, Any] | None:
-    """The owner reference of the composite that controls an object (composed it), if any."""
-    for ref in obj.get("metadata", {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
-
-
-def controller_of(obj: Resource) -> str | None:
-    ref = controller_ref(obj)
-    return ref.get("uid") if ref else None
 
 
 # How many users a refused deletion names (a Namespace's may be thousands).
@@ -249,22 +241,14 @@ class Reconciler:
         self.progress = progress
         self.lease = lease
         self.clock = clock
-        # The cache: every object, indexed by controller uid and by (kind, name) when cluster-scoped.
-        self.objects: dict[Key, Resource] = {}
-        self.owned: dict[str, set[Key]] = {}
-        self.by_uid: dict[str, Key] = {}
-        self.cluster_scoped: dict[tuple[str, str], Key] = {}
-        # (group, kind) -> its objects' keys, and the same in key order (kept until one comes or goes).
-        self.by_kind: dict[tuple[str, str], set[Key]] = {}
-        self.sorted_kind: dict[tuple[str, str], list[Key]] = {}
+        # The cache of the store, read through (see cache.py); made anew by _load.
+        self.cache = Cache(store, ((MODEL_REPLICA, PINNED_TO),), self._changed)
         # composite -> the requirements its function last asked for (answered up front next time).
         self.asked: dict[Key, dict[str, Requirement]] = {}
-        # cluster name -> the ModelReplicas pinned to it (their engines are part of its simulation).
-        self.pinned: dict[str, set[Key]] = {}
-        # composite -> what it required last time, and the reverse.
+        # composite -> what it required last time, and the reverse, each read from the store when first
+        # asked (the store keeps every composite's requirements) and kept current by this reconciler.
         self.required: dict[Key, set[Key]] = {}
         self.required_by: dict[Key, set[Key]] = {}
-        self.seen = 0  # the highest resourceVersion the cache is known to hold
         # Composites the writes of the current reconcile affect, in the order they were first affected,
         # with their queue priority: queued once when it ends, rather than once per write (a stack's
         # dozen releases each affect it).
@@ -306,107 +290,77 @@ class Reconciler:
     # ---- cache
 
     def _load(self) -> None:
-        self.objects, self.owned, self.by_uid, self.cluster_scoped, self.pinned = {}, {}, {}, {}, {}
-        self.by_kind, self.sorted_kind = {}, {}
+        """Start from an empty cache of the store (a run's start; a batch that found the cache behind)."""
+        self.cache = Cache(self.store, ((MODEL_REPLICA, PINNED_TO),), self._changed)
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
-        # The version first: anything written while the list is read is read again by the watch.
-        self.seen = self.store.latest_version()
-        for obj in self.store.list():
-            self._remember(obj)
         self.required, self.required_by = {}, {}
-        for watcher, keys in self.store.requirements().items():
-            self._note_requirements(watcher, keys)
 
-    def _refresh(self) -> None:
-        """Watch: read what other processes wrote since the cache was last known to be current."""
-        for obj in self.store.changed_since(self.seen):
-            self._remember(obj)
-            self.seen = int(resource_version(obj) or 0)
-
-    def _remember(self, obj: Resource) -> None:
-        key = Key.of(obj)
-        previous = self.objects.get(key)
-        if previous is not None:
-            self._forget_owner(key, previous)
-            self._unpin(key, previous)
-        else:
-            self._index_kind(key, add=True)
-        if controller_of(obj) is None and (previous is None or previous["metadata"].get("generation")
-                                           != obj["metadata"].get("generation")):
+    def _changed(self, key: Key, before: Resource | None, after: Resource) -> None:
+        """A write or the watch changed an object: count what users change (see input_generation)."""
+        if controller_of(after) is None and (before is None or before["metadata"].get("generation")
+                                             != after["metadata"].get("generation")):
             self._user_changed(key)
-        self.objects[key] = obj
-        if key.kind == MODEL_REPLICA:
-            self.pinned.setdefault(pinned_cluster(obj), set()).add(key)
-        self.by_uid[obj["metadata"]["uid"]] = key
-        if not key.namespace:
-            self.cluster_scoped[(key.kind, key.name)] = key
-        owner = controller_of(obj)
-        if owner:
-            self.owned.setdefault(owner, set()).add(key)
-        if int(resource_version(obj) or 0) == self.seen + 1:
-            self.seen += 1  # our own write, and nobody else's came in between
 
     def _user_changed(self, key: Key) -> None:
         kind = (key.group, key.kind)
         self.user_changes[kind] = self.user_changes.get(kind, 0) + 1
 
-    def _index_kind(self, key: Key, add: bool) -> None:
-        kind = (key.group, key.kind)
-        keys = self.by_kind.setdefault(kind, set())
-        keys.add(key) if add else keys.discard(key)
-        self.sorted_kind.pop(kind, None)
+    def _get(self, key: Key) -> Resource | None:
+        return self.cache.get(key)
 
     def _of_kind(self, group: str, kind: str) -> list[Resource]:
-        """Every cached object of a kind, in key order."""
-        keys = self.sorted_kind.get((group, kind))
-        if keys is None:
-            keys = self.sorted_kind[(group, kind)] = sorted(self.by_kind.get((group, kind), ()))
-        return [self.objects[k] for k in keys]
+        """Every object of a kind, in key order."""
+        return self.cache.of_kind(group, kind)
 
     def _resolve(self, requirement: Requirement) -> Any:
-        return answer(requirement, self._of_kind(*requirement_kind(requirement)), self.objects.get)
-
-    def _forget_owner(self, key: Key, obj: Resource) -> None:
-        owner = controller_of(obj)
-        if owner and owner in self.owned:
-            self.owned[owner].discard(key)
-
-    def _unpin(self, key: Key, obj: Resource) -> None:
-        if key.kind == MODEL_REPLICA:
-            self.pinned.get(pinned_cluster(obj), set()).discard(key)
+        return answer(requirement, self._of_kind(*requirement_kind(requirement)), self.cache.get)
 
     def _pinned(self, cluster: str) -> list[Resource]:
-        return [self.objects[k] for k in sorted(self.pinned.get(cluster, ()))]
+        return self.cache.by_field(MODEL_REPLICA, PINNED_TO, cluster)
 
     def _simulation_target(self, key: Key) -> Key | None:
         """The target cluster whose simulation a change to this object can change: the cluster it is
         composed under, or the one a ModelReplica is pinned to."""
         if key.kind == MODEL_REPLICA:
-            return self.cluster_scoped.get((InferenceCluster.KIND, pinned_cluster(self.objects[key])))
+            replica = self.cache.get(key)
+            return self.cache.cluster_scoped(InferenceCluster.KIND, pinned_cluster(replica)) if replica else None
         root = self._root(key)
         return root if root.kind == InferenceCluster.KIND else None
 
+    def _required(self, watcher: Key) -> set[Key]:
+        if watcher not in self.required:
+            self.required[watcher] = self.store.required_by_watcher(watcher)
+        return self.required[watcher]
+
+    def _required_by(self, key: Key) -> set[Key]:
+        if key not in self.required_by:
+            self.required_by[key] = self.store.watchers_of(key)
+        return self.required_by[key]
+
     def _note_requirements(self, watcher: Key, keys: set[Key]) -> None:
-        for key in self.required.get(watcher, ()):
-            self.required_by.get(key, set()).discard(watcher)
+        """A composite's new requirements (already in the store): the memos that hold it follow."""
+        for key in self._required(watcher):
+            if key in self.required_by:
+                self.required_by[key].discard(watcher)
         self.required[watcher] = keys
         for key in keys:
-            self.required_by.setdefault(key, set()).add(watcher)
+            if key in self.required_by:
+                self.required_by[key].add(watcher)
 
     def _lookup(self, kind: str, name: str) -> Resource | None:
-        key = self.cluster_scoped.get((kind, name))
-        return self.objects.get(key) if key else None
+        key = self.cache.cluster_scoped(kind, name)
+        return self.cache.get(key) if key else None
 
     def _children(self, uid: str) -> list[Resource]:
-        return [self.objects[k] for k in sorted(self.owned.get(uid, ()))]
+        return [obj for k in self.cache.controlled_by(uid) if (obj := self.cache.get(k)) is not None]
 
     def _controller(self, obj: Resource) -> Key | None:
-        return self.by_uid.get(controller_of(obj) or "")
+        return self.cache.key_of_uid(controller_of(obj) or "")
 
     def _root(self, key: Key) -> Key:
         """The top of the controller chain an object is composed under."""
-        while (owner := self._controller(self.objects[key])) is not None:
+        while (obj := self.cache.get(key)) is not None and (owner := self._controller(obj)) is not None:
             key = owner
         return key
 
@@ -419,9 +373,9 @@ class Reconciler:
         owner = self._controller(obj)
         if owner and not itself:
             targets.append(owner)
-        targets += sorted(self.required_by.get(key, ()))
-        dependents = sorted(self.required_by.get(Key.every(key.group, key.kind), set())
-                            | self.required_by.get(Key.in_namespace(key.group, key.kind, key.namespace), set()))
+        targets += sorted(self._required_by(key))
+        dependents = sorted(self._required_by(Key.every(key.group, key.kind))
+                            | self._required_by(Key.in_namespace(key.group, key.kind, key.namespace)))
         affected = self.affected
         for target in targets:
             affected[target] = 0
@@ -440,20 +394,22 @@ class Reconciler:
         """Write a composed resource's spec (and `status`: see Store.put): a composite reconciles next; a
         managed resource's composite observes it next."""
         key = Key.of(obj)
-        existing = self.objects.get(key)
+        existing = self.cache.get(key)
         if existing is not None:
             obj["metadata"]["resourceVersion"] = resource_version(existing)
         stored, changed = self.store.put(obj, known=existing, status=status)
         if changed:
-            self._remember(stored)
+            self.cache.remember(stored)
             self._enqueue_affected(key, stored, itself=key.kind in self.functions)
         return stored, changed
 
     def _put_status(self, key: Key, status: dict[str, Any]) -> bool:
         """Replace an object's status, based on the version in the cache; whether it changed."""
-        stored, changed = self.store.put_status(key, status, self.objects[key])
+        known = self.cache.get(key)
+        assert known is not None
+        stored, changed = self.store.put_status(key, status, known)
         if changed:
-            self._remember(stored)
+            self.cache.remember(stored)
             self._enqueue_affected(key, stored, itself=False)
         return changed
 
@@ -493,7 +449,7 @@ class Reconciler:
         store's own copy until commit: no write in between needs its version read back. A user's write
         waits for the batch to commit (a fraction of a second); a batch that fails leaves its items queued."""
         with self.store.transaction(durable=False):
-            self._refresh()
+            self.cache.watch()
             self.store.trust_cached_copies()
             deadline = self.clock() + BATCH_SECONDS
             while (item := self._next_item()) is not None:
@@ -519,7 +475,7 @@ class Reconciler:
             report.simulations += self._simulate(key, bumps)
             self._report_progress(report)
             return
-        if key not in self.objects or key.kind not in self.functions:
+        if key.kind not in self.functions or self.cache.get(key) is None:
             self.store.done(work, key, bumps)
             return
         inputs = self.input_generation(key)
@@ -546,25 +502,27 @@ class Reconciler:
         how often users changed that kind during the run. It changes when a user changes an input (from
         this command or another), never when the engine does: what a composite composes follows from
         its inputs, so two composites that keep undoing each other hit the bound."""
-        generations = [self.objects[key]["metadata"].get("generation")]
-        for required in sorted(self.required.get(key, ())):
+        composite = self.cache.get(key)
+        assert composite is not None
+        generations = [composite["metadata"].get("generation")]
+        for required in sorted(self._required(key)):
             if required.name == EVERY:
                 generations.append(self.user_changes.get((required.group, required.kind), 0))
             else:
-                obj = self.objects.get(required)
+                obj = self.cache.get(required)
                 generations.append(None if obj is None or controller_of(obj)
                                    else obj["metadata"].get("generation"))
         return tuple(generations)
 
     def reconcile(self, key: Key, bumps: int | None = None) -> None:
         """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see Store.done)."""
-        composite = self.objects[key]
+        composite = self.cache.get(key)
+        assert composite is not None
         function = self.functions[composite["kind"]]
         uid = composite["metadata"]["uid"]
         observed = {}
-        for child_key in sorted(self.owned.get(uid, ())):
-            child = self.objects[child_key]
-            observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child_key.name)] = child
+        for child in self._children(uid):
+            observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child["metadata"]["name"])] = child
         response: Response | None = None
         required: set[Key] = set()
         failure: Exception | None = None
@@ -586,7 +544,7 @@ class Reconciler:
             assert failure is not None
             self._report_failure(key, composite, failure)
             return
-        if required != self.required.get(key, set()):
+        if required != self._required(key):
             self.store.set_requirements(key, required)
             self._note_requirements(key, required)
         conflicts: list[str] = []
@@ -622,7 +580,7 @@ class Reconciler:
 
     def _of_kind_named(self, kind: str) -> list[Resource]:
         """Every cached object of a kind in any group (the provider's gateway controllers ask by kind)."""
-        return [obj for group, known in sorted(self.by_kind) if known == kind for obj in self._of_kind(group, kind)]
+        return self.cache.of_kind_named(kind)
 
     def _apply(self, composite: Resource, name: str, resource: Resource, conflicts: list[str]) -> Key:
         """Apply one desired composed resource; returns its key. A resource that another composite
@@ -631,7 +589,7 @@ class Reconciler:
         last = self.applied.get((uid, name))
         if last is not None:
             desired, api_version, child_key, version = last
-            current = self.objects.get(child_key)
+            current = self.cache.get(child_key)
             # What this apply would write is what the last one wrote, and nothing wrote it since: unchanged.
             if current is not None and resource_version(current) == version and api_version == composite["apiVersion"] \
                     and desired == resource:
@@ -652,7 +610,7 @@ class Reconciler:
             "uid": composite["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
         meta.pop("resourceVersion", None)
         child_key = Key.of(obj)
-        existing = self.objects.get(child_key)
+        existing = self.cache.get(child_key)
         if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
             owner = controller_ref(existing)
             message = (f"{child_key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
@@ -671,23 +629,18 @@ class Reconciler:
     def _garbage_collect(self, key: Key) -> None:
         """Delete an object and, foreground-style, everything it controls; what observed or required it
         reconciles next."""
-        obj = self.objects.get(key)
+        obj = self.cache.get(key)
         if obj is None:
             return
         target = self._simulation_target(key) if self.simulates and key.kind == MODEL_REPLICA else None
         if target is not None:
             self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)  # its engines stop
-        del self.objects[key]
-        self._index_kind(key, add=False)
+        children = set(self.cache.controlled_by(obj["metadata"]["uid"]))
+        self.cache.forget(key)
         if controller_of(obj) is None:
             self._user_changed(key)
         self.asked.pop(key, None)
-        self._forget_owner(key, obj)
-        self._unpin(key, obj)
-        uid = obj["metadata"]["uid"]
-        self.by_uid.pop(uid, None)
-        self.cluster_scoped.pop((key.kind, key.name), None)
-        for child in deletion_order(self.owned.pop(uid, set()), self._subtree):
+        for child in deletion_order(children, self._subtree):
             self._garbage_collect(child)
         self._queue_affected()
         self.store.delete(key)
@@ -700,19 +653,19 @@ class Reconciler:
         """The object and everything it controls, transitively."""
         out, pending = [], [key]
         while pending:
-            current = self.objects.get(pending.pop())
+            current = self.cache.get(pending.pop())
             if current is not None:
                 out.append(current)
-                pending.extend(self.owned.get(current["metadata"]["uid"], ()))
+                pending.extend(self.cache.controlled_by(current["metadata"]["uid"]))
         return out
 
     def delete(self, key: Key) -> bool:
         """Delete a composite and every composed resource under it, users first; InUse (and nothing
         deleted) while an object outside it uses any of them."""
         self._load()
-        if key not in self.objects:
+        if self.cache.get(key) is None:
             return False
-        in_use = users(self._subtree(key), self.objects.values())
+        in_use = users(self._subtree(key), self.store.list())
         if in_use:
             raise InUse(key, *self._serving_apart(in_use))
         with self.store.transaction():
@@ -727,11 +680,11 @@ class Reconciler:
         for user in in_use:
             replica = user
             while replica is not None and replica.kind != MODEL_REPLICA:
-                replica = self._controller(self.objects[replica])
+                replica = self._controller(self.cache.get(replica) or {})
             if replica is None:
                 others.append(user)
                 continue
-            deployment = self._controller(self.objects[replica]) or replica
+            deployment = self._controller(self.cache.get(replica) or {}) or replica
             if replica not in serving.setdefault(deployment, []):
                 serving[deployment].append(replica)
         return others, {d: sorted(r) for d, r in serving.items()}
@@ -740,7 +693,7 @@ class Reconciler:
         """Simulate a target cluster again if its inputs changed since it last was; 1 if it ran."""
         with self.store.transaction(durable=False):
             self.store.done(SIMULATE, key, bumps)
-            cluster = self.objects.get(key)
+            cluster = self.cache.get(key)
             if cluster is None:
                 self.store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
                 return 0
@@ -751,7 +704,7 @@ class Reconciler:
             # The engine workloads' Objects report how they run, as their provider would; each change
             # reconciles the replica that composed it.
             for object_key, status in sorted(statuses.items()):
-                observed = self.objects.get(object_key)
+                observed = self.cache.get(object_key)
                 if observed is not None:
                     self._put_status(object_key, {**(observed.get("status") or {}), **status})
             return 1

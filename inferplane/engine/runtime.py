@@ -27,9 +27,8 @@ from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
 from inferplane.engine.lease import Lease, LeaseLost
 from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.reconciler import (ProgressReport, Reconciler, RunReport, composition_functions,
-                                         controller_ref)
-from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
+from inferplane.engine.reconciler import ProgressReport, Reconciler, RunReport, composition_functions
+from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
 from inferplane import DEFAULT_STATE, STATE_ENV, state_dir  # noqa: F401  (the engine's callers read them here)
 
 # How long a command waits for another command's reconcile before it gives up and says so. A fleet

@@ -40,8 +40,9 @@ Resource = dict[str, Any]
 # The layout of the tables below, recorded in the database (PRAGMA user_version). A store written by
 # a newer layout is refused rather than misread. 0 and 1 are stores from before resourceVersions were
 # indexed and the work queue, requirements and lease tables existed: opening one adds them. Version 3
-# gave events a count and the times they were first and last seen.
-SCHEMA_VERSION = 3
+# gave events a count and the times they were first and last seen. Version 4 indexed each object's uid and
+# its controller's uid, so that a reader finds an object's composed resources without reading the rest.
+SCHEMA_VERSION = 4
 STORE_FILE = "store.db"
 # Held (flock) while a process opens the store and brings its schema up to date: two commands that
 # start together on a new state folder would otherwise both switch it to WAL and create its tables,
@@ -92,6 +93,8 @@ CREATE TABLE IF NOT EXISTS resources (
     name TEXT NOT NULL,
     body TEXT NOT NULL,
     rv INTEGER NOT NULL DEFAULT 0,  -- metadata.resourceVersion, indexed: readers watch what changed since
+    uid TEXT NOT NULL DEFAULT '',  -- metadata.uid
+    controller TEXT NOT NULL DEFAULT '',  -- the uid of the object that controls it (composed it), if any
     PRIMARY KEY (api_group, kind, namespace, name)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -226,6 +229,24 @@ def uid_for(key: Key, version: int) -> str:
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
+def controller_ref(obj: Resource) -> dict[str, Any] | None:
+    """The owner reference of the object that controls this one (composed it), if any."""
+    for ref in obj.get("metadata", {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def controller_of(obj: Resource) -> str | None:
+    """The uid of the object that controls this one, if any."""
+    ref = controller_ref(obj)
+    return ref.get("uid") if ref else None
+
+
+# A field path an index may name: dotted JSON keys, as a field selector names them.
+FIELD_PATH = re.compile(r"[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*")
+
+
 def _dumps(obj: Resource) -> str:
     # Unsorted: key order means nothing to any reader. orjson encodes several times faster than json.
     return orjson.dumps(obj).decode()
@@ -312,6 +333,7 @@ class Store:
         self._version_dirty = False
         # Set by `trust_cached_copies` for the rest of the transaction.
         self._cache_trusted = False
+        self._field_indexes: set[str] = set()  # made by index_field
         if path is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None)
             self._set_up()
@@ -452,6 +474,7 @@ class Store:
             self._add_event_counts()
             self._db.executescript(_SCHEMA)
             self._add_version_column()
+            self._add_owner_columns()
             if found != SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -472,6 +495,36 @@ class Store:
                 self._db.execute("UPDATE resources SET rv = "
                                  "CAST(json_extract(body, '$.metadata.resourceVersion') AS INTEGER)")
         self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_version ON resources (rv)")
+
+    def _add_owner_columns(self) -> None:
+        """A state written before uids and controllers were indexed gets the columns, filled from the
+        bodies; and the indexes that find an object by uid, its composed resources by their controller's
+        uid, and an object by kind and name whatever its group."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
+        if "controller" not in columns:
+            with self.transaction():
+                self._db.execute("ALTER TABLE resources ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
+                self._db.execute("ALTER TABLE resources ADD COLUMN controller TEXT NOT NULL DEFAULT ''")
+                self._db.execute(
+                    "UPDATE resources SET uid = COALESCE(json_extract(body, '$.metadata.uid'), ''), controller = "
+                    "COALESCE((SELECT json_extract(ref.value, '$.uid') FROM json_each(body, '$.metadata.ownerReferences')"
+                    " AS ref WHERE json_extract(ref.value, '$.controller') LIMIT 1), '')")
+        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_uid ON resources (uid)")
+        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_controller ON resources (controller)")
+        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_kind ON resources (kind, namespace, name)")
+
+    def index_field(self, path: str) -> None:
+        """Index objects by the value at a field path (`spec.clusterName`), as an API server indexes the
+        fields its field selectors name: `by_field` then finds them without reading the rest. The index
+        lives in the store, so every process's writes keep it current."""
+        if not FIELD_PATH.fullmatch(path):
+            raise ValueError(f"not a field path: {path!r}")
+        name = "field_" + path.replace(".", "_")
+        if name in self._field_indexes:
+            return
+        with self._busy_reported():
+            self._db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON resources (kind, json_extract(body, '$.{path}'))")
+        self._field_indexes.add(name)
 
     def close(self) -> None:
         self._db.close()
@@ -642,19 +695,62 @@ class Store:
         except orjson.JSONDecodeError:
             raise self._undecodable() from None
 
+    # Rows of the resources table as the cache reads them: key, version and body (decoded by the reader,
+    # which skips the versions it holds).
+    _ROW = "SELECT api_group, kind, namespace, name, rv, body FROM resources"
+
+    def rows(self, where: str = "", args: tuple = (),
+             order: str = "api_group, kind, namespace, name") -> list[tuple[Key, int, str]]:
+        """(key, resourceVersion, undecoded body) of the objects a WHERE clause selects, in key order."""
+        query = f"{self._ROW} {'WHERE ' + where if where else ''} ORDER BY {order}"
+        return [(Key(g, k, ns, n), rv, body) for g, k, ns, n, rv, body in self._db.execute(query, args)]
+
+    def row(self, key: Key) -> tuple[Key, int, str] | None:
+        found = self.rows("api_group=? AND kind=? AND namespace=? AND name=?", _where(key))
+        return found[0] if found else None
+
+    def rows_of_kind(self, group: str, kind: str) -> list[tuple[Key, int, str]]:
+        return self.rows("api_group=? AND kind=?", (group, kind))
+
+    def rows_changed_since(self, version: int) -> list[tuple[Key, int, str]]:
+        """The objects written after `version`, oldest first: how a reader with a cache watches the store."""
+        return self.rows("rv > ?", (version,), order="rv")
+
+    def rows_controlled_by(self, uid: str) -> list[tuple[Key, int, str]]:
+        """The objects whose controller has this uid: what it composed."""
+        return self.rows("controller=?", (uid,))
+
+    def rows_by_field(self, kind: str, path: str, value: str) -> list[tuple[Key, int, str]]:
+        """The objects of a kind whose field at `path` (indexed by `index_field`) has this value."""
+        self.index_field(path)
+        return self.rows(f"kind=? AND json_extract(body, '$.{path}')=?", (kind, value))
+
+    def key_of_uid(self, uid: str) -> Key | None:
+        row = self._db.execute("SELECT api_group, kind, namespace, name FROM resources WHERE uid=?", (uid,)).fetchone()
+        return Key(*row) if row else None
+
+    def keys_named(self, kind: str, namespace: str, name: str) -> list[Key]:
+        """The objects of a kind with this namespace and name, in any group."""
+        return [Key(*row) for row in self._db.execute(
+            "SELECT api_group, kind, namespace, name FROM resources WHERE kind=? AND namespace=? AND name=? "
+            "ORDER BY api_group", (kind, namespace, name))]
+
+    def groups_of(self, kind: str) -> list[str]:
+        """The API groups that hold objects of a kind."""
+        return [row[0] for row in self._db.execute(
+            "SELECT DISTINCT api_group FROM resources WHERE kind=? ORDER BY api_group", (kind,))]
+
+    def decode(self, body: str) -> Resource:
+        try:
+            return _loads(body)
+        except orjson.JSONDecodeError:
+            raise self._undecodable() from None
+
     def latest_version(self) -> int:
         if self._version is not None:
             return self._version
         row = self._db.execute("SELECT value FROM counters WHERE name='resourceVersion'").fetchone()
         return row[0] if row else 0
-
-    def changed_since(self, version: int) -> list[Resource]:
-        """Objects written after `version`, oldest first: how a reader with a cache watches the store."""
-        try:
-            return [_loads(row[0]) for row in
-                    self._db.execute("SELECT body FROM resources WHERE rv > ? ORDER BY rv", (version,))]
-        except orjson.JSONDecodeError:
-            raise self._undecodable() from None
 
     def events(self, key: Key | None = None) -> list[dict[str, Any]]:
         """One object's events (or every event), oldest first, each with its count and the times it
@@ -703,9 +799,10 @@ class Store:
         version = self._next_version()
         stored["metadata"]["resourceVersion"] = str(version)
         self._db.execute(
-            "INSERT INTO resources (api_group, kind, namespace, name, body, rv) VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT(api_group, kind, namespace, name) DO UPDATE SET body=excluded.body, rv=excluded.rv",
-            (*_where(key), _dumps(stored), version))
+            "INSERT INTO resources (api_group, kind, namespace, name, body, rv, uid, controller) VALUES (?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(api_group, kind, namespace, name) DO UPDATE SET body=excluded.body, rv=excluded.rv, "
+            "uid=excluded.uid, controller=excluded.controller",
+            (*_where(key), _dumps(stored), version, stored["metadata"].get("uid") or "", controller_of(stored) or ""))
         return stored, True
 
     def _current(self, key: Key, known: Resource | None) -> Resource | None:
@@ -798,9 +895,6 @@ class Store:
             if inputs is not None:
                 self._db.execute("INSERT INTO simulations (cluster, inputs) VALUES (?,?)", (cluster, inputs))
 
-    def simulated_clusters(self) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT DISTINCT cluster FROM cluster_objects ORDER BY cluster")]
-
     def simulated_inputs(self, cluster: str) -> str | None:
         row = self._db.execute("SELECT inputs FROM simulations WHERE cluster=?", (cluster,)).fetchone()
         return row[0] if row else None
@@ -864,12 +958,16 @@ class Store:
             self._db.executemany("INSERT OR IGNORE INTO requirements (watcher, api_group, kind, namespace, name) "
                                  "VALUES (?,?,?,?,?)", [(watcher.encode(), *_where(k)) for k in required])
 
-    def requirements(self) -> dict[Key, set[Key]]:
-        """Every composite's required objects, by composite."""
-        out: dict[Key, set[Key]] = {}
-        for watcher, *where in self._db.execute("SELECT watcher, api_group, kind, namespace, name FROM requirements"):
-            out.setdefault(Key.decode(watcher), set()).add(Key(*where))
-        return out
+    def required_by_watcher(self, watcher: Key) -> set[Key]:
+        """What one composite required in its last reconcile."""
+        return {Key(*row) for row in self._db.execute(
+            "SELECT api_group, kind, namespace, name FROM requirements WHERE watcher=?", (watcher.encode(),))}
+
+    def watchers_of(self, required: Key) -> set[Key]:
+        """The composites that required exactly this key (an object, or Key.every / Key.in_namespace)."""
+        return {Key.decode(row[0]) for row in self._db.execute(
+            "SELECT watcher FROM requirements WHERE api_group=? AND kind=? AND namespace=? AND name=?",
+            _where(required))}
 
     def watchers(self, key: Key) -> list[Key]:
         """The composites that required `key` in their last reconcile: by name, among its namespace's, or

@@ -87,9 +87,8 @@ def test_readers_watch_what_changed_since_a_version():
     store.put(other)
     store.put_status(KEY, READY, store.get(KEY))
     assert store.latest_version() == 3
-    assert [(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in store.changed_since(1)] == [
-        ("h100", "2"), ("l4", "3")]
-    assert store.changed_since(3) == []
+    assert [(key.name, version) for key, version, _ in store.rows_changed_since(1)] == [("h100", 2), ("l4", 3)]
+    assert store.rows_changed_since(3) == []
 
 
 def test_a_failed_transaction_leaves_nothing(tmp_path):

@@ -73,8 +73,8 @@ def test_the_store_records_its_schema_version_and_refuses_a_newer_one(tmp_path):
     result = run("fleet", "--state", state)
     assert result.exit_code == 1
     assert result.stderr.strip() == (
-        f"Error: cannot open the state in {state}: its store has schema version 4 and this inferplane knows only up "
-        "to 3: use the inferplane that wrote it, or another --state")
+        f"Error: cannot open the state in {state}: its store has schema version {SCHEMA_VERSION + 1} and this inferplane "
+        f"knows only up to {SCHEMA_VERSION}: use the inferplane that wrote it, or another --state")
 
 
 def test_a_store_from_before_versioning_is_adopted(tmp_path):
@@ -309,7 +309,8 @@ def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_wh
     shutil.copy(tmp_path / "wal", logged / "store.db-wal")
     prefix = unprivileged()
     expected = {
-        older: f"{older / 'store.db'} has schema version 2, older than this inferplane's 3, and the folder {older} is "
+        older: f"{older / 'store.db'} has schema version 2, older than this inferplane's {SCHEMA_VERSION}, and the "
+               f"folder {older} is "
                "read-only to this process: this inferplane reads it once a command that may write the folder "
                "(`inferplane apply`) has brought it up to date; or read it with the inferplane that wrote it",
         logged: f"{logged / 'store.db-wal'} holds writes not yet in {logged / 'store.db'}, and the folder {logged} is "
