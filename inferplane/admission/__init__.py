@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, Mapping, Protocol
 
 import inferplane
+from inferplane.admission.install_objects import install_object_name, install_object_note
 from inferplane.admission.limits import StreamLimits
-from inferplane.admission.object_meta import DEFINITIONS
+from inferplane.admission.object_meta import CORE_DEFINITIONS, DEFINITIONS
 from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, parse_input, read_input, \
     source_name
-from inferplane.admission.validate import AdmissionError, admit
-from inferplane.api import KINDS
+from inferplane.admission.stored_kinds import provider_config_crds
+from inferplane.admission.validate import AdmissionError, admit, admitted_kind
 from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
@@ -31,6 +32,9 @@ class AdmissionResult:
     # What apply would hold, though the API server would store it (its warnings): printed as
     # `Warning:` lines; `validate --strict` counts them as errors.
     warnings: list[AdmissionError] = field(default_factory=list)
+    # Crossplane install objects (packages, RBAC) the embedded engine does not need: accepted, not stored,
+    # each named in a note on standard error.
+    notes: list[AdmissionError] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -49,6 +53,10 @@ def _admit_each(manifests: list[Manifest], result: AdmissionResult) -> bool:
     """Admit each manifest into `result`; whether every one was admitted."""
     whole = True
     for manifest in manifests:
+        if install_object_note(manifest.body) is not None:
+            _note_install_object(manifest, result)
+            whole = False  # its note is printed on every apply: the file is read again
+            continue
         obj, errors = admit(manifest)
         result.errors.extend(errors)
         if obj is not None:
@@ -56,6 +64,17 @@ def _admit_each(manifests: list[Manifest], result: AdmissionResult) -> bool:
         else:
             whole = False
     return whole
+
+
+def _note_install_object(manifest: Manifest, result: AdmissionResult) -> None:
+    kind, name = manifest.body["kind"], install_object_name(manifest)
+    if name is None:
+        result.errors.append(AdmissionError(manifest.source, kind, "<unnamed>", "metadata.name",
+                                            "required: every object has a name"))
+        return
+    why = install_object_note(manifest.body)
+    result.notes.append(AdmissionError(manifest.source, kind, name, "",
+                                       f"not needed by the embedded engine, not stored: it {why}"))
 
 
 def _checked_across(result: AdmissionResult, known_classes: Mapping[str, InferenceClass] | None) -> AdmissionResult:
@@ -116,7 +135,7 @@ def admission_code() -> bytes:
     on. Any change to either admits every file afresh."""
     digest = hashlib.sha256()
     package = Path(inferplane.__file__).parent
-    for path in sorted([*package.rglob("*.py"), DEFINITIONS]):
+    for path in sorted([*package.rglob("*.py"), DEFINITIONS, CORE_DEFINITIONS, *provider_config_crds()]):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     for requirement in sorted(importlib.metadata.distribution("inferplane").requires or ()):
         name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)  # PEP 508: the name comes first
@@ -149,7 +168,7 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
         objects = kept.admitted_objects(key) if key is not None else None
         if objects is not None:
             result.admitted += [(Manifest(o["source"], o["body"]),
-                                 KINDS[(o["body"]["apiVersion"], o["body"]["kind"])].model_validate(o["body"]))
+                                 admitted_kind(o["body"]["apiVersion"], o["body"]["kind"]).model_validate(o["body"]))
                                 for o in objects]
             continue
         manifests, errors = parse_input(source_name(path), data, limits)

@@ -1,5 +1,6 @@
-"""Kubernetes' ObjectMeta as a structural schema: what the API server's strict decoding allows in any
-object's `metadata` (inferplane/data/kubernetes-v1.37.0/, vendored from Kubernetes v1.37.0's definitions)."""
+"""Kubernetes' published definitions as structural schemas: ObjectMeta, what the API server's strict
+decoding allows in any object's `metadata`, and the core kinds users apply (Namespace, Secret,
+ConfigMap) (inferplane/data/kubernetes-v1.37.0/, vendored from Kubernetes v1.37.0's definitions)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-DEFINITIONS = Path(__file__).parents[1] / "data" / "kubernetes-v1.37.0" / "objectmeta.json"
+KUBERNETES_DATA = Path(__file__).parents[1] / "data" / "kubernetes-v1.37.0"
+DEFINITIONS = KUBERNETES_DATA / "objectmeta.json"
+CORE_DEFINITIONS = KUBERNETES_DATA / "core-v1.json"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+CORE_V1 = "io.k8s.api.core.v1."
 
 
 @functools.cache
 def object_meta_schema() -> dict[str, Any]:
-    """ObjectMeta with its references inlined, in the OpenAPI form of a CRD's schema (`nullable`, one
+    """ObjectMeta with its references inlined."""
+    return definition_schema(OBJECT_META)
+
+
+@functools.cache
+def definition_schema(name: str) -> dict[str, Any]:
+    """A definition with its references inlined, in the OpenAPI form of a CRD's schema (`nullable`, one
     type), so that the schema translation and the error messages read it like a kind's own schema."""
-    definitions = json.loads(DEFINITIONS.read_text())["$defs"]
+    definitions = {**json.loads(DEFINITIONS.read_text())["$defs"], **json.loads(CORE_DEFINITIONS.read_text())["$defs"]}
 
     def structural(node: dict[str, Any]) -> dict[str, Any]:
         if "$ref" in node:
@@ -35,4 +45,4 @@ def object_meta_schema() -> dict[str, Any]:
                 out[key] = value
         return out
 
-    return structural(definitions[OBJECT_META])
+    return structural(definitions[name])

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from inferplane import cel
 from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem, stored_size
+from inferplane.admission.install_objects import INSTALL_OBJECTS
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.structural import apply_defaults, first_line, join_path, plan_for, \
     rule_failures
@@ -25,7 +26,10 @@ from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
 from inferplane.admission.object_meta import object_meta_schema
 from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
+from inferplane.admission.stored_kinds import content_schema, is_secret, stored_problems, \
+    without_secret_values
 from inferplane.api import KINDS, KINDS_BY_NAME
+from inferplane.api.stored import STORED_KINDS, StoredObject
 from inferplane import API_GROUP
 from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, \
     KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
@@ -172,14 +176,17 @@ class KindAdmission:
 
     def __init__(self, kind: type[Resource]):
         self.kind = kind
-        self.schema = openapi_schema(kind)
+        # Another API's kind (a core kind, a provider config) is checked against its published schema.
+        self.schema = content_schema(kind) if issubclass(kind, StoredObject) else openapi_schema(kind)
+        self.fields = set(self.schema.get("properties", {})) if issubclass(kind, StoredObject) else {"spec", "status"}
+        self.top_level = self.fields | {"apiVersion", "kind", "metadata"}
         self.content = SchemaCheck(self.schema)
         self.plan = plan_for(self.schema)
 
     def check(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         """Default `body` in place and return every (field path, message) wrong with it."""
         apply_defaults(self.plan, body)
-        content = {k: v for k, v in body.items() if k in ("spec", "status")}
+        content = {k: v for k, v in body.items() if k in self.fields}
         errors = self.content.problems(content)
         return errors + rule_failures(self.plan, content, errors)
 
@@ -195,11 +202,25 @@ def kind_admission(kind: type[Resource]) -> KindAdmission:
     return KindAdmission(kind)
 
 
-_TOP_LEVEL = {"apiVersion", "kind", "metadata", "spec", "status"}
+def admitted_kind(api_version: Any, kind: Any) -> type[Resource] | None:
+    """The kind admission admits an object of that apiVersion and kind as: one of ours, or one of the
+    other APIs' kinds the engine stores (core kinds, provider configs)."""
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    return KINDS.get((api_version, kind)) or STORED_KINDS.get((api_version, kind))
 
 
 def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
-    """The typed, defaulted object, or every error that keeps it out."""
+    """The typed, defaulted object, or every error that keeps it out. A Secret's values appear in no
+    message: each is hidden as ***."""
+    obj, errors = _admit(manifest)
+    if is_secret(manifest.body):
+        errors = [AdmissionError(e.source, e.kind, e.name, e.path, without_secret_values(manifest.body, e.message))
+                  for e in errors]
+    return obj, errors
+
+
+def _admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     raw = manifest.body
     kind_name = raw.get("kind")
     metadata = raw.get("metadata")
@@ -221,14 +242,14 @@ def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
     body = json_copy(raw)
 
     api_version = body.get("apiVersion")
-    kind = KINDS.get((api_version, kind_name)) if isinstance(api_version, str) and isinstance(kind_name, str) \
-        else None
+    kind = admitted_kind(api_version, kind_name)
     if kind is None:
         return None, read + [error("", _unknown_kind_message(api_version, kind_name))]
     errors = read + [error(path, msg) for path, msg in _check_metadata(kind, body)]
-    errors += [error(str(name_), f"unknown field \"{name_}\": a manifest has only {', '.join(sorted(_TOP_LEVEL))}")
-               for name_ in sorted(map(str, set(body) - _TOP_LEVEL))]
-    errors += [error(path, message) for path, message in kind_admission(kind).check(body)]
+    admission = kind_admission(kind)
+    errors += [error(str(name_), _unknown_top_level(name_, kind, admission.top_level))
+               for name_ in sorted(map(str, set(body) - admission.top_level))]
+    errors += [error(path, message) for path, message in admission.check(body)]
     errors += [error(path, message) for path, message in _semantic_checks(kind, body)] if not errors else []
     # Selectors are checked whatever else is wrong, so that a user sees every broken one at once.
     if kind.KIND in SELECTOR_KINDS:
@@ -242,6 +263,12 @@ def admit(manifest: Manifest) -> tuple[Resource | None, list[AdmissionError]]:
                       for e in invalid.errors()]
 
 
+def _unknown_top_level(name: str, kind: type[Resource], known: set[str]) -> str:
+    hint = difflib.get_close_matches(name, sorted(known), n=1)
+    fix = f"did you mean {hint[0]}?" if hint else f"a {kind.KIND} has only {', '.join(sorted(known))}: remove it"
+    return f"unknown field \"{name}\": {fix}"
+
+
 def _unknown_kind_message(api_version: Any, kind: Any) -> str:
     if not api_version or not kind:
         missing = " and ".join(n for n, v in (("apiVersion", api_version), ("kind", kind)) if not v)
@@ -249,15 +276,40 @@ def _unknown_kind_message(api_version: Any, kind: Any) -> str:
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return "apiVersion and kind must be strings, e.g. apiVersion: inferplane.dev/v1alpha1, kind: InferenceClass"
     known = KINDS_BY_NAME.get(kind)
+    served = _served_versions(api_version, kind)
     if api_version.split("/", 1)[0] == MODELPLANE_GROUP:
         return (f"apiVersion {api_version} is Modelplane's API group; inferplane serves the same kinds, field for field, "
                 f"as {API_GROUP}: rewrite the group everywhere, label keys included, e.g. "
                 f"sed -i 's/{MODELPLANE_GROUP.replace('.', chr(92) + '.')}/{API_GROUP}/g' FILE")
     if known is not None:
         return f"apiVersion {api_version} does not serve {kind}: use apiVersion: {known.api_version_string()}"
-    hint = difflib.get_close_matches(str(kind), list(KINDS_BY_NAME), n=1)
-    suggestion = f"did you mean {hint[0]}?" if hint else f"known kinds: {', '.join(sorted(KINDS_BY_NAME))}"
+    if served:
+        return f"apiVersion {api_version} does not serve {kind}: use apiVersion: {' or '.join(served)}"
+    hint = _close_kind(kind)
+    suggestion = f"did you mean {hint}?" if hint else (
+        f"inferplane stores its own kinds ({', '.join(sorted(KINDS_BY_NAME))}), v1 Namespace, Secret and "
+        "ConfigMap, and the providers' ProviderConfig and ClusterProviderConfig (`inferplane api-resources` lists "
+        "them), and accepts Crossplane's install objects without storing them")
     return f"unknown kind {kind} ({api_version}): {suggestion}"
+
+
+def _served_versions(api_version: str, kind: str) -> list[str]:
+    """The apiVersions serving a kind of that name among the other APIs' kinds: those of the same provider
+    (aws.upbound.io -> aws.m.upbound.io) when there are, else all."""
+    served = sorted(v for v, k in (*STORED_KINDS, *INSTALL_OBJECTS) if k == kind)
+    provider = api_version.split(".", 1)[0]
+    return [v for v in served if v.split(".", 1)[0] == provider] or served
+
+
+# How alike a misspelt kind and a known one must be to be suggested (difflib's ratio, case ignored): a
+# transposition or a missing letter, not a kind that merely shares a word (ClusterRole and GKECluster).
+_NEAR_KIND = 0.85
+
+
+def _close_kind(kind: str) -> str | None:
+    known = {k.lower(): k for k in (*KINDS_BY_NAME, *(k for _, k in STORED_KINDS), *(k for _, k in INSTALL_OBJECTS))}
+    near = difflib.get_close_matches(kind.lower(), list(known), n=1, cutoff=_NEAR_KIND)
+    return known[near[0]] if near else None
 
 
 def _check_metadata(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:
@@ -282,12 +334,13 @@ def _metadata_problems(kind: type[Resource], metadata: dict[str, Any]) -> Iterab
         yield "metadata.name", "required: every object has a name"
     elif not isinstance(name, str):
         yield "metadata.name", f"must be a string, got {name!r}: quote it, e.g. name: \"{name}\""
-    elif kind.KIND in SUBDOMAIN_NAMED_KINDS:
+    elif kind.KIND in SUBDOMAIN_NAMED_KINDS or getattr(kind, "NAME_IS_SUBDOMAIN", False):
         if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name):
-            yield "metadata.name", f"must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 characters, got {name!r}"
+            yield "metadata.name", (f"must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 characters, got {name!r}")
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
-        yield "metadata.name", (f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}: it is copied "
-                                "into the crossplane.io/composite label of everything composed for it")
+        why = ("the API server names a Namespace by a DNS label" if issubclass(kind, StoredObject) else
+               "it is copied into the crossplane.io/composite label of everything composed for it")
+        yield "metadata.name", (f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}: {why}")
     for field_ in SERVER_SET_METADATA:
         metadata.pop(field_, None)  # as the API server does: it sets these, whatever a manifest says
     if metadata.get("ownerReferences") is not None:
@@ -332,7 +385,10 @@ def _key_problems(path: str, entries: dict[str, str], check_values: bool) -> Ite
 
 
 def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tuple[str, str]]:
-    """Checks the API server leaves to a webhook: quantities the engine can compute with."""
+    """Checks the API server leaves to a webhook: quantities the engine can compute with; and for the
+    other APIs' kinds, what their API server checks beyond the schema."""
+    if issubclass(kind, StoredObject):
+        yield from stored_problems(kind, body)
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
         yield from _published_problems(body)

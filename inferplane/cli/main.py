@@ -74,7 +74,7 @@ def _limits(max_bytes: int, max_documents: int):
 
 def _refuse_nothing_found(admission, paths: tuple[Path, ...], code: int = 1) -> None:
     """No objects in the input is an error, whatever the command (kubectl: "no objects passed to apply")."""
-    if not admission.admitted and not admission.errors:
+    if not admission.admitted and not admission.errors and not admission.notes:
         click.echo(f"Error: no objects found in {', '.join(map(str, paths))}: a manifest needs apiVersion, kind "
                    "and metadata", err=True)
         sys.exit(code)
@@ -97,19 +97,25 @@ def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_byte
     if (state_dir(state) / "store.db").is_file():  # the engine is imported only where there is a state
         with opened(state, create=False) as runtime:
             known = runtime.known_classes()
+    from inferplane.cli.resources import display_kind
+
     result = admit_paths(list(paths), known_classes=known, limits=_limits(max_bytes, max_documents))
     _refuse_nothing_found(result, paths)
     if result.admitted:
-        rows = [(obj.kind, obj.metadata.name, manifest.source) for manifest, obj in result.admitted]
+        rows = [(display_kind(obj.kind, obj.api_version), obj.metadata.name, manifest.source)
+                for manifest, obj in result.admitted]
         click.echo(table(("KIND", "NAME", "SOURCE"), rows))
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     for warning in result.warnings:
         click.echo(f"{'error' if strict else 'Warning'}: {warning}", err=True)
+    _print_notes(result.notes)
     failed = len(result.errors) + (len(result.warnings) if strict else 0)
     summary = f"{len(result.admitted)} valid, {failed} error{'s' if failed != 1 else ''}"
     if result.warnings and not strict:
         summary += f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
+    if result.notes:
+        summary += f", {len(result.notes)} not needed here (not stored)"
     click.echo(summary, err=bool(failed))
     sys.exit(1 if failed else 0)
 
@@ -262,6 +268,12 @@ def _print_warnings(warnings: list) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
 
+def _print_notes(notes: list) -> None:
+    """Crossplane install objects accepted but not stored: one line each, on standard error."""
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
 def _report_convergence(report) -> bool:
     """Say clearly when the fleet is not at its fixpoint; whether it is."""
     if report is None or report.converged:
@@ -299,6 +311,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
             summary = _apply_summary(runtime, result, started, dry_run=True)
         _print_errors(result.admission.errors)
         _print_warnings(result.admission.warnings)
+        _print_notes(result.admission.notes)
         _refuse_nothing_found(result.admission, paths)
         for name, verb in changes(before, after):
             click.echo(f"{name} {verb} (dry run)")
@@ -316,6 +329,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
         summary = _apply_summary(runtime, result, started)
     _print_errors(result.admission.errors)
     _print_warnings(result.admission.warnings)
+    _print_notes(result.admission.notes)
     _refuse_nothing_found(result.admission, paths)
     converged = _report_convergence(result.report)
     click.echo(summary, err=True)
@@ -337,6 +351,7 @@ def diff(paths: tuple[Path, ...], state: Path | None, max_bytes: int, max_docume
         after = runtime.list()
     _print_errors(result.admission.errors)
     _print_warnings(result.admission.warnings)
+    _print_notes(result.admission.notes)
     if result.admission.errors:
         sys.exit(2)
     _refuse_nothing_found(result.admission, paths, code=2)
@@ -558,6 +573,7 @@ def trace(kind: str, name: str, namespace: str | None, output: str, state: Path 
 def _keys_in_files(paths: tuple[Path, ...]) -> list:
     """The objects a manifest file names, for `delete -f`: kind, name and namespace only, as kubectl
     reads them (the rest of each document is not checked)."""
+    from inferplane.admission.install_objects import install_object_note
     from inferplane.admission.manifests import load
     from inferplane.cli.query import object_key
 
@@ -573,9 +589,13 @@ def _keys_in_files(paths: tuple[Path, ...]) -> list:
         if not all(isinstance(v, str) and v for v in (kind, version, name)):
             problems.append(f"{manifest.source}: a document to delete needs apiVersion, kind and metadata.name")
             continue
+        if install_object_note(body) is not None:
+            click.echo(f"note: {manifest.source}: {kind}/{name}: never stored (not needed by the embedded "
+                       "engine): nothing to delete", err=True)
+            continue
         group = version.rsplit("/", 1)[0] if "/" in version else ""
         keys.append(object_key(f"{kind}.{group}" if group else kind, name, metadata.get("namespace")))
-    if problems or not keys:
+    if problems or not (keys or len(manifests)):
         _print_errors(problems or [f"no objects passed to delete in {', '.join(map(str, paths))}"])
         sys.exit(1)
     return keys
@@ -919,13 +939,14 @@ def completion(shell: str) -> None:
 @cli.command()
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Choice(["fleet", "json"]), default="fleet",
-              help="fleet: the fleet table; json: every resource, inputs with status and everything composed.")
+              help="fleet: the fleet table; json: every resource, inputs with status and everything composed "
+                   "(a Secret's values masked as ***).")
 @stream_limits
 def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> None:
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
-    from inferplane.cli.views import fleet_view
+    from inferplane.cli.views import fleet_view, masked_secrets
     from inferplane.engine.runtime import Runtime
 
     runtime = Runtime(None, progress=_progress_bar())  # in memory: nothing is kept
@@ -936,10 +957,13 @@ def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> Non
         runtime.progress.finish()
         runtime.close()
     _print_errors(result.admission.errors)
+    _print_notes(result.admission.notes)
     _refuse_nothing_found(result.admission, (folder,))
     converged = _report_convergence(result.report)
     if result.admission.admitted:
-        click.echo(json.dumps(objects, indent=2, sort_keys=True) if output == "json" else fleet_view(objects))
+        # A view of the fleet, not a backup: a Secret's values read *** (`get secret -o json` prints them).
+        shown = [masked_secrets(o, None)[0] for o in objects] if output == "json" else objects
+        click.echo(json.dumps(shown, indent=2, sort_keys=True) if output == "json" else fleet_view(shown))
     sys.exit(1 if result.admission.errors else 0 if converged else EXIT_NOT_CONVERGED)
 
 

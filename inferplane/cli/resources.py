@@ -43,20 +43,22 @@ def _plural(kind: str) -> str:
 
 @cache
 def resource_types() -> tuple[ResourceType, ...]:
-    """Every type: inferplane's kinds, what they compose, and a simulated cluster's Kubernetes kinds."""
+    """Every type: inferplane's kinds, the other APIs' kinds users apply (core kinds, provider configs),
+    what they compose, and a simulated cluster's Kubernetes kinds."""
     from inferplane.api import ALL_KINDS
-    from inferplane.api.managed import PROVIDER_CONFIG_KIND
+    from inferplane.api.stored import CORE_KINDS, PROVIDER_CONFIG_KINDS
     from inferplane.clouds import CLOUD_MODULES
-    from inferplane.compose.serving_stack import OBJECT_API_VERSION, PROVIDER_CONFIG_API_VERSIONS, RELEASE_API_VERSION
+    from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
     from inferplane.routing.gateway import GATEWAY_API_VERSION, METALLB_API_VERSION
 
     types = [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced", tuple(k.SHORT_NAMES))
-             for k in ALL_KINDS]
-    # Crossplane's managed resources are namespaced (its v2 `.m.` groups); ProviderConfigs are not.
+             for k in (*ALL_KINDS, *CORE_KINDS)]
+    # Crossplane's managed resources are namespaced (its v2 `.m.` groups); so are ProviderConfigs, where
+    # ClusterProviderConfigs are cluster-scoped.
     types += [ResourceType("Release", RELEASE_API_VERSION, "releases", True),
               ResourceType("Object", OBJECT_API_VERSION, "objects", True)]
-    types += [ResourceType(PROVIDER_CONFIG_KIND, v, _plural(PROVIDER_CONFIG_KIND), False)
-              for v in PROVIDER_CONFIG_API_VERSIONS.values()]
+    types += [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced")
+              for k in PROVIDER_CONFIG_KINDS]
     # The control plane's routing objects: an InferenceGateway's, a ModelService's, a ModelEndpoint's.
     types += [ResourceType("GatewayClass", GATEWAY_API_VERSION, "gatewayclasses", False),
               ResourceType("Gateway", GATEWAY_API_VERSION, "gateways", True),

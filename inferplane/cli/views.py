@@ -10,6 +10,7 @@ from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
 from inferplane.compose.inference_cluster import HELD_ANNOTATION
@@ -86,6 +87,10 @@ _BUILTIN_COLUMNS: dict[str, tuple[tuple[Column, ...], tuple[Column, ...]]] = {
                        ("DEVICES", lambda o: len(o["spec"].get("devices", []))), _AGE), ()),
     "LeaderWorkerSet": ((("SIZE", lambda o: o["spec"]["leaderWorkerTemplate"].get("size")),
                          ("AVAILABLE", lambda o: condition(o, "Available").get("status")), _AGE), ()),
+    # The core kinds users apply, with kubectl's columns (k8s.io/kubernetes pkg/printers/internalversion).
+    "Namespace": ((("STATUS", lambda o: (o.get("status") or {}).get("phase") or "Active"), _AGE), ()),
+    "Secret": ((("TYPE", lambda o: o.get("type")), ("DATA", lambda o: len(o.get("data") or {})), _AGE), ()),
+    "ConfigMap": ((("DATA", lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})), _AGE), ()),
     "ResourceClaim": ((("ALLOCATED", lambda o: ",".join(
         f"{r['driver']}/{r['device']}" for r in o.get("status", {}).get("allocation", {}).get("devices", {})
         .get("results", [])) or None), _AGE), ()),
@@ -102,9 +107,12 @@ _MANAGED_COLUMNS: tuple[tuple[Column, ...], tuple[Column, ...]] = (
      ("COMPOSITE", lambda o: o["metadata"].get("labels", {}).get(COMPOSITE_LABEL))))
 
 
-def columns_of(kind_name: str, wide: bool) -> list[Column]:
+def columns_of(kind_name: str, wide: bool, api_version: str = "") -> list[Column]:
     kind = KINDS_BY_NAME.get(kind_name)
-    if kind is not None:
+    provider_config = STORED_KINDS.get((api_version, kind_name))
+    if provider_config is not None and provider_config in PROVIDER_CONFIG_KINDS:
+        normal, extra = _crd_columns(provider_config)
+    elif kind is not None:
         normal: tuple[Column, ...] = tuple((header, lambda o, path=path: field(o, path))
                                            for header, path, _ in kind.COLUMNS) + (_AGE,)
         extra = _WIDE_COLUMNS.get(kind_name, ())
@@ -113,11 +121,20 @@ def columns_of(kind_name: str, wide: bool) -> list[Column]:
     return list(normal) + (list(extra) if wide else [])
 
 
+def _crd_columns(kind: type) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """A provider config's columns as its CRD prints them (priority 0, then -o wide's)."""
+    from inferplane.admission.stored_kinds import printer_columns
+
+    columns = [((name, age if path == ".metadata.creationTimestamp" else lambda o, path=path: field(o, path)),
+                priority) for name, path, priority in printer_columns(kind)]
+    return tuple(c for c, p in columns if p == 0), tuple(c for c, p in columns if p > 0)
+
+
 def get_table(objects: list[Resource], wide: bool = False, namespaces: bool = False,
               qualify: bool = False, show_labels: bool = False, no_headers: bool = False) -> str:
     """One kind's objects as kubectl prints them: NAMESPACE first with -A, kind.group/name where
     several kinds are printed at once, LABELS last with --show-labels."""
-    columns = columns_of(objects[0]["kind"] if objects else "", wide)
+    columns = columns_of(objects[0]["kind"] if objects else "", wide, objects[0]["apiVersion"] if objects else "")
     if show_labels:
         columns.append(("LABELS", labels_text))
     headers = (["NAMESPACE"] if namespaces else []) + ["NAME"] + [c[0] for c in columns]
@@ -191,6 +208,8 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
     lines.append("Labels:       " + (", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"))
     if obj["kind"] == "InferenceCluster":
         _cluster_essentials(obj, lines)
+    elif obj["apiVersion"] == "v1" and obj["kind"] in _CORE_DESCRIBED:
+        _CORE_DESCRIBED[obj["kind"]](obj, lines)
     elif obj.get("spec"):
         # As the manifest wrote it (defaults filled in), the way kubectl describe shows a custom resource's spec.
         import yaml
@@ -208,6 +227,35 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
                f"Held ({held(c)})" if held(c) else condition(c, "Ready").get("status", "Unknown")) for c in composed])
     _section(lines, "Events", ("TYPE", "REASON", "AGE", "COUNT", "MESSAGE"), event_rows(events))
     return "\n".join(lines)
+
+
+def _secret_essentials(obj: Resource, lines: list[str]) -> None:
+    """As kubectl describes a Secret: its type, and each key with the size of its value, never the value."""
+    import base64
+
+    lines += [f"Type:         {obj.get('type', 'Opaque')}", "Data:"]
+    data = obj.get("data") or {}
+    lines += [f"  {key}:  {len(base64.b64decode(value))} bytes" for key, value in sorted(data.items())] or ["  <none>"]
+
+
+def _config_map_essentials(obj: Resource, lines: list[str]) -> None:
+    """As kubectl describes a ConfigMap: each key with its value, binaryData keys with their sizes."""
+    import base64
+
+    lines.append("Data:")
+    lines += [line for key, value in sorted((obj.get("data") or {}).items())
+              for line in (f"  {key}:", "  ----", *(f"  {v}" for v in value.splitlines()))] or ["  <none>"]
+    binary = obj.get("binaryData") or {}
+    if binary:
+        lines += ["BinaryData:", *(f"  {key}:  {len(base64.b64decode(value))} bytes" for key, value in sorted(binary.items()))]
+
+
+def _namespace_essentials(obj: Resource, lines: list[str]) -> None:
+    lines.append(f"Status:       {(obj.get('status') or {}).get('phase') or 'Active'}")
+
+
+_CORE_DESCRIBED: dict[str, Callable[[Resource, list[str]], None]] = {
+    "Secret": _secret_essentials, "ConfigMap": _config_map_essentials, "Namespace": _namespace_essentials}
 
 
 def event_objects(events: list[dict[str, Any]]) -> list[Resource]:
@@ -452,7 +500,8 @@ def changes(before: list[Resource], after: list[Resource]) -> list[tuple[str, st
 
 
 def unified_diffs(before: list[Resource], after: list[Resource]) -> str:
-    """One unified diff per changed object, of its YAML without status and engine-set metadata."""
+    """One unified diff per changed object, of its YAML without status and engine-set metadata; a
+    Secret's values masked as kubectl diff masks them."""
     import difflib
 
     import yaml
@@ -460,12 +509,47 @@ def unified_diffs(before: list[Resource], after: list[Resource]) -> str:
     old, new = _by_name(before), _by_name(after)
     out = []
     for key in sorted(old.keys() | new.keys()):
-        a = yaml.safe_dump(_comparable(old[key]), sort_keys=True).splitlines(True) if key in old else []
-        b = yaml.safe_dump(_comparable(new[key]), sort_keys=True).splitlines(True) if key in new else []
+        live, applied = masked_secrets(_comparable(old[key]) if key in old else None,
+                                       _comparable(new[key]) if key in new else None)
+        a = yaml.safe_dump(live, sort_keys=True).splitlines(True) if live is not None else []
+        b = yaml.safe_dump(applied, sort_keys=True).splitlines(True) if applied is not None else []
         if a != b:
             name = qualified_name((new.get(key) or old[key]))
             out += difflib.unified_diff(a, b, f"live/{name}", f"applied/{name}")
     return "".join(out)
+
+
+# kubectl diff's masks (k8s.io/kubectl pkg/cmd/diff/diff.go, `Masker`): every value of a Secret's data
+# is `***`; a key in both objects whose value changed reads `*** (before)` and `*** (after)`.
+SECRET_MASK, SECRET_MASK_BEFORE, SECRET_MASK_AFTER = "***", "*** (before)", "*** (after)"
+
+
+def masked_secrets(live: Resource | None, applied: Resource | None) -> tuple[Resource | None, Resource | None]:
+    """The two sides of a diff with a Secret's data masked as kubectl diff masks it; so is a Secret a
+    provider-kubernetes Object carries to a cluster (`spec.forProvider.manifest`)."""
+    import copy
+
+    live, applied = copy.deepcopy(live), copy.deepcopy(applied)
+    for path in (("data",), ("stringData",), ("spec", "forProvider", "manifest", "data"),
+                 ("spec", "forProvider", "manifest", "stringData")):
+        before, after = _secret_values(live, path), _secret_values(applied, path)
+        for key in before:
+            changed = key in after and before[key] != after[key]
+            before[key] = SECRET_MASK_BEFORE if changed else SECRET_MASK
+        for key in after:
+            changed = key in before and before[key] == SECRET_MASK_BEFORE
+            after[key] = SECRET_MASK_AFTER if changed else SECRET_MASK
+    return live, applied
+
+
+def _secret_values(obj: Resource | None, path: tuple[str, ...]) -> dict[str, Any]:
+    """The mapping at `path` when `obj` is (or, below spec, carries) a v1 Secret; else an empty one."""
+    holder = obj
+    for step in path[:-1]:
+        holder = holder.get(step) if isinstance(holder, dict) else None
+    is_secret = isinstance(holder, dict) and holder.get("apiVersion") == "v1" and holder.get("kind") == "Secret"
+    values = holder.get(path[-1]) if is_secret else None
+    return values if isinstance(values, dict) else {}
 
 
 def route_report(objects: list[Resource], namespace: str, name: str, path: str, method: str) -> tuple[str, bool]:

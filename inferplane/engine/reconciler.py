@@ -139,8 +139,8 @@ def watched_keys(asked: dict[str, Requirement]) -> set[Key]:
 
 
 def requirement_kind(requirement: Requirement) -> tuple[str, str]:
-    """(group, kind) of what a requirement asks for."""
-    return requirement.api_version.rsplit("/", 1)[0], requirement.kind
+    """(group, kind) of what a requirement asks for: the core group is "" (`v1`), as in a Key."""
+    return requirement.api_version.rpartition("/")[0], requirement.kind
 
 
 def resolver(objects: dict[Key, Resource]) -> Resolve:
@@ -167,7 +167,7 @@ def answer(requirement: Requirement, of_kind: list[Resource], get: Callable[[Key
 
 
 def watched(requirement: Requirement) -> set[Key]:
-    group = requirement.api_version.rsplit("/", 1)[0]
+    group, _ = requirement_kind(requirement)
     if requirement.name is not None:
         return {Key(group, requirement.kind, requirement.namespace or "", requirement.name)}
     if requirement.match_labels is not None:
@@ -187,6 +187,10 @@ def pinned_cluster(replica: Resource) -> str:
     return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
 
 
+# How many users a refused deletion names (a Namespace's may be thousands).
+IN_USE_NAMED = 20
+
+
 class InUse(Exception):
     """A deletion refused because something outside it still uses what it would remove: other objects,
     or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
@@ -199,7 +203,9 @@ class InUse(Exception):
             reasons.append("move them first: a NoExecute taint in the cluster's spec.taints drains them, or narrow "
                            "each deployment's clusterSelector so that it no longer selects this cluster")
         if users:
-            reasons.append(f"{'it ' if serving else ''}is in use by {', '.join(u.qualified() for u in users)}: delete "
+            named = ", ".join(u.qualified() for u in users[:IN_USE_NAMED])
+            more = f" and {len(users) - IN_USE_NAMED} more" if len(users) > IN_USE_NAMED else ""
+            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: delete "
                            "those or change them to stop using it first")
         super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
         self.key = key

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest
+from inferplane.admission.stored_kinds import update_problem
 from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
@@ -162,6 +163,11 @@ class Runtime:
             # The controller's uid alone is read first: most objects have none, and need not be decoded.
             current = self.store.get(key) if self.store.controller_uid(key) else None
             owner = controller_ref(current) if current is not None else None
+            refused = update_problem(current, body) if current is not None else None
+            if refused is not None:
+                admission.errors.append(AdmissionError(manifest.source, body["kind"], body["metadata"]["name"],
+                                                       "immutable", refused))
+                continue
             if owner is None:
                 bodies.append(body)
                 admitted.append((manifest, obj))

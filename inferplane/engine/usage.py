@@ -9,7 +9,9 @@ An object uses:
 - the ProviderConfig its `providerConfigRef` names (a Helm Release, a Kubernetes Object);
 - the cloud cluster its cluster reference names (a node pool: the cloud deletes pools first);
 - the Gateway an HTTPRoute attaches to (a ModelService's route keeps the InferenceGateway), and the
-  GatewayClass a Gateway names.
+  GatewayClass a Gateway names;
+- its Namespace (any namespaced object): Kubernetes deletes a Namespace's contents with it, so a
+  Namespace is deleted only once it holds nothing.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def references(obj: Resource) -> set[Key]:
                 used.add(Key(GATEWAY_API_GROUP, "Gateway", parent.get("namespace") or namespace, parent["name"]))
         if isinstance(spec.get("gatewayClassName"), str):
             used.add(Key(GATEWAY_API_GROUP, "GatewayClass", "", spec["gatewayClassName"]))
+    namespace = obj["metadata"].get("namespace")
+    if namespace:
+        used.add(Key("", "Namespace", "", namespace))
     used.discard(None)
     return used
 

@@ -250,8 +250,10 @@ def test_kinds_that_share_a_name_show_their_group(fleet):
     assert names(both.split("\n\n")[0]) == ["clusterproviderconfig.helm.m.crossplane.io/eks-l4"]
     assert names(both.split("\n\n")[1]) == ["clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4"]
     ambiguous = run("describe", "clusterproviderconfig", "eks-l4", state=fleet, code=2)
-    assert "use one of clusterproviderconfig.helm.m.crossplane.io, " \
-           "clusterproviderconfig.kubernetes.m.crossplane.io" in ambiguous.stderr
+    # Every provider's ClusterProviderConfig is a kind of that name (the clouds', Helm's, Kubernetes').
+    assert "use one of clusterproviderconfig.aws.m.upbound.io, " in ambiguous.stderr
+    assert "clusterproviderconfig.helm.m.crossplane.io, clusterproviderconfig.kubernetes.m.crossplane.io" \
+        in ambiguous.stderr
 
 
 # ---- 5. dry runs and diffs
