@@ -51,7 +51,7 @@ def timed_apply(state: Path, manifests: Path) -> dict:
 def measure(clusters: int, models: bool) -> dict:
     import yaml
 
-    from inferplane.engine.synthetic_fleet import write_fleet
+    from inferplane.simulator.synthetic_fleet import write_fleet
 
     with tempfile.TemporaryDirectory() as tmp:
         manifests = write_fleet(Path(tmp) / "fleet", clusters, models)
@@ -120,7 +120,7 @@ def render_once(checkout: Path, folder: Path) -> tuple[int, float, str]:
 
 
 def placement(runs: int, against: Path | None) -> None:
-    from inferplane.engine.synthetic_fleet import write_placement_fleet
+    from inferplane.simulator.synthetic_fleet import write_placement_fleet
 
     ours = Path(__file__).resolve().parents[1]
     checkouts = {"this checkout": ours, **({f"against {against}": against} if against else {})}

@@ -35,7 +35,7 @@ GETS = 3
 
 
 def one_run(clusters: int) -> dict:
-    from inferplane.engine.synthetic_fleet import write_fleet
+    from inferplane.simulator.synthetic_fleet import write_fleet
 
     with tempfile.TemporaryDirectory() as tmp:
         manifests = write_fleet(Path(tmp) / "fleet", clusters)

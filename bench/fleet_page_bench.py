@@ -46,7 +46,7 @@ def measure(name: str, manifests: Path) -> None:
 
 
 def main(sizes: list[int]) -> None:
-    from inferplane.engine.synthetic_fleet import write_fleet
+    from inferplane.simulator.synthetic_fleet import write_fleet
 
     print(f"{'fleet':>22} | {'page':>12} | {'fleet --html, best / median of ' + str(RUNS)}")
     with tempfile.TemporaryDirectory() as folder:

@@ -70,7 +70,7 @@ from inferplane.api.inference_class import class_from_json  # noqa: E402
 from inferplane.compose.base import Request  # noqa: E402
 from inferplane.compose.model_deployment import read_pool_class  # noqa: E402
 from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner, crossplane_request  # noqa: E402
-from inferplane.engine.reconciler import composition_functions  # noqa: E402
+from inferplane.compose.registry import composition_functions  # noqa: E402
 from inferplane.engine.runtime import Runtime  # noqa: E402
 
 # Rounds of a block of calls per path, each block after a few untimed calls: 1,000 timed calls a path.

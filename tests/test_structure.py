@@ -13,15 +13,19 @@ PACKAGE = Path(inferplane.__file__).parent
 # constants, which sit under everything).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
-    # The Crossplane runtime serves the engine's registry of composition functions and packages them.
+    # The Crossplane runtime serves compose's registry of composition functions and packages them.
     frozenset({"crossplane"}),
+    # The embedded engine: admission, then the runtime hosting the functions and the simulator.
     frozenset({"engine"}),
+    frozenset({"simulator"}),
     frozenset({"compose", "admission"}),
     frozenset({"clouds", "accelerators", "scheduling"}),
     # Routing's facts: the catalog composes each cluster's gateway that replicas' routes attach to.
     frozenset({"routing"}),
     # GPU metrics: the catalog says which component exports them and ships their rules.
     frozenset({"metrics"}),
+    # The embedded controller runtime, which knows no kind of ours (kinds register with it).
+    frozenset({"runtime"}),
     frozenset({"cel", "api"}),
 )
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
@@ -74,3 +78,10 @@ def test_the_reader_sees_imports_across_packages():
     found = {(source, target) for source, target, _ in edges()}
     assert {("cli", "engine"), ("engine", "compose"), ("compose", "clouds"), ("clouds", "api"),
             ("admission", "cel"), ("accelerators", "api")} <= found
+
+
+def test_the_runtime_knows_no_kind_of_ours():
+    # The runtime is generic: the kinds, clouds, drivers and placement come to it from above.
+    imported = {target for source, target, _ in edges() if source == "runtime"}
+    assert not imported & {"compose", "clouds", "accelerators", "scheduling", "simulator", "engine", "crossplane"}
+    assert ("engine", "runtime") in {(s, t) for s, t, _ in edges()}  # the reader sees the package at all

@@ -26,8 +26,8 @@ from inferplane.api.model_endpoint import CLUSTER_LABEL
 from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
                                   replica_placements, service_backends)
 from inferplane.compose.inference_cluster import node_pool
-from inferplane.engine.store import controller_of
-from inferplane.engine.store import Resource
+from inferplane.runtime.store import controller_of
+from inferplane.runtime.store import Resource
 
 # What the page reads from the state: the rest of a big fleet's objects (composed cloud resources,
 # releases) is never loaded.

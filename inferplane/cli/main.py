@@ -186,7 +186,7 @@ def opened(state: Path | None, wait: float | None = None, create: bool = True,
     refuses a folder with no store rather than create an empty one; one that only reads (read_only)
     works on a state it may not write."""
     from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
-    from inferplane.engine.store import STORE_FILE, StoreError, UnknownSchema
+    from inferplane.runtime.store import STORE_FILE, StoreError, UnknownSchema
 
     folder = state_dir(state)
     if (read_only or not create) and not (folder / STORE_FILE).is_file():
@@ -220,7 +220,7 @@ def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
     """An in-memory copy of the state (empty where there is none) and what the state holds now: for
     dry runs and diffs, which store nothing."""
     from inferplane.engine.runtime import Runtime, state_dir
-    from inferplane.engine.store import STORE_FILE
+    from inferplane.runtime.store import STORE_FILE
 
     if (state_dir(state) / STORE_FILE).is_file():
         with opened(state, read_only=True) as runtime:
@@ -442,7 +442,7 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
 def _cluster_objects(runtime, cluster: str) -> list[dict]:
     """A target cluster's simulated objects; a clear error where there is no such running cluster."""
     from inferplane.cli.views import condition
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
     from inferplane import API_GROUP
 
     held = runtime.store.cluster_objects(cluster).get(cluster)
@@ -465,8 +465,8 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     from inferplane.cli.query import fetch
     from inferplane.cli.views import describe as render
     from inferplane.compose.model_deployment import verdict
-    from inferplane.engine.store import controller_of
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import controller_of
+    from inferplane.runtime.store import Key
 
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
@@ -480,8 +480,8 @@ def _placement(runtime, obj: dict, lines) -> list[str]:
     (the explainer `why` prints, or describe's verdict) from the request that carries every resource
     the function requires."""
     from inferplane.compose.model_deployment import compose_model_deployment
-    from inferplane.engine.reconciler import call_with_requirements, resolver
-    from inferplane.engine.store import Key
+    from inferplane.runtime.reconciler import call_with_requirements, resolver
+    from inferplane.runtime.store import Key
 
     fleet = {Key.of(o): o for o in runtime.list()}
     answered = []
@@ -615,7 +615,7 @@ def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_n
     """Delete an object (KIND NAME) or every object a file names (-f), and everything composed under
     each, users first; refused while something else uses it."""
     from inferplane.cli.query import fetch, object_key
-    from inferplane.engine.reconciler import InUse
+    from inferplane.engine.runtime import InUse
 
     if bool(paths) == bool(kind or name) or (kind and not name):
         raise click.UsageError("give KIND NAME, or -f FILE for the objects a manifest names")
@@ -673,7 +673,7 @@ def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_n
 def scale(kind: str, name: str, namespace: str | None, replicas: int, state: Path | None, timeout: float) -> None:
     """Set the replicas of an object that serves the scale subresource (a ModelDeployment), like kubectl scale."""
     from inferplane.cli.query import fetch
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
 
     with opened(state, timeout, create=False) as runtime:
         key = Key.of(fetch(runtime, kind, name, namespace))
@@ -741,7 +741,7 @@ def label(args: tuple[str, ...], overwrite: bool, selector: str | None, every: b
     """Set (KEY=VALUE) or remove (KEY-) labels on objects, as kubectl label does; the changed objects go
     through admission and the fleet is reconciled."""
     from inferplane.cli.output import qualified_name
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
 
     specs = tuple(a for a in args if "=" in a or (a.endswith("-") and "/" not in a))
     targets = tuple(a for a in args if a not in specs)
@@ -843,7 +843,7 @@ def wait(args: tuple[str, ...], condition: str, timeout_text: str, selector: str
 
     from inferplane.cli.output import qualified_name
     from inferplane.cli.resources import resolve
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
 
     holds, deleting = _wait_test(condition)
     deadline = time.monotonic() + _duration(timeout_text)

@@ -12,7 +12,7 @@ from inferplane.cli.selectors import parse_selector
 
 if TYPE_CHECKING:
     from inferplane.engine.runtime import Runtime
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
 
 DEFAULT_NAMESPACE = "default"
 
@@ -73,7 +73,7 @@ def one_type(typed: str) -> ResourceType:
 
 def object_key(typed: str, name: str, namespace: str | None) -> "Key":
     """The key of the object KIND NAME [-n NS] means, in the control plane's store."""
-    from inferplane.engine.store import Key
+    from inferplane.runtime.store import Key
 
     type_ = one_type(typed)
     if type_.in_cluster:

@@ -14,9 +14,9 @@ from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
 from inferplane.compose.inference_cluster import HELD_ANNOTATION
-from inferplane.engine.reconciler import COMPOSITE_LABEL, COMPOSITION_KEY
-from inferplane.engine.store import controller_of
-from inferplane.engine.store import Resource
+from inferplane.runtime.reconciler import COMPOSITE_LABEL, COMPOSITION_KEY
+from inferplane.runtime.store import controller_of
+from inferplane.runtime.store import Resource
 
 
 def condition(obj: Resource, type_: str) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""The contract every composition function follows (Crossplane's RunFunction, in plain Python).
+"""What the composition functions share: the contract they follow (api/function.py, read here too),
+memos by resourceVersion, and the Composer they are built on.
 
 A function is pure: the same request gives byte-identical output, and the request itself is left as
 it was (the embedded runtime hands over its cache's objects, uncopied). It never raises for a user's
@@ -7,80 +8,14 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import Callable, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from inferplane.api.function import (  # noqa: F401  (the composers read the contract here)
+    CONFLICT, Condition, Desired, Event, Request, Requirement, Resource, Response, condition_of, is_ready)
 from inferplane.api.json_data import json_copy
 from inferplane.kept import MIB, Kept, size_of
-
-Resource = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """A resource the function needs before it can compose: Crossplane's required resources. Without
-    a name, every object of the kind in every namespace (Crossplane's selector matching all labels):
-    the runtime answers with a list, and any change to the kind calls the function again, unless
-    `watch` narrows that to the (namespace, name) of the objects whose changes matter to it (an empty
-    namespace for cluster-scoped kinds). With `match_labels`, every object of the kind in `namespace`
-    carrying those labels: a list again, and any change to the kind in that namespace calls it again."""
-
-    api_version: str
-    kind: str
-    name: str | None = None
-    namespace: str | None = None
-    watch: frozenset[tuple[str, str]] | None = None
-    match_labels: tuple[tuple[str, str], ...] | None = None
-
-
-@dataclass
-class Request:
-    composite: Resource
-    # Composed resources as observed, keyed by the stable names the function gave them.
-    observed: dict[str, Resource] = field(default_factory=dict)
-    # Required resources by requirement name; a requirement that could not be found maps to None, one
-    # without a name to the list of every object of its kind, one by labels to the list of what matches.
-    required: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Condition:
-    type: str
-    status: str  # "True" | "False" | "Unknown"
-    reason: str  # CamelCase
-    message: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
-
-
-@dataclass
-class Event:
-    type: str  # "Normal" | "Warning"
-    reason: str
-    message: str
-
-
-@dataclass
-class Desired:
-    resource: Resource
-    ready: bool | None = None  # None: readiness is derived by the runtime from the observed resource
-
-
-@dataclass
-class Response:
-    desired: dict[str, Desired] = field(default_factory=dict)
-    status: dict[str, Any] = field(default_factory=dict)
-    conditions: list[Condition] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    requirements: dict[str, Requirement] = field(default_factory=dict)
-
-    def condition(self, type_: str) -> Condition | None:
-        return next((c for c in self.conditions if c.type == type_), None)
-
-
 
 
 T = TypeVar("T")
@@ -147,24 +82,6 @@ def composite_name(composite: Resource) -> str:
 def validation_problems(error: ValidationError) -> str:
     """A model's validation errors on one line: `field.path: message; ...`."""
     return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-
-
-# The reason on a composite that could not apply a composed resource because another composite
-# controls it (the runtime sets it; composers pass it up).
-CONFLICT = "ComposedResourceConflict"
-
-
-def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
-    """A condition of an observed resource, or {} when it has none of that type."""
-    for condition in ((resource or {}).get("status") or {}).get("conditions") or []:
-        if condition.get("type") == type_:
-            return condition
-    return {}
-
-
-def is_ready(resource: Resource | None) -> bool:
-    """A composed resource is ready when its observed status carries condition Ready=True."""
-    return condition_of(resource, "Ready").get("status") == "True"
 
 
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the

@@ -34,7 +34,8 @@ from inferplane.api.xrd import openapi_schema
 from inferplane.compose.base import Desired, Request, Requirement, Response
 from inferplane.crossplane.request_shape import field_problems, first_problem, object_problems
 from inferplane.crossplane.usages import compose_usages
-from inferplane.engine.reconciler import PROGRESS_REASONS, composition_functions
+from inferplane.api.function import PROGRESS_REASONS
+from inferplane.compose.registry import composition_functions
 from inferplane.kept import MIB, Kept, size_of
 
 Resource = dict[str, Any]

@@ -23,9 +23,9 @@ from inferplane.api import ALL_KINDS
 from inferplane.api.cloud import SOURCES
 from inferplane.api.xrd import xrd_files
 from inferplane.crossplane.function import USAGES_INPUT
-from inferplane.engine.reconciler import composition_functions
+from inferplane.compose.registry import composition_functions
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.synthetic_fleet import fleet_manifests
+from inferplane.simulator.synthetic_fleet import fleet_manifests
 
 VERSION = f"v{version('inferplane')}"
 # Where the packages are pushed; `package build --image` names another registry.

@@ -21,7 +21,7 @@ from typing import Any
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.serving_stack import ServingStack
 from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
-from inferplane.engine.usage import references
+from inferplane.compose.usage import references
 
 Resource = dict[str, Any]
 

@@ -1,0 +1,2 @@
+"""The embedded engine as users drive it: admission, then the runtime with inferplane's functions, the
+simulator and the usage rules (runtime.py); the test legs' audits (legs.py)."""

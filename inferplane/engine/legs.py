@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferplane.engine.audits import AuditResult, audit_cluster
-from inferplane.engine.reconciler import ProgressReport
+from inferplane.simulator.audits import AuditResult, audit_cluster
+from inferplane.runtime.reconciler import ProgressReport
 from inferplane.engine.runtime import ApplyResult, Runtime
 
 # The legs live in the source checkout, beside the tests that run them.

@@ -25,10 +25,13 @@ from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
-from inferplane.engine.lease import Lease, LeaseLost
-from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.reconciler import ProgressReport, Reconciler, RunReport, composition_functions
-from inferplane.engine.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
+from inferplane.runtime.lease import Lease, LeaseLost
+from inferplane.compose.registry import composition_functions
+from inferplane.compose.usage import USAGE
+from inferplane.runtime.reconciler import InUse as Used, ProgressReport, Reconciler, RunReport
+from inferplane.simulator.controller import MODEL_REPLICA, Simulator
+from inferplane.simulator.provider import SimulatedProvider
+from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
 from inferplane import DEFAULT_STATE, STATE_ENV, state_dir  # noqa: F401  (the engine's callers read them here)
 
 # How long a command waits for another command's reconcile before it gives up and says so. A fleet
@@ -90,8 +93,10 @@ class Runtime:
         return classes
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
-        return Reconciler(self.store, provider=self.provider, functions=self.functions, progress=self.progress,
-                          lease=lease, simulate=True, clock=self.clock)
+        """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
+        return Reconciler(self.store, self.functions, provider=self.provider or SimulatedProvider(),
+                          controllers=(Simulator(),), usage=USAGE, progress=self.progress, lease=lease,
+                          clock=self.clock)
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
               limits: StreamLimits = StreamLimits()) -> ApplyResult:
@@ -191,7 +196,10 @@ class Runtime:
 
         def delete_first(reconciler: Reconciler) -> None:
             nonlocal deleted
-            deleted = reconciler.delete(key)
+            try:
+                deleted = reconciler.delete(key)
+            except Used as refused:
+                raise InUse(key, *serving_apart(reconciler, refused.users)) from None
 
         report = self._as_reconciler(delete_first)
         return deleted, report
@@ -226,3 +234,46 @@ class Runtime:
 
     def list(self, kind: str | None = None) -> list[Resource]:
         return self.store.list(kind)
+
+
+# How many users a refused deletion names (a Namespace's may be thousands).
+IN_USE_NAMED = 20
+
+
+class InUse(Exception):
+    """A deletion refused because something outside it still uses what it would remove: other objects,
+    or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
+
+    def __init__(self, key: Key, users: list[Key], serving: dict[Key, list[Key]] | None = None):
+        serving = serving or {}
+        reasons = [f"ModelDeployment {deployment.namespace}/{deployment.name} runs replicas "
+                   f"{', '.join(r.name for r in replicas)} on it" for deployment, replicas in sorted(serving.items())]
+        if serving:
+            reasons.append("move them first: a NoExecute taint in the cluster's spec.taints drains them, or narrow "
+                           "each deployment's clusterSelector so that it no longer selects this cluster")
+        if users:
+            named = ", ".join(u.qualified() for u in users[:IN_USE_NAMED])
+            more = f" and {len(users) - IN_USE_NAMED} more" if len(users) > IN_USE_NAMED else ""
+            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: delete "
+                           "those or change them to stop using it first")
+        super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
+        self.key = key
+        self.users = users
+        self.serving = serving
+
+
+def serving_apart(reconciler: Reconciler, in_use: list[Key]) -> tuple[list[Key], dict[Key, list[Key]]]:
+    """The users that are not a ModelReplica's workloads, and the replicas whose workloads use it, by
+    deployment: a replica is moved by its deployment, never deleted from under it."""
+    others, serving = [], {}
+    for user in in_use:
+        replica: Key | None = user
+        while replica is not None and replica.kind != MODEL_REPLICA:
+            replica = reconciler.controller_key(reconciler.get(replica) or {})
+        if replica is None:
+            others.append(user)
+            continue
+        deployment = reconciler.controller_key(reconciler.get(replica) or {}) or replica
+        if replica not in serving.setdefault(deployment, []):
+            serving[deployment].append(replica)
+    return others, {d: sorted(r) for d, r in serving.items()}

@@ -13,7 +13,7 @@ from inferplane.accelerators.registry import DEVICE_CLASSES, SLICES
 from inferplane.api.inference_class import DeviceSpec, InferenceClass
 from inferplane.cel import selector
 from inferplane.cel.device import Device
-from inferplane.engine.simulation_slices import resource_slice
+from inferplane.simulator.simulation_slices import resource_slice
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 
 import inferplane.admission as admission
 from inferplane.admission import admit_paths
-from inferplane.engine.store import Store
+from inferplane.runtime.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-cpu"

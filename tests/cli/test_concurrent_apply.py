@@ -19,8 +19,8 @@ import yaml
 
 from inferplane.cli.views import fleet_table
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Store
-from inferplane.engine.synthetic_fleet import fleet_manifests
+from inferplane.runtime.store import Store
+from inferplane.simulator.synthetic_fleet import fleet_manifests
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 3
@@ -179,7 +179,7 @@ def run_apply(state: Path, folder: Path, *options: str) -> subprocess.CompletedP
 
 
 def test_an_apply_waits_for_the_lease_holder_and_says_so_when_it_gives_up(tmp_path):
-    from inferplane.engine.lease import Lease
+    from inferplane.runtime.lease import Lease
 
     classes, clusters = split(1)
     folder = write(tmp_path / "fleet", classes + clusters)

@@ -121,7 +121,7 @@ def test_state_folder_option_and_environment(tmp_path):
 
 
 def test_sigkill_mid_apply_keeps_every_acknowledged_write(tmp_path):
-    from inferplane.engine.synthetic_fleet import write_fleet
+    from inferplane.simulator.synthetic_fleet import write_fleet
 
     manifests = write_fleet(tmp_path / "fleet", 300)
     state = tmp_path / "state"

@@ -21,7 +21,7 @@ from inferplane.api.cloud import SOURCES
 from inferplane.cli.fleet_page import fleet_page
 from inferplane.cli.main import cli
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.synthetic_fleet import CLUSTERS_PER_DEPLOYMENT, write_fleet
+from inferplane.simulator.synthetic_fleet import CLUSTERS_PER_DEPLOYMENT, write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())

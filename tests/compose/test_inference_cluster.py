@@ -6,7 +6,7 @@ import pytest
 
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import compose_inference_cluster
-from inferplane.engine.synthetic_fleet import CLUSTER_SETTINGS, MACHINES
+from inferplane.simulator.synthetic_fleet import CLUSTER_SETTINGS, MACHINES
 
 # Valid machines and cluster settings for every cloud, as the synthetic fleet uses them.
 SETTINGS = {**CLUSTER_SETTINGS, "Existing": {"secretRef": {"name": "kc", "key": "kubeconfig"}, "kubernetesVersion": "1.36"}}

@@ -12,8 +12,8 @@ from inferplane.compose import model_cache
 from inferplane.compose.base import Request
 from inferplane.compose.model_cache import compose_model_cache
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.simulation_schema import schema_errors
-from inferplane.engine.store import Key
+from inferplane.simulator.simulation_schema import schema_errors
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"
@@ -60,7 +60,7 @@ def compose(composite, clusters, secret=None, observed=None):
 
 def bound(response, key):
     """The desired Object as the provider reports it once the target cluster settled it."""
-    from inferplane.engine.provider import settled_status
+    from inferplane.simulator.provider import settled_status
 
     obj = dict(response.desired[key].resource)
     obj["status"] = {"atProvider": {"manifest": settled_status(obj["spec"])},

@@ -8,7 +8,7 @@ import yaml
 
 from inferplane.compose.base import Request
 from inferplane.compose.model_replica import compose_model_replica
-from inferplane.engine.simulation_schema import schema_errors
+from inferplane.simulator.simulation_schema import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_CRDS = REPO / "inferplane" / "data" / "crds"

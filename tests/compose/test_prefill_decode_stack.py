@@ -10,7 +10,7 @@ import yaml
 
 from inferplane.accelerators.catalog import AI_GATEWAY_CONTROLLER, AI_GATEWAY_NAMESPACE
 from inferplane.api.cloud import SOURCES
-from inferplane.engine.simulation_schema import schema_errors
+from inferplane.simulator.simulation_schema import schema_errors
 from inferplane.routing.inference_extension import (
     BUNDLE_VERSION_ANNOTATION,
     CRDS_FILE,

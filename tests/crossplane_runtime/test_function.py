@@ -20,7 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from inferplane.compose.base import Desired, Requirement, Response
 from inferplane.crossplane.function import FunctionRunner, dict_to_struct, serving, struct_to_dict
 from inferplane.crossplane.function import crossplane_request as run_request
-from inferplane.engine.synthetic_fleet import fleet_manifests
+from inferplane.simulator.synthetic_fleet import fleet_manifests
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -467,7 +467,7 @@ def test_a_requirement_for_a_whole_kind_is_asked_for_by_labels_and_answered_with
 
 def counting_runner() -> tuple[FunctionRunner, list[str]]:
     """A runner whose InferenceCluster function is the real one, noting each time it runs."""
-    from inferplane.engine.reconciler import composition_functions
+    from inferplane.compose.registry import composition_functions
 
     real = composition_functions()["InferenceCluster"]
     ran: list[str] = []

@@ -186,7 +186,7 @@ def test_a_cloud_cluster_is_held_by_the_stack_beside_it(function_stub, crossplan
 
 
 def test_a_replicas_objects_hold_their_clusters_provider_config(function_stub, crossplane_crds):
-    from inferplane.engine.reconciler import composition_functions
+    from inferplane.compose.registry import composition_functions
     from inferplane.engine.runtime import Runtime
 
     last = {}

@@ -26,9 +26,9 @@ from inferplane.api import KINDS
 from inferplane.compose.base import Request, Response
 from inferplane.crossplane.function import (RESERVED_CONDITIONS, FunctionRunner, core_desired, crossplane_request,
                                             serving)
-from inferplane.engine.reconciler import composition_functions
+from inferplane.compose.registry import composition_functions
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.synthetic_fleet import write_fleet
+from inferplane.simulator.synthetic_fleet import write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())

@@ -9,12 +9,12 @@ import yaml
 
 from inferplane.accelerators import catalog
 from inferplane.api.drivers import AMD_GPU, NVIDIA_GPU
-from inferplane.engine import fleet
-from inferplane.engine.audits import audit_cluster
+from inferplane.simulator import fleet
+from inferplane.simulator.audits import audit_cluster
 from inferplane.engine.legs import LEGS, audit_folder, leg_folders
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.simulation import ClusterSimulation, EngineObject
-from inferplane.engine.store import Key
+from inferplane.simulator.simulation import ClusterSimulation, EngineObject
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"

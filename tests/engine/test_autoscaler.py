@@ -7,8 +7,8 @@ from pathlib import Path
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool
-from inferplane.engine.store import Key
+from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 EKS = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
@@ -161,7 +161,7 @@ def test_nodes_that_take_none_of_the_pending_pods_stop_the_autoscaler_however_hi
     """An estimate that a new node takes a pod the scheduler then leaves Pending again (here forced:
     every new node 'takes' every pod, yet the pods claim a GPU model no node has) adds one round of
     nodes and stops; before, each round added nodes again until the pool's maximum, a million here."""
-    from inferplane.engine import simulation
+    from inferplane.simulator import simulation
 
     monkeypatch.setattr(simulation, "_take", lambda pending, info, allocator: True)
     unmatched = replica(2)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 def klass(name, instance_type, devices):
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},

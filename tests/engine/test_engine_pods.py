@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.engine.fleet import simulate_fleet
+from inferplane.simulator.fleet import simulate_fleet
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.simulation import ClusterSimulation, EngineObject, Pool
-from inferplane.engine.audits import audit
-from inferplane.engine.simulation_schema import schema_errors
-from inferplane.engine.store import Key
+from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
+from inferplane.simulator.audits import audit
+from inferplane.simulator.simulation_schema import schema_errors
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 # The recipes' class and cluster only: these tests pin replicas by hand, beside no deployment.

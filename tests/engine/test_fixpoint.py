@@ -5,11 +5,11 @@ reconciles counts those since a user last changed its inputs."""
 import itertools
 
 from inferplane.compose.base import Requirement, Response
-from inferplane.engine import reconciler as module
-from inferplane.engine.reconciler import MAX_RECONCILES_PER_OBJECT, Reconciler
+from inferplane.runtime import reconciler as module
+from inferplane.runtime.reconciler import MAX_RECONCILES_PER_OBJECT, Reconciler
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key, Store
-from inferplane.engine.synthetic_fleet import PLACEMENT_REPLICAS, write_placement_fleet
+from inferplane.runtime.store import Key, Store
+from inferplane.simulator.synthetic_fleet import PLACEMENT_REPLICAS, write_placement_fleet
 
 # Large enough that today's main stopped at the bound on it (the deployment reconciled once per
 # replica's cluster simulated, twice), small enough for a test.

@@ -9,9 +9,9 @@ from click.testing import CliRunner
 from inferplane.cli.main import cli
 from inferplane.cli.views import fleet_table, get_table
 from inferplane.compose.base import Desired, Response
-from inferplane.engine.reconciler import Reconciler
+from inferplane.runtime.reconciler import Reconciler
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key, Store
+from inferplane.runtime.store import Key, Store
 
 REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
@@ -91,8 +91,8 @@ def test_a_composed_resource_no_longer_desired_is_deleted_with_an_event(tmp_path
 
 
 def test_a_placement_audit_finding_is_a_warning_event_on_the_cluster(monkeypatch):
-    import inferplane.engine.fleet as fleet
-    from inferplane.engine.audits import Finding
+    import inferplane.simulator.fleet as fleet
+    from inferplane.simulator.audits import Finding
 
     monkeypatch.setattr(fleet, "audit", lambda objects: [Finding("placement", "PendingPod", "ns/x", None, "pod x is Pending: no node fits")])
     runtime = Runtime(None)

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from inferplane.engine.lease import Lease, LeaseLost
-from inferplane.engine.store import Store
+from inferplane.runtime.lease import Lease, LeaseLost
+from inferplane.runtime.store import Store
 
 
 class Clock:

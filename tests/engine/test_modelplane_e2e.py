@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from inferplane.accelerators.catalog import CLOUDS
 from inferplane.cli.main import cli
-from inferplane.engine.provider import SimulatedProvider
+from inferplane.simulator.provider import SimulatedProvider
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 FIXTURES = Path(__file__).parent / "modelplane_e2e"
 MANIFESTS = sorted(p for p in FIXTURES.glob("[0-9]*.yaml"))

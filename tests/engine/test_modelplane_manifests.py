@@ -16,7 +16,7 @@ import yaml
 
 from inferplane.admission import admit_paths
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"

@@ -13,7 +13,7 @@ from inferplane.admission import admit_paths
 from inferplane.cli.main import cli
 from inferplane.cli.views import route_report
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 MIXED = Path(__file__).resolve().parents[2] / "recipes" / "mixed-fleet"
 REPLICA = Key("inferplane.dev", "ModelReplica", "default", "qwen2-5-7b-eks-us-east-0")

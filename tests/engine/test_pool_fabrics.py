@@ -4,7 +4,7 @@ reconciles to Ready: an EKS pool on a Capacity Block with EFA, a Nebius pool on 
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 
 def nvidia_class(name, provisioning):

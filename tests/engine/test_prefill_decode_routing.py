@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.cli.views import route_report
-from inferplane.engine.provider import SimulatedProvider
+from inferplane.simulator.provider import SimulatedProvider
 from inferplane.engine.runtime import Runtime
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-prefill-decode-eks"

@@ -9,9 +9,9 @@ import yaml
 from click.testing import CliRunner
 
 from inferplane.cli.main import cli
-from inferplane.engine.audits import audit_cluster
+from inferplane.simulator.audits import audit_cluster
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 LEG = Path(__file__).resolve().parents[1] / "legs" / "existing"
 NVIDIA_COMPONENTS = {"dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dcgm-exporter"}

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.engine.fleet import simulate_fleet
+from inferplane.simulator.fleet import simulate_fleet
 from inferplane.engine.runtime import Runtime
 
 RECIPES = sorted(p for p in (Path(__file__).resolve().parents[2] / "recipes").iterdir() if p.is_dir())

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.reconciler import Reconciler
+from inferplane.simulator.provider import SimulatedProvider
+from inferplane.runtime.reconciler import Reconciler
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
@@ -70,8 +70,8 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
                      "Route", "RouteTable", "RouteTableAssociation", "ServingStack", "Subnet", "VPC"]
     # Nothing changed: nothing to reconcile. Reconciling everything again changes nothing: the fixpoint holds.
     before = runtime.list()
-    assert Reconciler(runtime.store).run().reconciles == 0
-    resynced = Reconciler(runtime.store)
+    assert runtime._reconciler().run().reconciles == 0
+    resynced = runtime._reconciler()
     resynced.resync()
     report = resynced.run()
     assert (report.reconciles, report.simulations) == (8, 0), \
@@ -162,7 +162,7 @@ def test_names_that_join_alike_never_collide(tmp_path):
 
 def test_a_function_that_never_settles_is_reported_not_looped_forever():
     from inferplane.compose.base import Desired, Response
-    from inferplane.engine.store import Store
+    from inferplane.runtime.store import Store
 
     store = Store(None)
     Reconciler(store, functions={"InferenceCluster": None}).submit(
@@ -182,7 +182,7 @@ def test_a_function_that_never_settles_is_reported_not_looped_forever():
 
 def test_a_failing_function_reports_synced_false_and_deletes_nothing():
     from inferplane.compose.base import Desired, Response
-    from inferplane.engine.store import Store
+    from inferplane.runtime.store import Store
 
     store = Store(None)
     Reconciler(store, functions={"InferenceCluster": None}).submit(
@@ -205,7 +205,7 @@ def test_a_failing_function_reports_synced_false_and_deletes_nothing():
 
 def test_the_fleet_table_says_a_cluster_never_composed_failed_to_reconcile():
     from inferplane.cli.views import fleet_table
-    from inferplane.engine.store import Store
+    from inferplane.runtime.store import Store
 
     def broken(request):
         raise ValueError("boom")
@@ -224,7 +224,7 @@ def test_requirements_asked_before_are_answered_up_front_and_a_changed_need_is_a
     then asks for something else (its spec now names another object), it is called round by round
     again, and the new object's content reaches it, as do later changes to that object."""
     from inferplane.compose.base import Requirement, Response
-    from inferplane.engine.store import Store
+    from inferplane.runtime.store import Store
 
     store = Store(None)
     reconciler = Reconciler(store, functions={"InferenceCluster": None})
@@ -272,7 +272,7 @@ def test_requirements_asked_before_are_answered_up_front_and_a_changed_need_is_a
 
 def test_a_renamed_composed_resource_replaces_the_old_one():
     from inferplane.compose.base import Desired, Response
-    from inferplane.engine.store import Store
+    from inferplane.runtime.store import Store
 
     store = Store(None)
     Reconciler(store, functions={"InferenceCluster": None}).submit(
@@ -292,7 +292,7 @@ def test_composition_functions_leave_their_requests_as_they_were():
     its request would corrupt what every later reconcile reads."""
     import json
 
-    from inferplane.engine.reconciler import composition_functions
+    from inferplane.compose.registry import composition_functions
 
     def checked(function):
         def call(request):
@@ -400,9 +400,9 @@ def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
     uncopied: a simulation that modified them would corrupt what every later reconcile reads."""
     import json
 
-    from inferplane.engine import reconciler
+    from inferplane.simulator import controller
 
-    simulate = reconciler.simulate
+    simulate = controller.simulate
     simulated = []
 
     def checked(store, cluster, inputs, templates=None):
@@ -412,7 +412,7 @@ def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
         simulated.append(cluster["metadata"]["name"])
         return result
 
-    monkeypatch.setattr(reconciler, "simulate", checked)
+    monkeypatch.setattr(controller, "simulate", checked)
     runtime = Runtime(None)
     assert runtime.apply([REPO / "recipes" / recipe]).report.converged
     assert sorted(simulated) == sorted(o["metadata"]["name"] for o in runtime.list("InferenceCluster"))
@@ -426,9 +426,9 @@ def test_a_composed_resource_changed_since_the_reconciler_applied_it_is_applied_
     """Within a run the reconciler skips building and comparing a resource its function desires exactly
     as it last applied it, only while the stored one is still the version that apply left: a write by
     anyone else between two batches is undone by the composite's next reconcile."""
-    from inferplane.engine import reconciler as module
-    from inferplane.engine.reconciler import RECONCILE
-    from inferplane.engine.synthetic_fleet import write_fleet
+    from inferplane.runtime import reconciler as module
+    from inferplane.runtime.reconciler import RECONCILE
+    from inferplane.simulator.synthetic_fleet import write_fleet
 
     runtime = Runtime(None)
     assert runtime.apply([write_fleet(tmp_path / "fleet", 1)]).report.converged

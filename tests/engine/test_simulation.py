@@ -17,8 +17,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
-from inferplane.engine.simulation import Pool, simulate_cluster
-from inferplane.engine.audits import audit, audit_cluster
+from inferplane.simulator.simulation import Pool, simulate_cluster
+from inferplane.simulator.audits import audit, audit_cluster
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
 
@@ -355,7 +355,7 @@ def test_unlabelled_resources_are_ignored_and_unknown_components_refused():
 @pytest.mark.parametrize("version", ["1.34", "1.36"])
 def test_objects_validate_against_kubernetes_schemas(version):
     # kubernetes-validate is a test dependency: a missing schema fails here rather than skipping.
-    from inferplane.engine.simulation_schema import schema_errors
+    from inferplane.simulator.simulation_schema import schema_errors
 
     pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv"), gpu_pool(AMD_GPU, "amd"), cpu_pool()]
     objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))
@@ -424,7 +424,7 @@ def test_pools_nodes_are_judged_alike_unless_a_pod_names_one():
     """The static predicates are answered once per pool for a pod that names no node; a pod that names
     one (hostname label or metadata.name field) is judged node by node."""
     from inferplane.api.cloud_cluster import PoolRole
-    from inferplane.engine.simulation import ClusterSimulation
+    from inferplane.simulator.simulation import ClusterSimulation
 
     pools = [Pool("gpu", PoolRole.GPU, 2, taints=({"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},)),
              Pool("system", PoolRole.SYSTEM, 2)]

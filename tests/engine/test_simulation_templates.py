@@ -9,12 +9,12 @@ import orjson
 import pytest
 import yaml
 
-from inferplane.engine import fleet
-from inferplane.engine.audits import audit
-from inferplane.engine.fleet import Templates, cluster_simulation, encoded, fingerprint, fleet_inputs
+from inferplane.simulator import fleet
+from inferplane.simulator.audits import audit
+from inferplane.simulator.fleet import Templates, cluster_simulation, encoded, fingerprint, fleet_inputs
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.simulation import ClusterSimulation
-from inferplane.engine.synthetic_fleet import write_fleet
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.synthetic_fleet import write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted([*(REPO / "recipes").iterdir(), *(REPO / "tests" / "legs").iterdir()])
@@ -231,7 +231,7 @@ def test_the_reconciler_hands_its_templates_to_each_simulation(tmp_path, monkeyp
         seen.append(templates)
         return simulate(store, cluster, inputs, templates)
 
-    from inferplane.engine import reconciler
-    monkeypatch.setattr(reconciler, "simulate", spy)
+    from inferplane.simulator import controller
+    monkeypatch.setattr(controller, "simulate", spy)
     reconciled(write_fleet(tmp_path / "fleet", 7))
     assert len(seen) == 7 and all(t is seen[0] and isinstance(t, Templates) for t in seen)

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from inferplane.engine.store import Conflict, Key, Store, StoreBusy, uid_for
+from inferplane.runtime.store import Conflict, Key, Store, StoreBusy, uid_for
 
 CLASS = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "l4"},
          "spec": {"devices": [{"name": "gpu"}]}}

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from inferplane.cli.main import cli
-from inferplane.engine import store as store_module
-from inferplane.engine.store import SCHEMA_VERSION, Store
+from inferplane.runtime import store as store_module
+from inferplane.runtime.store import SCHEMA_VERSION, Store
 
 REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"

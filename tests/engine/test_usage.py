@@ -8,9 +8,9 @@ import yaml
 from click.testing import CliRunner
 
 from inferplane.cli.main import cli
-from inferplane.engine.reconciler import InUse
+from inferplane.engine.runtime import InUse
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
+from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"

@@ -4,8 +4,8 @@ cluster is simulated again only when what its simulation reads changed."""
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.engine.store import Key
-from inferplane.engine.synthetic_fleet import write_fleet
+from inferplane.runtime.store import Key
+from inferplane.simulator.synthetic_fleet import write_fleet
 
 # 14 clusters: two per source (eks-0000 and eks-0007 use eks-nvidia and eks-cpu, and so on).
 CLUSTERS = 14
@@ -133,7 +133,7 @@ def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_
     """The reconciler trusts its cache within a batch only because it reads what others wrote first,
     under the write lock: a change another process commits between two batches reaches the cluster
     and what is composed from it, and is never written over."""
-    from inferplane.engine import reconciler
+    from inferplane.runtime import reconciler
 
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
     state = tmp_path / "state"

@@ -16,11 +16,9 @@ An object uses:
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
-
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.api.managed import MANAGED_NAMESPACE
-from inferplane.engine.store import Key, Resource
+from inferplane.runtime.store import Key, Resource
 from inferplane.routing.gateway import GATEWAY_API_GROUP, GATEWAY_API_VERSION
 
 _INFERENCE_CLASS = ("inferplane.dev", "InferenceClass")
@@ -88,24 +86,11 @@ def provides(obj: Resource) -> set[Key]:
     return out
 
 
-def users(deleted: list[Resource], objects: Iterable[Resource]) -> list[Key]:
-    """Objects outside `deleted` that use something in it: while any exists, the deletion waits."""
-    gone = {k for obj in deleted for k in provides(obj)}
-    deleted_keys = {Key.of(obj) for obj in deleted}
-    return sorted(Key.of(o) for o in objects if Key.of(o) not in deleted_keys and references(o) & gone)
+class InferplaneUsage:
+    """These rules, as the embedded runtime takes them (runtime.controller.UsageRules)."""
+
+    references = staticmethod(references)
+    provides = staticmethod(provides)
 
 
-def deletion_order(children: Iterable[Key], subtree: Callable[[Key], list[Resource]]) -> list[Key]:
-    """Siblings in the order a real cloud needs them deleted: users before what they use (a serving
-    stack's Helm releases before the cluster they run on; a release before its ProviderConfig)."""
-    remaining = sorted(children)
-    trees = {child: subtree(child) for child in remaining}
-    uses = {child: {k for obj in trees[child] for k in references(obj)} for child in remaining}
-    gives = {child: {k for obj in trees[child] for k in provides(obj)} for child in remaining}
-    order = []
-    while remaining:
-        # The first sibling nothing else still uses; on a cycle (none), the first one.
-        free = next((c for c in remaining if not any(gives[c] & uses[o] for o in remaining if o != c)), remaining[0])
-        order.append(free)
-        remaining.remove(free)
-    return order
+USAGE = InferplaneUsage()

@@ -163,8 +163,8 @@ CREATE TABLE IF NOT EXISTS leases (
 # The tables above, by name: a database with tables but none of these is another program's.
 _TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
 
-# The two kinds of work in the queue: reconcile a composite, simulate a target cluster.
-RECONCILE, SIMULATE = "reconcile", "simulate"
+# The reconciler's kind of work in the queue (a hosted controller's work is named by it).
+RECONCILE = "reconcile"
 
 
 class Conflict(Exception):

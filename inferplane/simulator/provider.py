@@ -27,7 +27,7 @@ import hashlib
 from typing import Callable
 
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
-from inferplane.engine.store import Resource
+from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
 from inferplane.routing.inference_extension import served_kinds

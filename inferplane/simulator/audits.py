@@ -27,7 +27,7 @@ from inferplane.accelerators.workloads import Placement
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
-from inferplane.engine.simulation import (
+from inferplane.simulator.simulation import (
     DAEMONSET_PREDICATES,
     DRIVERS_ANNOTATION,
     ENGINE_PLACEMENT,

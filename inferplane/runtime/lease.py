@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Callable
 
-from inferplane.engine.store import Store
+from inferplane.runtime.store import Store
 
 RECONCILER_LEASE = "reconciler"
 # client-go's leader election defaults: a lease lasts 15 s and is renewed well before (every 5 s

@@ -46,7 +46,7 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.compose.model_replica import REPLICA_LABEL
-from inferplane.engine.simulation_slices import renamed_slice, resource_slice
+from inferplane.simulator.simulation_slices import renamed_slice, resource_slice
 from inferplane.scheduling.dra import DRIVER_OF_CLASS, DeviceAllocator
 from inferplane.scheduling.predicates import (
     NodeAffinity,

@@ -26,8 +26,8 @@ from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
-from inferplane.engine.audits import audit
-from inferplane.engine.simulation import (
+from inferplane.simulator.audits import audit
+from inferplane.simulator.simulation import (
     INSTANCE_TYPE_LABEL,
     ClusterSimulation,
     EngineObject,
@@ -36,7 +36,7 @@ from inferplane.engine.simulation import (
     node_names,
     renamed,
 )
-from inferplane.engine.store import Key, Resource, Store, controller_of
+from inferplane.runtime.store import Key, Resource, Store, controller_of
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).

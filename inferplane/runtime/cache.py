@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from inferplane.engine.store import Key, Resource, Store, controller_of, resource_version
+from inferplane.runtime.store import Key, Resource, Store, controller_of, resource_version
 
 # An index kept over one field of one kind's objects: (kind, field path).
 FieldIndex = tuple[str, str]

@@ -14,12 +14,18 @@ cache what other processes wrote since, then works off queue items (their writes
 bookkeeping) for up to BATCH_SECONDS and commits. Within a batch nobody else can write, so the cache
 is the store and writes need not read versions back; a write that still finds a newer version (a
 cache bug) is refused, and the batch is rolled back and redone from a fresh read. Once no reconcile
-is left, every cluster whose simulation inputs changed is simulated again.
+is left, the hosted controllers work off what became due for them (the simulator: every cluster whose
+simulation inputs changed is simulated again).
+
+It knows no kind of ours: the kinds come with their composition functions (the registry), the
+managed resources with a provider, deletion's rules with the usage rules, and the simulator is a
+controller it hosts (runtime/controller.py).
 
 What a fixpoint takes depends on the fleet, never on the clock: batches only decide when work is
 committed, never its order. Work that depends on many objects waits for them: a composite that
 requires every object of a kind (a ModelDeployment reads every cluster) reconciles after what
-changed them, once for all of them; every queued simulation runs before what they cause. The bound
+changed them, once for all of them; a hosted controller's queued items all run before what they
+cause. The bound
 on a composite's reconciles counts those since its inputs last changed (see input_generation).
 """
 
@@ -30,18 +36,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from inferplane.api.function import CONFLICT, PROGRESS_REASONS, Request, Requirement, Response, is_ready
 from inferplane.api.json_data import json_copy
-from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import composed_name
-from inferplane.compose.base import CONFLICT, Request, Requirement, Response, is_ready
-from inferplane.engine.cache import Cache
-from inferplane.engine.fleet import Templates, fingerprint, simulate, simulation_inputs
-from inferplane.engine.lease import Lease
-from inferplane.engine.provider import SimulatedProvider
-from inferplane.engine.store import (EVERY, RECONCILE, SIMULATE, Conflict, Key, Resource, Store, controller_of,
-                                     controller_ref, written_digest,
-                                     resource_version)
-from inferplane.engine.usage import deletion_order, users
+from inferplane.runtime.cache import Cache
+from inferplane.runtime.controller import Controller, Provider, ReportsReady, UsageRules
+from inferplane.runtime.lease import Lease
+from inferplane.runtime.store import (EVERY, RECONCILE, Conflict, Key, Resource, Store, controller_of, controller_ref,
+                                     resource_version, written_digest)
+from inferplane.runtime.usage import deletion_order, users
 
 # Crossplane marks each composed resource with the key its function gave it.
 COMPOSITION_KEY = "crossplane.io/composition-resource-name"
@@ -49,8 +52,6 @@ COMPOSITE_LABEL = "crossplane.io/composite"
 # A healthy fleet converges in a handful of reconciles per object for each change to its inputs
 # (apply, observe ready, report); far more means two things keep undoing each other.
 MAX_RECONCILES_PER_OBJECT = 25
-# Reasons that mean "on its way", not "stuck".
-PROGRESS_REASONS = ("Creating", "Installing")
 # Bounded so that a function which keeps asking for new resources cannot spin forever.
 MAX_REQUIREMENT_ROUNDS = 5
 # The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
@@ -62,35 +63,13 @@ BATCH_SECONDS = 0.2
 BATCH_PAUSE_SECONDS = 0.01
 # The queue's priorities, lowest first. A composite that requires every object of a kind (or every one
 # in a namespace) is a dependent: it reconciles once the objects themselves settled, once for all of
-# them, rather than once per object that changed. Simulations come after every reconcile, so that a
-# cluster is simulated once its fleet settled, not at every step on the way.
+# them, rather than once per object that changed. A hosted controller's work (the simulator's) comes
+# after every reconcile, at a priority of its own above these.
 DEPENDENT_PRIORITY = 1
-SIMULATE_PRIORITY = 2
 
 
-# Hears of each reconcile and simulation done: (how many so far, a count of what is left in the queue).
+# Hears of each reconcile and controller run done: (how many so far, a count of what is left queued).
 ProgressReport = Callable[[int, Callable[[], int]], None]
-
-
-def composition_functions() -> dict[str, Callable[[Request], Response]]:
-    """Kind -> composition function. Imported lazily: functions pull in the whole catalog."""
-    from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
-    from inferplane.compose.cloud_cluster import compose_cloud_cluster
-    from inferplane.compose.inference_cluster import compose_inference_cluster
-    from inferplane.compose.inference_gateway import compose_inference_gateway
-    from inferplane.compose.model_cache import compose_model_cache
-    from inferplane.compose.model_deployment import compose_model_deployment
-    from inferplane.compose.model_endpoint import compose_model_endpoint
-    from inferplane.compose.model_replica import compose_model_replica
-    from inferplane.compose.model_service import compose_model_service
-    from inferplane.compose.serving_stack import compose_serving_stack
-
-    functions = {"InferenceCluster": compose_inference_cluster, "ServingStack": compose_serving_stack,
-                 "ModelDeployment": compose_model_deployment, "ModelReplica": compose_model_replica,
-                 "InferenceGateway": compose_inference_gateway, "ModelEndpoint": compose_model_endpoint,
-                 "ModelService": compose_model_service, "ModelCache": compose_model_cache}
-    functions.update({kind.KIND: compose_cloud_cluster for kind in CLOUD_CLUSTER_KINDS.values()})
-    return functions
 
 
 Resolve = Callable[[Requirement], Any]
@@ -177,47 +156,20 @@ def watched(requirement: Requirement) -> set[Key]:
     return {Key(group, requirement.kind, namespace, name) for namespace, name in requirement.watch}
 
 
-MODEL_REPLICA = "ModelReplica"
-# The field a ModelReplica names its cluster by: the cache indexes replicas by it.
-PINNED_TO = "spec.clusterName"
-
-
-def pinned_cluster(replica: Resource) -> str:
-    spec = replica.get("spec")
-    return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
-
-
-# How many users a refused deletion names (a Namespace's may be thousands).
-IN_USE_NAMED = 20
-
-
 class InUse(Exception):
-    """A deletion refused because something outside it still uses what it would remove: other objects,
-    or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
+    """A deletion refused because objects outside it still use what it would remove (Crossplane's Usage)."""
 
-    def __init__(self, key: Key, users: list[Key], serving: dict[Key, list[Key]] | None = None):
-        serving = serving or {}
-        reasons = [f"ModelDeployment {deployment.namespace}/{deployment.name} runs replicas "
-                   f"{', '.join(r.name for r in replicas)} on it" for deployment, replicas in sorted(serving.items())]
-        if serving:
-            reasons.append("move them first: a NoExecute taint in the cluster's spec.taints drains them, or narrow "
-                           "each deployment's clusterSelector so that it no longer selects this cluster")
-        if users:
-            named = ", ".join(u.qualified() for u in users[:IN_USE_NAMED])
-            more = f" and {len(users) - IN_USE_NAMED} more" if len(users) > IN_USE_NAMED else ""
-            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: delete "
-                           "those or change them to stop using it first")
-        super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
+    def __init__(self, key: Key, users: list[Key]):
+        super().__init__(f"{key.qualified()} is in use by {', '.join(u.qualified() for u in users)}")
         self.key = key
         self.users = users
-        self.serving = serving
 
 
 @dataclass
 class RunReport:
     converged: bool = True
     reconciles: int = 0
-    simulations: int = 0  # target clusters simulated again (their inputs changed)
+    simulations: int = 0  # runs of the hosted controllers (the simulator's: target clusters simulated again)
     # How often each object was reconciled.
     reconciled: dict[str, int] = field(default_factory=dict)
     # Objects that hit the bound, with how often they were reconciled.
@@ -227,22 +179,26 @@ class RunReport:
 
 
 class Reconciler:
-    def __init__(self, store: Store, provider: SimulatedProvider | None = None,
-                 functions: dict[str, Callable[[Request], Response]] | None = None,
-                 progress: ProgressReport | None = None, lease: Lease | None = None,
-                 simulate: bool | None = None, clock: Callable[[], float] = time.monotonic):
-        """`simulate`: simulate the target clusters (default: when the functions are inferplane's own).
-        `progress(done, queued)` hears of each reconcile and simulation done (`queued()` counts what is
-        left). `clock` times the batches (a test slows it: the fixpoint does not depend on it)."""
+    def __init__(self, store: Store, functions: dict[str, Callable[[Request], Response]],
+                 provider: Provider | None = None, controllers: tuple[Controller, ...] = (),
+                 usage: UsageRules | None = None, progress: ProgressReport | None = None,
+                 lease: Lease | None = None, clock: Callable[[], float] = time.monotonic):
+        """`functions`: the composition function of each kind that has one (the registry). `provider`
+        reports on managed resources (default: each is Ready as applied). `controllers` are hosted beside
+        the functions (the simulator). `usage`: the rules that refuse a deletion from under a user (none:
+        nothing is refused). `progress(done, queued)` hears of each reconcile and controller run done
+        (`queued()` counts what is left). `clock` times the batches (a test slows it: the fixpoint does
+        not depend on it)."""
         self.store = store
-        self.simulates = functions is None if simulate is None else simulate
-        self.provider = provider or SimulatedProvider()
-        self.functions = functions if functions is not None else composition_functions()
+        self.provider = provider or ReportsReady()
+        self.functions = functions
+        self.controllers = {controller.work: controller for controller in controllers}
+        self.usage = usage
         self.progress = progress
         self.lease = lease
         self.clock = clock
         # The cache of the store, read through (see cache.py); made anew by _load.
-        self.cache = Cache(store, ((MODEL_REPLICA, PINNED_TO),), self._changed)
+        self.cache = self._new_cache()
         # composite -> the requirements its function last asked for (answered up front next time).
         self.asked: dict[Key, dict[str, Requirement]] = {}
         # composite -> what it required last time, and the reverse, each read from the store when first
@@ -261,9 +217,7 @@ class Reconciler:
         self.rounds: dict[Key, tuple[tuple, int]] = {}
         # (group, kind) -> how often an object of the kind that users write came, went or changed spec.
         self.user_changes: dict[tuple[str, str], int] = {}
-        self.simulating = False  # working off the queued simulations (_next_item)
-        # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
-        self.templates = Templates()
+        self.running: str | None = None  # the hosted controller whose queued work is being worked off
 
     # ---- writes users make
 
@@ -295,10 +249,14 @@ class Reconciler:
 
     def _load(self) -> None:
         """Start from an empty cache of the store (a run's start; a batch that found the cache behind)."""
-        self.cache = Cache(self.store, ((MODEL_REPLICA, PINNED_TO),), self._changed)
+        self.cache = self._new_cache()
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
         self.required, self.required_by = {}, {}
+
+    def _new_cache(self) -> Cache:
+        indexes = tuple(index for controller in self.controllers.values() for index in controller.field_indexes)
+        return Cache(self.store, indexes, self._changed)
 
     def _changed(self, key: Key, before: Resource | None, after: Resource) -> None:
         """A write or the watch changed an object: count what users change (see input_generation)."""
@@ -310,8 +268,34 @@ class Reconciler:
         kind = (key.group, key.kind)
         self.user_changes[kind] = self.user_changes.get(kind, 0) + 1
 
-    def _get(self, key: Key) -> Resource | None:
+    # ---- what hosted controllers read (runtime.controller.View)
+
+    def get(self, key: Key) -> Resource | None:
         return self.cache.get(key)
+
+    def lookup(self, kind: str, name: str) -> Resource | None:
+        """The cluster-scoped object of a kind with this name."""
+        key = self.cache.cluster_scoped(kind, name)
+        return self.cache.get(key) if key else None
+
+    def children(self, uid: str) -> list[Resource]:
+        """What the object with this uid controls, in key order."""
+        return [obj for k in self.cache.controlled_by(uid) if (obj := self.cache.get(k)) is not None]
+
+    def by_field(self, kind: str, path: str, value: str) -> list[Resource]:
+        return self.cache.by_field(kind, path, value)
+
+    def root(self, key: Key) -> Key:
+        """The top of the controller chain an object is composed under."""
+        while (obj := self.cache.get(key)) is not None and (owner := self.controller_key(obj)) is not None:
+            key = owner
+        return key
+
+    def report_status(self, key: Key, status: dict[str, Any]) -> None:
+        """Merge what a hosted controller reports into an object's status (its composite reconciles)."""
+        observed = self.cache.get(key)
+        if observed is not None:
+            self._put_status(key, {**(observed.get("status") or {}), **status})
 
     def _of_kind(self, group: str, kind: str) -> list[Resource]:
         """Every object of a kind, in key order."""
@@ -319,18 +303,6 @@ class Reconciler:
 
     def _resolve(self, requirement: Requirement) -> Any:
         return answer(requirement, self._of_kind(*requirement_kind(requirement)), self.cache.get)
-
-    def _pinned(self, cluster: str) -> list[Resource]:
-        return self.cache.by_field(MODEL_REPLICA, PINNED_TO, cluster)
-
-    def _simulation_target(self, key: Key) -> Key | None:
-        """The target cluster whose simulation a change to this object can change: the cluster it is
-        composed under, or the one a ModelReplica is pinned to."""
-        if key.kind == MODEL_REPLICA:
-            replica = self.cache.get(key)
-            return self.cache.cluster_scoped(InferenceCluster.KIND, pinned_cluster(replica)) if replica else None
-        root = self._root(key)
-        return root if root.kind == InferenceCluster.KIND else None
 
     def _required(self, watcher: Key) -> set[Key]:
         if watcher not in self.required:
@@ -352,21 +324,9 @@ class Reconciler:
             if key in self.required_by:
                 self.required_by[key].add(watcher)
 
-    def _lookup(self, kind: str, name: str) -> Resource | None:
-        key = self.cache.cluster_scoped(kind, name)
-        return self.cache.get(key) if key else None
-
-    def _children(self, uid: str) -> list[Resource]:
-        return [obj for k in self.cache.controlled_by(uid) if (obj := self.cache.get(k)) is not None]
-
-    def _controller(self, obj: Resource) -> Key | None:
+    def controller_key(self, obj: Resource) -> Key | None:
+        """The key of what controls the object, if anything does."""
         return self.cache.key_of_uid(controller_of(obj) or "")
-
-    def _root(self, key: Key) -> Key:
-        """The top of the controller chain an object is composed under."""
-        while (obj := self.cache.get(key)) is not None and (owner := self._controller(obj)) is not None:
-            key = owner
-        return key
 
     # ---- writes the reconciler makes (inside a transaction), each queueing what it affects
 
@@ -374,7 +334,7 @@ class Reconciler:
         """Note what a write affects: the object itself or its controller, and the composites that required
         it by name; after those, the dependents that required its whole kind (or namespace)."""
         targets = [key] if itself else []
-        owner = self._controller(obj)
+        owner = self.controller_key(obj)
         if owner and not itself:
             targets.append(owner)
         targets += sorted(self._required_by(key))
@@ -466,17 +426,20 @@ class Reconciler:
             return False
 
     def _next_item(self) -> tuple[str, Key, int] | None:
-        """The next queue item. Once simulations start, every queued one runs before what they cause (a
-        ModelDeployment whose replicas they report on reconciles once for all of them), across batches."""
-        item = self.store.next_item(SIMULATE) if self.simulating else None
+        """The next queue item. Once a hosted controller's items start, every one queued runs before what
+        they cause (a ModelDeployment whose replicas the simulations report on reconciles once for all of
+        them), across batches."""
+        item = self.store.next_item(self.running) if self.running else None
         item = item or self.store.next_item()
-        self.simulating = item is not None and item[0] == SIMULATE
+        self.running = item[0] if item is not None and item[0] in self.controllers else None
         return item
 
     def _work_on(self, item: tuple[str, Key, int], report: RunReport) -> None:
         work, key, bumps = item
-        if work == SIMULATE:
-            report.simulations += self._simulate(key, bumps)
+        if work in self.controllers:
+            with self.store.transaction(durable=False):
+                self.store.done(work, key, bumps)
+                report.simulations += bool(self.controllers[work].run(self, key))
             self._report_progress(report)
             return
         if key.kind not in self.functions or self.cache.get(key) is None:
@@ -525,7 +488,7 @@ class Reconciler:
         function = self.functions[composite["kind"]]
         uid = composite["metadata"]["uid"]
         observed = {}
-        for child in self._children(uid):
+        for child in self.children(uid):
             observed[child["metadata"].get("annotations", {}).get(COMPOSITION_KEY, child["metadata"]["name"])] = child
         response: Response | None = None
         required: set[Key] = set()
@@ -536,9 +499,8 @@ class Reconciler:
             failure = exc
         with self.store.transaction(durable=False):
             self.store.done(RECONCILE, key, bumps)
-            target = self._simulation_target(key) if self.simulates else None
-            if target is not None:
-                self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)
+            for controller in self.controllers.values():
+                self.store.enqueue(controller.work, controller.due_after_reconcile(self, key), controller.priority)
             self._write_response(key, composite, observed, response, required, failure)
 
     def _write_response(self, key: Key, composite: Resource, observed: dict[str, Resource],
@@ -636,22 +598,19 @@ class Reconciler:
         obj = self.cache.get(key)
         if obj is None:
             return
-        target = self._simulation_target(key) if self.simulates and key.kind == MODEL_REPLICA else None
-        if target is not None:
-            self.store.enqueue(SIMULATE, [target], priority=SIMULATE_PRIORITY)  # its engines stop
+        for controller in self.controllers.values():
+            self.store.enqueue(controller.work, controller.due_on_delete(self, key), controller.priority)
         children = set(self.cache.controlled_by(obj["metadata"]["uid"]))
         self.cache.forget(key)
         if controller_of(obj) is None:
             self._user_changed(key)
         self.asked.pop(key, None)
-        for child in deletion_order(children, self._subtree):
+        for child in deletion_order(self.usage, children, self._subtree) if self.usage else sorted(children):
             self._garbage_collect(child)
         self._queue_affected()
         self.store.delete(key)
         self._note_requirements(key, set())
         self._enqueue_affected(key, obj, itself=False)
-        if self.simulates and key.kind == InferenceCluster.KIND:
-            self.store.enqueue(SIMULATE, [key], priority=SIMULATE_PRIORITY)
 
     def _subtree(self, key: Key) -> list[Resource]:
         """The object and everything it controls, transitively."""
@@ -669,49 +628,13 @@ class Reconciler:
         self._load()
         if self.cache.get(key) is None:
             return False
-        in_use = users(self._subtree(key), self.store.list())
+        in_use = users(self.usage, self._subtree(key), self.store.list()) if self.usage else []
         if in_use:
-            raise InUse(key, *self._serving_apart(in_use))
+            raise InUse(key, in_use)
         with self.store.transaction():
             self._garbage_collect(key)
             self._queue_affected()
         return True
-
-    def _serving_apart(self, in_use: list[Key]) -> tuple[list[Key], dict[Key, list[Key]]]:
-        """The users that are not a ModelReplica's workloads, and the replicas whose workloads use it, by
-        deployment: a replica is moved by its deployment, never deleted from under it."""
-        others, serving = [], {}
-        for user in in_use:
-            replica = user
-            while replica is not None and replica.kind != MODEL_REPLICA:
-                replica = self._controller(self.cache.get(replica) or {})
-            if replica is None:
-                others.append(user)
-                continue
-            deployment = self._controller(self.cache.get(replica) or {}) or replica
-            if replica not in serving.setdefault(deployment, []):
-                serving[deployment].append(replica)
-        return others, {d: sorted(r) for d, r in serving.items()}
-
-    def _simulate(self, key: Key, bumps: int) -> int:
-        """Simulate a target cluster again if its inputs changed since it last was; 1 if it ran."""
-        with self.store.transaction(durable=False):
-            self.store.done(SIMULATE, key, bumps)
-            cluster = self.cache.get(key)
-            if cluster is None:
-                self.store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
-                return 0
-            inputs = simulation_inputs(cluster, self._lookup, self._children, self._pinned)
-            if self.store.simulated_inputs(key.name) == fingerprint(inputs):
-                return 0
-            _, statuses = simulate(self.store, cluster, inputs, self.templates)
-            # The engine workloads' Objects report how they run, as their provider would; each change
-            # reconciles the replica that composed it.
-            for object_key, status in sorted(statuses.items()):
-                observed = self.cache.get(object_key)
-                if observed is not None:
-                    self._put_status(object_key, {**(observed.get("status") or {}), **status})
-            return 1
 
     def _record_recovery(self, key: Key, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
         """A condition that turns True after being False is a Normal event; after a real problem

@@ -1,0 +1,82 @@
+"""What the reconciler hosts beside the composition functions, each a protocol that knows no kind of
+ours: the provider that reports on managed resources, the usage rules that keep a deletion from
+removing what something else uses, and further controllers (the simulator) that own a kind of work in
+the queue."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Protocol
+
+from inferplane.runtime.cache import FieldIndex
+from inferplane.runtime.store import Key, Resource, Store
+
+# Lists the control plane's objects of a kind, in any group.
+OfKind = Callable[[str], list[Resource]]
+
+
+class Provider(Protocol):
+    """Reports on a managed resource (one no composition function composes), as a Crossplane provider
+    does once the external resource exists."""
+
+    def observe(self, obj: Resource, of_kind: OfKind) -> dict:
+        """The status the provider reports for the resource as applied."""
+
+    def observes_others(self, obj: Resource) -> bool:
+        """Whether what it reports depends on other objects, so that it is observed on every apply."""
+
+
+class ReportsReady:
+    """A provider for tests and for resources with no provider: every resource is Ready as applied."""
+
+    def observe(self, obj: Resource, of_kind: OfKind) -> dict:
+        return {**(obj.get("status") or {}), "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
+
+    def observes_others(self, obj: Resource) -> bool:
+        return False
+
+
+class UsageRules(Protocol):
+    """Crossplane's Usage, as rules over objects: what an object uses, and what goes when it goes."""
+
+    def references(self, obj: Resource) -> set[Key]:
+        """Every object `obj` uses (whether or not it exists)."""
+
+    def provides(self, obj: Resource) -> set[Key]:
+        """The object itself and what goes with it when it is deleted."""
+
+
+class View(Protocol):
+    """What a hosted controller reads of the reconciler's cache, and how it reports on an object."""
+
+    store: Store
+
+    def get(self, key: Key) -> Resource | None: ...
+
+    def lookup(self, kind: str, name: str) -> Resource | None: ...
+
+    def children(self, uid: str) -> list[Resource]: ...
+
+    def by_field(self, kind: str, path: str, value: str) -> list[Resource]: ...
+
+    def root(self, key: Key) -> Key: ...
+
+    def report_status(self, key: Key, status: dict) -> None: ...
+
+
+class Controller(Protocol):
+    """A second controller the reconciler hosts: it owns the queue items of one kind of work, which run
+    after every reconcile (`priority`), and says which of its items a reconcile or a deletion makes due."""
+
+    work: str
+    priority: int
+    field_indexes: tuple[FieldIndex, ...]
+
+    def due_after_reconcile(self, view: View, key: Key) -> Iterable[Key]: ...
+
+    def due_on_delete(self, view: View, key: Key) -> Iterable[Key]:
+        """Called before the object is deleted (it is still readable)."""
+
+    def run(self, view: View, key: Key) -> bool:
+        """Do the work for one object; whether it ran (False: nothing had changed)."""

@@ -1,0 +1,75 @@
+"""The simulator as the second controller the reconciler hosts: like a fleet of kubelets and
+schedulers, it watches each InferenceCluster and the ModelReplicas pinned to it, and simulates the
+cluster again whenever what it reads of them changed (fleet.simulation_inputs): its nodes, its stack's
+workloads and the engines, whose provider-kubernetes Objects then report how they run."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.runtime.controller import View
+from inferplane.runtime.store import Key
+from inferplane.simulator.fleet import Templates, fingerprint, simulate, simulation_inputs
+
+SIMULATE = "simulate"
+# After every reconcile (0) and every dependent's (1): a cluster is simulated once its fleet settled,
+# not at every step on the way.
+SIMULATE_PRIORITY = 2
+MODEL_REPLICA = "ModelReplica"
+# The field a ModelReplica names its cluster by: the cache indexes replicas by it.
+PINNED_TO = "spec.clusterName"
+
+
+def pinned_cluster(replica: dict) -> str:
+    spec = replica.get("spec")
+    return str(spec.get("clusterName", "")) if isinstance(spec, dict) else ""
+
+
+class Simulator:
+    work = SIMULATE
+    priority = SIMULATE_PRIORITY
+    field_indexes = ((MODEL_REPLICA, PINNED_TO),)
+
+    def __init__(self) -> None:
+        # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
+        self.templates = Templates()
+
+    @staticmethod
+    def target(view: View, key: Key) -> Key | None:
+        """The target cluster whose simulation a change to this object can change: the cluster it is
+        composed under, or the one a ModelReplica is pinned to."""
+        if key.kind == MODEL_REPLICA:
+            replica = view.get(key)
+            cluster = view.lookup(InferenceCluster.KIND, pinned_cluster(replica)) if replica else None
+            return Key.of(cluster) if cluster else None
+        root = view.root(key)
+        return root if root.kind == InferenceCluster.KIND else None
+
+    def due_after_reconcile(self, view: View, key: Key) -> Iterable[Key]:
+        target = self.target(view, key)
+        return [target] if target is not None else []
+
+    def due_on_delete(self, view: View, key: Key) -> Iterable[Key]:
+        """A deleted replica's engines stop on its cluster; a deleted cluster's simulation goes."""
+        if key.kind == InferenceCluster.KIND:
+            return [key]
+        return self.due_after_reconcile(view, key) if key.kind == MODEL_REPLICA else []
+
+    def run(self, view: View, key: Key) -> bool:
+        """Simulate a target cluster again if its inputs changed since it last was."""
+        store = view.store
+        cluster = view.get(key)
+        if cluster is None:
+            store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
+            return False
+        inputs = simulation_inputs(cluster, view.lookup, view.children,
+                                   lambda name: view.by_field(MODEL_REPLICA, PINNED_TO, name))
+        if store.simulated_inputs(key.name) == fingerprint(inputs):
+            return False
+        _, statuses = simulate(store, cluster, inputs, self.templates)
+        # The engine workloads' Objects report how they run, as their provider would; each change
+        # reconciles the replica that composed it.
+        for object_key, status in sorted(statuses.items()):
+            view.report_status(object_key, status)
+        return True
