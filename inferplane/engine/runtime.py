@@ -165,8 +165,9 @@ class Runtime:
         for manifest, obj in admission.admitted:
             body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
             key = Key.of(body)
-            # The controller's uid alone is read first: most objects have none, and need not be decoded.
-            current = self.store.get(key) if self.store.controller_uid(key) else None
+            # Only what may refuse the write is read whole: a controlled object, a core object (which may
+            # be immutable); most objects are neither, and are not decoded.
+            current = self.store.get(key) if key.group == "" or self.store.controller_uid(key) else None
             owner = controller_ref(current) if current is not None else None
             refused = update_problem(current, body) if current is not None else None
             if refused is not None:
