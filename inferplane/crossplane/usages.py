@@ -1,7 +1,7 @@
 """Crossplane `Usage`s for what a composition desires, composed by a late pipeline step.
 
 The embedded engine refuses a deletion that would pull something from under its users
-(`engine/usage.py`); on Crossplane the API server does it, through Usages:
+(`compose/usage.py`); on Crossplane the API server does it, through Usages:
 - the provider config a Helm release or Kubernetes object names is held by it, so that deleting a
   stack (or a cluster) uninstalls the releases and a replica's objects before the ClusterProviderConfig
   they need to be uninstalled, as Modelplane's `compose-usages` does;
