@@ -152,6 +152,9 @@ def validation_problems(error: ValidationError) -> str:
 # The reason on a composite that could not apply a composed resource because another composite
 # controls it (the runtime sets it; composers pass it up).
 CONFLICT = "ComposedResourceConflict"
+# The reason on a composed resource the provider failed to create (Synced=False: a cloud refusing a
+# region or machine it does not offer), which a cloud cluster passes up.
+PROVIDER_ERROR = "ReconcileError"
 
 
 def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
