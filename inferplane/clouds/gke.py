@@ -31,7 +31,8 @@ class GKE(ProvisionedCloud):
     system_machine = {"machineType": "e2-standard-4"}
     endpoint_field = "endpoint"
     offered_on_cluster = {"region": "location"}
-    offered_on_pool = {"machine": "nodeConfig.machineType", "accelerator": "nodeConfig.guestAccelerator.type"}
+    offered_on_pool = {"region": "location", "zone": "nodeLocations", "machine": "nodeConfig.machineType",
+                       "accelerator": "nodeConfig.guestAccelerator.type"}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         account = at_provider(observed.get("service-account"))

@@ -5,8 +5,9 @@ the date they were read in its header. Existing clusters have none: inferplane p
 
 Tables age, so a name one lacks is a warning at admission (`validate --strict` counts it), with the
 nearest names the table has. The simulated provider refuses to create a cluster in a region its table
-lacks, or a pool of a machine (Nebius: platform or preset) or GKE accelerator type it lacks, as the
-cloud's API would; zones are checked at admission only.
+lacks, or a pool in a zone (GKE, AKS), of a machine (Nebius: platform or preset) or of a GKE accelerator
+type it lacks, as the cloud's API would. EKS zones are the subnets' (composed by the foundation): they are
+checked at admission only.
 """
 
 from __future__ import annotations
@@ -140,14 +141,20 @@ def machine_problems(cloud: str, machine: Any, base: str) -> list[tuple[str, str
 
 
 def provider_refusal(cloud: str, names: Mapping[str, Sequence[str]]) -> str | None:
-    """Why the cloud's API refuses a resource naming these (`region`, `machine`, `preset`,
+    """Why the cloud's API refuses a resource naming these (`region`, `zone`, `machine`, `preset`,
     `accelerator`: the values a managed resource carries), in the provider's words; None: it creates it."""
     table = offerings(cloud)
     if table is None:
         return None
-    for region in names.get("region", ()):
+    regions = names.get("region", ())
+    for region in regions:
         if region not in table.regions:
             return f"InvalidParameterException: unknown region {region}: {cloud} offers no such region"
+    # A zone of the resource's region, or of any region where the resource names none (an AKS pool).
+    zones = {z for r in (regions or table.regions) for z in table.regions[r]}
+    for zone in names.get("zone", ()):
+        if zone not in zones:
+            return f"InvalidParameterException: unknown zone {zone}{f' in region {regions[0]}' if regions else ''}"
     for machine in names.get("machine", ()):
         if machine not in table.machines:
             return (f"InvalidParameterException: unknown {MACHINE_WORD[cloud]} {machine}: "
