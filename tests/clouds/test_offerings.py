@@ -107,3 +107,16 @@ def test_each_cloud_refuses_a_pool_of_a_machine_it_lacks():
     # A kind the cloud modules do not name is never refused (a Helm release, the VPC...).
     assert refusal({"apiVersion": "ec2.aws.m.upbound.io/v1beta1", "kind": "VPC",
                     "spec": {"forProvider": {"region": "us-east-9"}}}) is None
+
+
+def test_a_cloud_cluster_kind_written_by_hand_is_checked_too(tmp_path):
+    (tmp_path / "eks.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "infrastructure.inferplane.dev/v1alpha1", "kind": "EKSCluster", "metadata": {"name": "direct"},
+        "spec": {"region": "us-west-2", "nodePools": [{"name": "gpu", "role": "GPU", "nodeCount": 1,
+                                                       "zones": ["us-west-2a", "us-west-2z"],
+                                                       "machine": {"instanceType": "g6.xlarg"}}]}}))
+    result = admit_paths([tmp_path / "eks.yaml"])
+    assert result.errors == []
+    assert [str(w).split(": ")[2] for w in result.warnings] == [
+        "spec.nodePools[0].zones[1]", "spec.nodePools[0].machine.instanceType"]
+    assert "did you mean g6.xlarge, g6f.xlarge or g6e.xlarge?" in str(result.warnings[1])
