@@ -170,6 +170,12 @@ def is_ready(resource: Resource | None) -> bool:
     return condition_of(resource, "Ready").get("status") == "True"
 
 
+def refused_by_provider(resource: Resource | None) -> bool:
+    """A composed resource its provider failed to create: not ready, Synced=False with ReconcileError."""
+    synced = condition_of(resource, "Synced")
+    return not is_ready(resource) and synced.get("status") == "False" and synced.get("reason") == PROVIDER_ERROR
+
+
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the
 # runtime added (uid, resourceVersion, owners, status).
 KEPT_FIELDS = ("apiVersion", "kind", "spec")

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.compose.base import PROVIDER_ERROR, Composer, Request, Response, composite_name, condition_of, \
-    validation_problems
+    refused_by_provider, validation_problems
 
 READY = "Ready"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
@@ -90,10 +90,11 @@ class CloudClusterComposer(Composer):
         """`Kind name: the provider's error` for each composed resource the provider failed to create."""
         out = []
         for key, desired in sorted(self.response.desired.items()):
-            synced = condition_of(self.request.observed.get(key), "Synced")
-            if not desired.ready and synced.get("status") == "False" and synced.get("reason") == PROVIDER_ERROR:
+            observed = self.request.observed.get(key)
+            if refused_by_provider(observed):
                 resource = desired.resource
-                out.append(f"{resource['kind']} {resource['metadata']['name']}: {synced.get('message')}")
+                out.append(f"{resource['kind']} {resource['metadata']['name']}: "
+                           f"{condition_of(observed, 'Synced').get('message')}")
         return out
 
     def hold(self, reason: str, message: str) -> None:

@@ -162,6 +162,8 @@ def test_a_region_the_cloud_lacks_is_a_warning_and_the_cloud_never_provisions_it
     assert (conditions["Synced"]["reason"], conditions["Synced"]["message"]) == (
         "ReconcileError",
         "create failed: InvalidParameterException: unknown region us-east-9: EKS offers no such region")
+    # A cluster the cloud never created has no nodes.
+    assert "has no running cluster" in run("get", "nodes", "--cluster", "eks-us-east", state=state, code=1).stderr
 
 
 @pytest.mark.parametrize("zone, warning, refused", [
@@ -212,6 +214,10 @@ def test_a_machine_the_cloud_lacks_is_a_warning_and_its_node_group_is_never_crea
         f"#0: InferenceClass/{klass}: spec.provisioning.{field}: {warning.format(table=table(cloud.lower()))} "
         + HELD_POOL.format(cloud=cloud),
         f"InferenceCluster/{cluster}", f"InvalidParameterException: {refused}")
+    # The pool's node group was never created: it has no nodes, and its cluster's other pools run.
+    pool = next(p["name"] for p in mixed("clusters.yaml", cluster)["spec"]["nodePools"] if p["className"] == klass)
+    nodes = run("get", "nodes", "--cluster", cluster, state=tmp_path / "state").stdout.splitlines()[1:]
+    assert "system" in {line.split()[2] for line in nodes} and pool not in {line.split()[2] for line in nodes}
 
 
 def test_a_running_cluster_keeps_running_when_its_class_names_what_the_cloud_lacks(tmp_path):
