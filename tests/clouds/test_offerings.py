@@ -10,6 +10,7 @@ import yaml
 from inferplane.admission import admit_paths
 from inferplane.api.cloud import PROVIDERS
 from inferplane.clouds import CLOUD_MODULES, refusal
+from inferplane.clouds.eks_foundation import cluster_zones
 from inferplane.clouds.offerings import HERE, TABLE_DIR, offerings
 from inferplane.engine.provider import SimulatedProvider
 
@@ -120,3 +121,11 @@ def test_a_cloud_cluster_kind_written_by_hand_is_checked_too(tmp_path):
     assert [str(w).split(": ")[2] for w in result.warnings] == [
         "spec.nodePools[0].zones[1]", "spec.nodePools[0].machine.instanceType"]
     assert "did you mean g6.xlarge, g6f.xlarge or g6e.xlarge?" in str(result.warnings[1])
+
+
+def test_an_eks_network_without_named_zones_takes_the_regions_first_zones_from_the_table():
+    assert cluster_zones("us-east-2", []) == ["us-east-2a", "us-east-2b", "us-east-2c"]
+    assert cluster_zones("ca-central-1", []) == ["ca-central-1a", "ca-central-1b", "ca-central-1d"]
+    assert cluster_zones("us-west-1", []) == ["us-west-1a", "us-west-1b"]
+    assert cluster_zones("ap-northeast-1", []) == ["ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"]
+    assert cluster_zones("us-east-9", []) == ["us-east-9a", "us-east-9b", "us-east-9c"]  # a region the table lacks
