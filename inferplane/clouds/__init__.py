@@ -17,8 +17,8 @@ CLOUD_MODULES: dict[str, CloudModule] = {m.source: m for m in (EKS(), GKE(), AKS
 
 
 def refusal(resource: dict) -> str | None:
-    """Why the cloud's API refuses to create a composed cluster or pool resource (a region, machine or
-    accelerator type its table of offerings lacks), in the provider's words; None for any other."""
+    """Why the cloud's API refuses to create a composed cluster or pool resource (a region, zone, machine
+    or accelerator type its table of offerings lacks), in the provider's words; None for any other."""
     for module in CLOUD_MODULES.values():
         if getattr(module, "api_version", None) == resource.get("apiVersion"):
             return provider_refusal(module.source, module.offered_names(resource))

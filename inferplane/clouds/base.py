@@ -177,8 +177,8 @@ class ProvisionedCloud:
     # Whether a pool whose bounds leave room is provisioned with the cloud's cluster autoscaler.
     autoscales_pools: ClassVar[bool] = True
     # Where the cluster and pool resources name what the cloud's table of offerings lists (`region`,
-    # `machine`, `preset`, `accelerator`), as forProvider paths: the simulated provider refuses to create
-    # a resource naming what the table lacks (clouds/offerings).
+    # `zone`, `machine`, `preset`, `accelerator`), as forProvider paths: the simulated provider refuses to
+    # create a resource naming what the table lacks (clouds/offerings).
     offered_on_cluster: ClassVar[dict[str, str]] = {}
     offered_on_pool: ClassVar[dict[str, str]] = {}
 

@@ -153,7 +153,7 @@ def validation_problems(error: ValidationError) -> str:
 # controls it (the runtime sets it; composers pass it up).
 CONFLICT = "ComposedResourceConflict"
 # The reason on a composed resource the provider failed to create (Synced=False: a cloud refusing a
-# region or machine it does not offer), which a cloud cluster passes up.
+# region, zone or machine it does not offer), which a cloud cluster passes up.
 PROVIDER_ERROR = "ReconcileError"
 
 
