@@ -152,6 +152,9 @@ def validation_problems(error: ValidationError) -> str:
 # The reason on a composite that could not apply a composed resource because another composite
 # controls it (the runtime sets it; composers pass it up).
 CONFLICT = "ComposedResourceConflict"
+# The reason on a composed resource the provider failed to create (Synced=False: a cloud refusing a
+# region, zone or machine it does not offer), which a cloud cluster passes up.
+PROVIDER_ERROR = "ReconcileError"
 
 
 def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
@@ -165,6 +168,12 @@ def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
 def is_ready(resource: Resource | None) -> bool:
     """A composed resource is ready when its observed status carries condition Ready=True."""
     return condition_of(resource, "Ready").get("status") == "True"
+
+
+def refused_by_provider(resource: Resource | None) -> bool:
+    """A composed resource its provider failed to create: not ready, Synced=False with ReconcileError."""
+    synced = condition_of(resource, "Synced")
+    return not is_ready(resource) and synced.get("status") == "False" and synced.get("reason") == PROVIDER_ERROR
 
 
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the
