@@ -18,7 +18,6 @@ from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, l
     source_name
 from inferplane.admission.stored_kinds import provider_config_crds
 from inferplane.admission.validate import AdmissionError, admit, admitted_kind
-from inferplane.api import KINDS
 from inferplane.api.cloud import block_name
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.common import Resource
