@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import importlib.metadata
@@ -19,10 +18,14 @@ from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, l
     source_name
 from inferplane.admission.stored_kinds import provider_config_crds
 from inferplane.admission.validate import AdmissionError, admit, admitted_kind
+from inferplane.api.cloud import block_name
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.clouds.kubernetes_version import kubernetes_version_problems
+from inferplane.clouds.offerings import machine_problems, placement_problems
+from inferplane.nearest import did_you_mean
 
 
 @dataclass
@@ -93,10 +96,38 @@ def _checked_across(result: AdmissionResult, known_classes: Mapping[str, Inferen
                 rejected.add(id(obj))
     result.admitted = [(m, o) for m, o in result.admitted if id(o) not in rejected]
     for manifest, obj in result.admitted:
-        if isinstance(obj, InferenceCluster):
-            result.warnings += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
-                                for path, message in _held_by_apply(obj, classes)]
+        held = _held_by_apply(obj, classes) if isinstance(obj, InferenceCluster) else []
+        result.warnings += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
+                            for path, message in [*held, *_unoffered(obj)]]
     return result
+
+
+# The cloud cluster kinds' provider, by kind.
+_CLOUD_OF_KIND = {kind: cloud for cloud, kind in CLOUD_CLUSTER_KINDS.items()}
+
+
+def _unoffered(obj: Resource) -> list[tuple[str, str]]:
+    """(field path, message) for each region, zone, machine or accelerator type an object names that its
+    cloud's table of offerings lacks (`inferplane/clouds/offerings/`): warnings, since tables age."""
+    if isinstance(obj, InferenceCluster):
+        source = obj.spec.cluster.source
+        zones = [(f"spec.nodePools[{i}].zones", pool.zones) for i, pool in enumerate(obj.spec.node_pools)]
+        return placement_problems(source, obj.spec.cluster.settings(), f"spec.cluster.{block_name(source)}", zones)
+    if isinstance(obj, InferenceClass):
+        provisioning = obj.spec.provisioning
+        if provisioning is None:
+            return []
+        return machine_problems(provisioning.provider, provisioning.machine(),
+                                f"spec.provisioning.{block_name(provisioning.provider)}")
+    cloud = _CLOUD_OF_KIND.get(type(obj))
+    if cloud is None:
+        return []
+    pools = obj.spec.node_pools
+    out = placement_problems(cloud, obj.spec, "spec", [(f"spec.nodePools[{i}].zones", p.zones)
+                                                       for i, p in enumerate(pools)])
+    for index, pool in enumerate(pools):
+        out += machine_problems(cloud, pool.machine, f"spec.nodePools[{index}].machine")
+    return out
 
 
 def _held_by_apply(cluster: InferenceCluster, classes: Mapping[str, InferenceClass]) -> list[tuple[str, str]]:
@@ -105,8 +136,8 @@ def _held_by_apply(cluster: InferenceCluster, classes: Mapping[str, InferenceCla
     out = []
     for index, pool in enumerate(cluster.spec.node_pools):
         if pool.class_name not in classes:
-            near = difflib.get_close_matches(pool.class_name, list(classes), n=1)
-            hint = f": did you mean {near[0]}?" if near else ": apply the class, or name one that exists"
+            near = did_you_mean(pool.class_name, classes)
+            hint = f": {near}" if near else ": apply the class, or name one that exists"
             out.append((f"spec.nodePools[{index}].className",
                         f"no InferenceClass {pool.class_name} among these manifests or those applied; apply holds "
                         f"the cluster until it exists{hint}"))

@@ -9,9 +9,20 @@ from inferplane.clouds.eks import EKS
 from inferplane.clouds.existing import Existing
 from inferplane.clouds.gke import GKE
 from inferplane.clouds.nebius import Nebius
+from inferplane.clouds.offerings import provider_refusal
 from inferplane.clouds.vultr import Vultr
 
 CLOUD_MODULES: dict[str, CloudModule] = {m.source: m for m in (EKS(), GKE(), AKS(), Nebius(), Vultr(), Civo(),
                                                                 Existing())}
 
-__all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "pool_key"]
+
+def refusal(resource: dict) -> str | None:
+    """Why the cloud's API refuses to create a composed cluster or pool resource (a region, zone, machine
+    or accelerator type its table of offerings lacks), in the provider's words; None for any other."""
+    for module in CLOUD_MODULES.values():
+        if getattr(module, "api_version", None) == resource.get("apiVersion"):
+            return provider_refusal(module.source, module.offered_names(resource))
+    return None
+
+
+__all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "pool_key", "refusal"]

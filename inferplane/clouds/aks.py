@@ -43,6 +43,8 @@ class AKS(ProvisionedCloud):
     # 4 vCPU / 16 GiB, general purpose.
     system_machine = {"vmSize": "Standard_D4s_v5"}
     endpoint_field = "fqdn"
+    offered_on_cluster = {"region": "location", "machine": "defaultNodePool.vmSize"}
+    offered_on_pool = {"machine": "vmSize", "zone": "zones"}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # The resource group and the nodes' subnet: composed, or the user's own.

@@ -96,6 +96,15 @@ def label_list(labels: dict[str, str]) -> list[dict[str, str]]:
     return [{"key": k, "value": v} for k, v in sorted(labels.items())]
 
 
+def values_at(obj: Any, path: str) -> list[str]:
+    """The strings at a dotted path, stepping into every item of a list on the way."""
+    found = [obj]
+    for step in path.split("."):
+        found = [item for value in found for item in (value if isinstance(value, list) else [value])]
+        found = [value[step] for value in found if isinstance(value, dict) and step in value]
+    return [v for value in found for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+
+
 def present(**fields: Any) -> dict[str, Any]:
     """The fields that carry a value: empty labels, taints and zones are left out, not sent empty."""
     return {k: v for k, v in fields.items() if v not in (None, [], {})}
@@ -167,6 +176,11 @@ class ProvisionedCloud:
     publishes_kubeconfig: ClassVar[bool] = True
     # Whether a pool whose bounds leave room is provisioned with the cloud's cluster autoscaler.
     autoscales_pools: ClassVar[bool] = True
+    # Where the cluster and pool resources name what the cloud's table of offerings lists (`region`,
+    # `zone`, `machine`, `preset`, `accelerator`), as forProvider paths: the simulated provider refuses to
+    # create a resource naming what the table lacks (clouds/offerings).
+    offered_on_cluster: ClassVar[dict[str, str]] = {}
+    offered_on_pool: ClassVar[dict[str, str]] = {}
 
     # ---- what each cloud fills in
 
@@ -238,6 +252,13 @@ class ProvisionedCloud:
 
     def held_pools(self, cluster: Any, observed: dict[str, Resource] | None = None) -> dict[str, str]:
         return self.foundation(cluster.metadata.name, cluster.spec, observed or {}).held_pools
+
+    def offered_names(self, resource: Resource) -> dict[str, list[str]]:
+        """What a composed cluster or pool resource names from the cloud's table of offerings."""
+        paths = {self.cluster_kind: self.offered_on_cluster, self.pool_kind: self.offered_on_pool}.get(
+            resource.get("kind"), {})
+        for_provider = (resource.get("spec") or {}).get("forProvider") or {}
+        return {name: values_at(for_provider, path) for name, path in paths.items()}
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         if not observed_cluster or not self.endpoint_field:

@@ -17,6 +17,8 @@ class Civo(ProvisionedCloud):
     # 4 vCPU / 8 GB, standard.
     system_machine = {"size": "g4s.kube.large"}
     endpoint_field = "apiEndpoint"
+    offered_on_cluster = {"region": "region", "machine": "pools.size"}
+    offered_on_pool = {"machine": "size"}
     autoscales_pools = False  # autoscaling on Civo is a cluster application inferplane does not install
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:

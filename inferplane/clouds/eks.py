@@ -29,6 +29,9 @@ class EKS(ProvisionedCloud):
     endpoint_field = "endpoint"
     # The eks Cluster writes no kubeconfig: the foundation's ClusterAuth does.
     publishes_kubeconfig = False
+    # A pool with a launch template names its instance type there (an ec2 LaunchTemplate), not checked.
+    offered_on_cluster = {"region": "region"}
+    offered_on_pool = {"machine": "instanceTypes"}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # Roles and subnets (the provider requires vpcConfig) come from the foundation: composed, or

@@ -17,6 +17,7 @@ from typing import Sequence
 
 from inferplane.clouds.base import CLUSTER_KEY
 from inferplane.clouds.foundation import Foundation, FoundationError, FoundationPool, Namer, ResourceBuilder
+from inferplane.clouds.offerings import offerings
 
 EC2 = "ec2.aws.m.upbound.io/v1beta1"
 IAM = "iam.aws.m.upbound.io/v1beta1"
@@ -27,8 +28,10 @@ EKS = "eks.aws.m.upbound.io/v1beta1"
 VPC_CIDR = "10.0.0.0/16"
 MAX_ZONES = 8
 # The EKS control plane needs subnets in at least two zones. Pools that name no zone get three, as
-# Modelplane gives them; the zones are the region's first ones (a, b, c).
+# Modelplane gives them; the zones are the region's first ones in EKS's table of offerings (a, b, c in
+# most regions; ca-central-1 has no c, us-west-1 two zones), or a, b, c for a region the table lacks.
 MIN_ZONES = 2
+DEFAULT_ZONES = 3
 DEFAULT_ZONE_SUFFIXES = ("a", "b", "c")
 ANYWHERE = "0.0.0.0/0"
 # Subnet tags the AWS load balancer integrations look for: internet-facing load balancers go in
@@ -75,9 +78,10 @@ def trust_policy(service: str) -> str:
 
 
 def cluster_zones(region: str, pools: Sequence[FoundationPool]) -> list[str]:
-    """The zones the VPC gets subnets in: the pools' zones (at least two), else the region's a, b, c."""
+    """The zones the VPC gets subnets in: the pools' zones (at least two), else the region's first three."""
     named = sorted({zone for pool in pools for zone in pool.zones})
-    defaults = [region + suffix for suffix in DEFAULT_ZONE_SUFFIXES]
+    listed = offerings("EKS").regions.get(region) or [region + suffix for suffix in DEFAULT_ZONE_SUFFIXES]
+    defaults = list(listed[:DEFAULT_ZONES])
     if not named:
         return defaults
     for zone in defaults:

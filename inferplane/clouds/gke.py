@@ -30,6 +30,9 @@ class GKE(ProvisionedCloud):
     # 4 vCPU / 16 GiB, general purpose.
     system_machine = {"machineType": "e2-standard-4"}
     endpoint_field = "endpoint"
+    offered_on_cluster = {"region": "location"}
+    offered_on_pool = {"region": "location", "zone": "nodeLocations", "machine": "nodeConfig.machineType",
+                       "accelerator": "nodeConfig.guestAccelerator.type"}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         account = at_provider(observed.get("service-account"))

@@ -21,6 +21,7 @@ class Nebius(ProvisionedCloud):
     cluster_ref = "parentIdRef"
     # 4 vCPU / 16 GiB on the general-purpose Intel platform.
     system_machine = {"platform": "cpu-d3", "preset": "4vcpu-16gb"}
+    offered_on_pool = {"machine": "template.resources.platform", "preset": "template.resources.preset"}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # The subnet (composed, or the user's own), the shared filesystem, the GPU clusters.

@@ -17,6 +17,8 @@ class Vultr(ProvisionedCloud):
     # 4 vCPU / 8 GB, regular cloud compute.
     system_machine = {"plan": "vc2-4c-8gb"}
     endpoint_field = "endpoint"
+    offered_on_cluster = {"region": "region", "machine": "nodePools.plan"}
+    offered_on_pool = {"machine": "plan"}
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         return {"label": name, "region": spec.region, "version": version}

@@ -84,6 +84,17 @@ def validation_problems(error: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
 
 
+# The reason on a composed resource the provider failed to create (Synced=False: a cloud refusing a
+# region, zone or machine it does not offer), which a cloud cluster passes up.
+PROVIDER_ERROR = "ReconcileError"
+
+
+def refused_by_provider(resource: Resource | None) -> bool:
+    """A composed resource its provider failed to create: not ready, Synced=False with ReconcileError."""
+    synced = condition_of(resource, "Synced")
+    return not is_ready(resource) and synced.get("status") == "False" and synced.get("reason") == PROVIDER_ERROR
+
+
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the
 # runtime added (uid, resourceVersion, owners, status).
 KEPT_FIELDS = ("apiVersion", "kind", "spec")

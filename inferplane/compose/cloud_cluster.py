@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
-from inferplane.compose.base import Composer, Request, Response, composite_name, validation_problems
+from inferplane.compose.base import PROVIDER_ERROR, Composer, Request, Response, composite_name, condition_of, \
+    refused_by_provider, validation_problems
 
 READY = "Ready"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
@@ -73,13 +74,28 @@ class CloudClusterComposer(Composer):
         waiting = [f"{d.resource['kind']} {d.resource['metadata']['name']}"
                    for d in self.response.desired.values() if not d.ready]
         waiting += [f"pool {pool} (waits for {reason})" for pool, reason in sorted(held.items())]
-        if waiting:
+        failed = self.failed_to_create()
+        if failed:
+            self.condition(READY, "False", PROVIDER_ERROR, f"{provider} cluster {self.name} cannot be provisioned: "
+                                                           f"{'; '.join(failed)}")
+        elif waiting:
             self.condition(READY, "False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
                                                 f"not ready yet: {', '.join(waiting)}")
         else:
             self.condition(READY, "True", "Available", f"{provider} cluster {self.name} and its pools are ready")
 
     # ---- helpers
+
+    def failed_to_create(self) -> list[str]:
+        """`Kind name: the provider's error` for each composed resource the provider failed to create."""
+        out = []
+        for key, desired in sorted(self.response.desired.items()):
+            observed = self.request.observed.get(key)
+            if refused_by_provider(observed):
+                resource = desired.resource
+                out.append(f"{resource['kind']} {resource['metadata']['name']}: "
+                           f"{condition_of(observed, 'Synced').get('message')}")
+        return out
 
     def hold(self, reason: str, message: str) -> None:
         """Keep every composed resource desired as observed (nothing deleted) and say why."""

@@ -27,8 +27,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
-from inferplane.compose.base import CONFLICT, Composer, Desired, Event, Request, Requirement, Response, \
-    composite_name, condition_of, is_ready, validation_problems
+from inferplane.compose.base import CONFLICT, PROVIDER_ERROR, Composer, Desired, Event, Request, Requirement, \
+    Response, composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.serving_stack import OBJECT_API_VERSION, STACK_READY
 
 CLOUD_CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
@@ -349,9 +349,10 @@ class InferenceClusterComposer(Composer):
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
         elif is_ready(observed.get(CLOUD_CLUSTER_KEY)):
             self.condition(CLUSTER_READY, "True", "Available", f"{self.source} cluster {self.name} is ready")
-        elif condition_of(observed.get(CLOUD_CLUSTER_KEY), "Ready").get("reason") == CONFLICT:
-            self.condition(CLUSTER_READY, "False", CONFLICT,
-                           condition_of(observed[CLOUD_CLUSTER_KEY], "Ready").get("message", ""))
+        elif (cloud := condition_of(observed.get(CLOUD_CLUSTER_KEY), "Ready")).get("reason") in (CONFLICT,
+                                                                                                  PROVIDER_ERROR):
+            # The cloud cluster cannot be provisioned as it is: say why, never "being provisioned".
+            self.condition(CLUSTER_READY, "False", cloud["reason"], cloud.get("message", ""))
         else:
             self.condition(CLUSTER_READY, "False", "Creating",
                            f"{self.source} cluster {self.name} and its pools are being provisioned")

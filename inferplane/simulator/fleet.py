@@ -25,6 +25,8 @@ from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
+from inferplane.api.managed import composed_name
+from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.simulator.audits import audit
 from inferplane.simulator.simulation import (
@@ -75,7 +77,12 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
         if cloud_cluster is None:
             return None
-        entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]]
+        # What the cloud refused to create has no nodes: a cluster never created, a pool never created.
+        refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
+        if name in refused:
+            return None
+        entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]
+                   if composed_name(name, e["name"]) not in refused]
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
     composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}

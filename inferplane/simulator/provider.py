@@ -3,6 +3,9 @@
 Managed resources (cloud clusters and pools, Helm releases, Kubernetes objects) become ready as
 soon as they are applied, as a provider reports them once the external resource exists. inferplane's
 own kinds never reach it: the reconciler hands composed composites to their composition functions.
+A cloud cluster or pool naming a region, machine or accelerator type its cloud's table of offerings
+lacks (`inferplane/clouds/offerings/`) is refused as the cloud's API would refuse it: never Ready, with
+Synced=False `ReconcileError` and the API's error.
 
 An observe-only provider-kubernetes Object (managementPolicies [Observe]) reports the object it
 observes on the target cluster as `status.atProvider.manifest`, as provider-kubernetes does. The
@@ -27,6 +30,7 @@ import hashlib
 from typing import Callable
 
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.clouds import refusal
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
@@ -107,6 +111,8 @@ class SimulatedProvider:
                      "message": "waiting for the target cluster to run the workload"},
                     {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]
             return status
+        if (refused := refusal(obj)) is not None:
+            return self.refused(status, refused)
         status["conditions"] = [
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
@@ -126,6 +132,18 @@ class SimulatedProvider:
             project = for_provider.get("project") or SIMULATED_GCP_PROJECT
             status["atProvider"] = {**status["atProvider"], "email": f"{account}@{project}.iam.gserviceaccount.com"}
         return status
+
+    @staticmethod
+    def refused(status: dict, error: str) -> dict:
+        """The status of a cloud resource whose create the cloud's API refuses (a region, machine or
+        accelerator type it does not offer), as crossplane-runtime reports it: Creating and the error,
+        retried. One that exists already stays as it runs (Ready), its update failing."""
+        running = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+        ready = {"type": "Ready", "status": "True", "reason": "Available", "message": ""} if running else \
+            {"type": "Ready", "status": "False", "reason": "Creating", "message": ""}
+        failed = f"{'update' if running else 'create'} failed: {error}"
+        return {**status, "conditions": [ready, {"type": "Synced", "status": "False", "reason": "ReconcileError",
+                                                 "message": failed}]}
 
     def target_object(self, wanted: Resource) -> Resource | None:
         """The object a simulated target cluster holds under the wanted kind, namespace and name."""

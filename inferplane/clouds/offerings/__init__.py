@@ -1,0 +1,168 @@
+"""What each cloud offers: its regions, the zones of each, its machines and GKE's accelerator types.
+
+One vendored table per cloud beside this module (`eks.yaml`, `gke.yaml`, ...), each with its sources and
+the date they were read in its header. Existing clusters have none: inferplane provisions nothing there.
+
+Tables age, so a name one lacks is a warning at admission (`validate --strict` counts it), with the
+nearest names the table has. The simulated provider refuses to create a cluster in a region its table
+lacks, or a pool in a zone (GKE, AKS), of a machine (Nebius: platform or preset) or of a GKE accelerator
+type it lacks, as the cloud's API would. EKS zones are the subnets' (composed by the foundation): they are
+checked at admission only.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from inferplane.api.cloud import SETTINGS_BLOCKS, ZONED_SOURCES, block_name
+from inferplane.nearest import did_you_mean
+
+HERE = Path(__file__).parent
+# How messages name a table: its path in the repository.
+TABLE_DIR = "inferplane/clouds/offerings"
+# The field of a pool's machine block naming the machine, per cloud (Nebius: the platform; its
+# `preset` is checked against the platform's presets).
+MACHINE_FIELD = {"EKS": "instance_type", "GKE": "machine_type", "AKS": "vm_size", "Nebius": "platform",
+                 "Vultr": "plan", "Civo": "size"}
+# What each cloud calls a machine, in messages.
+MACHINE_WORD = {"EKS": "EC2 instance type", "GKE": "Compute Engine machine type", "AKS": "Azure VM size",
+                "Nebius": "Nebius platform", "Vultr": "Vultr plan", "Civo": "Civo node size"}
+# Names offered as nearest, at most.
+NEAREST = 3
+
+
+@dataclass(frozen=True)
+class Offerings:
+    cloud: str
+    file: str
+    read: str
+    # Zones per region; a region with none takes no zones (or, on an unzoned cloud, has none to take).
+    regions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    machines: frozenset[str] = frozenset()
+    # Nebius: the presets of each platform (its machines).
+    presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # GKE: accelerator types; empty elsewhere, where the accelerator is not sent to the cloud.
+    accelerators: frozenset[str] = frozenset()
+
+    def named(self) -> str:
+        return f"{self.file}, read {self.read}"
+
+
+@functools.cache
+def offerings(cloud: str) -> Offerings | None:
+    """The cloud's table; None for a source inferplane provisions nothing on (Existing)."""
+    path = HERE / f"{block_name(cloud)}.yaml"
+    if not path.exists():
+        return None
+    data = yaml.safe_load(path.read_text())
+    platforms = data.get("platforms") or {}
+    return Offerings(
+        cloud=cloud, file=f"{TABLE_DIR}/{path.name}", read=str(data["read"]),
+        regions={r: tuple(z or ()) for r, z in (data.get("regions") or {}).items()},
+        machines=frozenset(data.get("machines") or platforms),
+        presets={p: tuple(v) for p, v in platforms.items()},
+        accelerators=frozenset(data.get("accelerators") or ()))
+
+
+# ---- what a manifest names (admission's warnings): (field path, message) pairs
+
+
+def _lacks(table: Offerings, what: str, value: str, names: Iterable[str], consequence: str, among: str = "") -> str:
+    fix = did_you_mean(value, sorted(names), NEAREST) or "use one the table lists."
+    return (f"{what} {value} is not in {table.cloud}'s table{among} ({table.named()}): {fix} {consequence}. If "
+            f"{table.cloud} offers it since, add it to the table")
+
+
+def region_field(cloud: str) -> str:
+    """The settings field naming a cloud's region (`location` on AKS); '' where it has none (Nebius)."""
+    fields = SETTINGS_BLOCKS[cloud].model_fields
+    return next((name for name in ("region", "location") if name in fields), "")
+
+
+def placement_problems(cloud: str, settings: Any, base: str,
+                       pools: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
+    """A cluster's region (`base` is its settings block's path) and each pool's zones (path, zones)."""
+    table, name = offerings(cloud), region_field(cloud)
+    if table is None or not name:
+        return []
+    region = getattr(settings, name)
+    if region not in table.regions:
+        return [(f"{base}.{name}", _lacks(table, "region", region, table.regions,
+                                          "Apply holds the cluster: the provider fails to create it"))]
+    if cloud not in ZONED_SOURCES:
+        return []  # zones are ignored here, with a ZonesIgnored event
+    return [problem for path, zones in pools for index, zone in enumerate(zones)
+            if (problem := _zone_problem(table, region, zone, f"{path}[{index}]"))]
+
+
+def _zone_problem(table: Offerings, region: str, zone: str, path: str) -> tuple[str, str] | None:
+    zones = table.regions[region]
+    if zone in zones:
+        return None
+    owner = next((r for r, z in table.regions.items() if zone in z), None)
+    if owner is not None:
+        hint = did_you_mean(zone, zones, NEAREST) or f"use one of {', '.join(zones)}."
+        return path, (f"zone {zone} is in region {owner}, not in the cluster's region {region} ({table.named()}): "
+                      f"{hint} The cloud refuses a pool in another region's zone")
+    if not zones:
+        return path, (f"region {region} has no zones in {table.cloud}'s table ({table.named()}): remove the pool's "
+                      "zones (the cloud refuses them), or add the region's zones to the table if it has some since")
+    return path, _lacks(table, "zone", zone, zones, "The cloud refuses a pool in it", f" of {region}'s zones")
+
+
+def machine_problems(cloud: str, machine: Any, base: str) -> list[tuple[str, str]]:
+    """A pool's machine block (`base` is its path): the machine, Nebius's preset, GKE's accelerator."""
+    table = offerings(cloud)
+    if table is None:
+        return []
+    held = "Apply holds every cluster with a pool of it: the provider fails to create the pool's node group"
+    out = []
+    attribute = MACHINE_FIELD[cloud]
+    value = getattr(machine, attribute)
+    if value not in table.machines:
+        alias = type(machine).model_fields[attribute].alias or attribute
+        out.append((f"{base}.{alias}", _lacks(table, MACHINE_WORD[cloud], value, table.machines, held)))
+    elif table.presets and machine.preset not in table.presets[value]:
+        out.append((f"{base}.preset", _lacks(table, "preset", machine.preset, table.presets[value], held,
+                                             f" of {value}'s presets")))
+    accelerator = getattr(machine, "accelerator", None)
+    if table.accelerators and accelerator is not None and accelerator.type not in table.accelerators:
+        out.append((f"{base}.accelerator.type",
+                     _lacks(table, "accelerator type", accelerator.type, table.accelerators, held)))
+    return out
+
+
+# ---- what the simulated provider refuses to create
+
+
+def provider_refusal(cloud: str, names: Mapping[str, Sequence[str]]) -> str | None:
+    """Why the cloud's API refuses a resource naming these (`region`, `zone`, `machine`, `preset`,
+    `accelerator`: the values a managed resource carries), in the provider's words; None: it creates it."""
+    table = offerings(cloud)
+    if table is None:
+        return None
+    regions = names.get("region", ())
+    for region in regions:
+        if region not in table.regions:
+            return f"InvalidParameterException: unknown region {region}: {cloud} offers no such region"
+    # A zone of the resource's region, or of any region where the resource names none (an AKS pool).
+    zones = {z for r in (regions or table.regions) for z in table.regions[r]}
+    for zone in names.get("zone", ()):
+        if zone not in zones:
+            return f"InvalidParameterException: unknown zone {zone}{f' in region {regions[0]}' if regions else ''}"
+    for machine in names.get("machine", ()):
+        if machine not in table.machines:
+            return (f"InvalidParameterException: unknown {MACHINE_WORD[cloud]} {machine}: "
+                    f"{cloud} offers no such machine")
+        for preset in names.get("preset", ()):
+            if table.presets and preset not in table.presets[machine]:
+                return f"InvalidParameterException: platform {machine} has no preset {preset}"
+    for accelerator in names.get("accelerator", ()):
+        if table.accelerators and accelerator not in table.accelerators:
+            return f"InvalidParameterException: unknown accelerator type {accelerator}"
+    return None
