@@ -37,7 +37,9 @@ CRDS_FILE = Path(__file__).resolve().parents[1] / "data" / "gateway-api-inferenc
 
 @functools.cache
 def _crds() -> tuple[dict[str, Any], ...]:
-    documents = yaml.safe_load_all(CRDS_FILE.read_text())
+    # libyaml where PyYAML has it: the catalog reads these at import, which every command pays for.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    documents = yaml.load_all(CRDS_FILE.read_text(), Loader=loader)
     return tuple(d for d in documents if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition")
 
 
