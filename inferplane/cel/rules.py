@@ -24,8 +24,29 @@ DOCUMENT_VARIABLE = "__doc"
 Path = tuple[str | int, ...]
 
 
+# CEL's reserved words: a property so named is reached as `__<word>__` (Kubernetes' CEL escaping,
+# apiserver/pkg/cel "Escaping"; the upjet CRDs' rules on a `namespace` field read `__namespace__`), so the
+# bound document and the paths into it carry the escaped names.
+RESERVED = frozenset({"as", "break", "const", "continue", "else", "false", "for", "function", "if", "import", "in",
+                      "let", "loop", "package", "namespace", "null", "return", "true", "var", "void", "while"})
+
+
+def escaped_name(name: str) -> str:
+    return f"__{name}__" if name in RESERVED else name
+
+
+def escaped(value: Any) -> Any:
+    """`value` with every object property named by a reserved word renamed as Kubernetes escapes it."""
+    if isinstance(value, dict):
+        return {escaped_name(k): escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [escaped(v) for v in value]
+    return value
+
+
 def _path_expression(path: Path) -> str:
-    return DOCUMENT_VARIABLE + "".join(f"[{p}]" if isinstance(p, int) else f"[{cel_string(p)}]" for p in path)
+    return DOCUMENT_VARIABLE + "".join(f"[{p}]" if isinstance(p, int) else f"[{cel_string(escaped_name(p))}]"
+                                       for p in path)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -62,7 +83,7 @@ class Document:
         if context is None:
             context = _local.context = new_context()
         try:
-            context.add_variable(DOCUMENT_VARIABLE, value)
+            context.add_variable(DOCUMENT_VARIABLE, escaped(value))
         except Exception as exc:  # noqa: BLE001 - values CEL cannot represent
             raise CelError(f"cannot bind the document: {describe(exc)}") from None
         self.context = context
