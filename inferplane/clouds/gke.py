@@ -26,7 +26,6 @@ DEFAULT_POOL_NODES = 1
 # StorageClass parameters: `tier` (standard, premium, enterprise or zonal; enterprise, as Modelplane
 # v0.3.1 sets it, is regional) and `network`, the VPC the instances join (the driver's default is the
 # `default` network, which a composed cluster does not use).
-FILESTORE_CSI_ADDON = {"addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}}}
 FILESTORE_STORAGE_CLASS = "inferplane-rwx-filestore"
 FILESTORE_PROVISIONER = "filestore.csi.storage.gke.io"
 FILESTORE_TIER = "enterprise"
@@ -55,7 +54,7 @@ class GKE(ProvisionedCloud):
         # decision (and the gate keeps live clusters), so the provider must be able to delete it.
         return present(location=spec.region, project=spec.project, minMasterVersion=version,
                        removeDefaultNodePool=True, initialNodeCount=DEFAULT_POOL_NODES,
-                       deletionProtection=False, **FILESTORE_CSI_ADDON)
+                       deletionProtection=False, addonsConfig={"gcpFilestoreCsiDriverConfig": {"enabled": True}})
 
     def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
         """Filestore, provisioned per volume on the cluster's network: the user's, else the composed one
