@@ -215,14 +215,29 @@ def hydration_status(obj: Resource, of_kind: Callable[[str], list[Resource]]) ->
     if not isinstance(manifest, dict) or (manifest.get("apiVersion"), manifest.get("kind")) != ("batch/v1", "Job"):
         return None
     size = claimed_gib(manifest, (spec.get("providerConfigRef") or {}).get("name"), of_kind)
-    before = ((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
-    done = int(((before.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION) or 0)
+    if not size:  # its volume is not there (yet): the pod waits for it
+        return {**manifest, "status": {"active": 1, "ready": 0}}
+    done = downloaded_gib(obj, of_kind)
     done = min(size, done + max(GIB_PER_STEP, -(-size // MAX_DOWNLOAD_STEPS)))
     metadata = {**(manifest.get("metadata") or {}), "annotations": {DOWNLOADED_ANNOTATION: str(done)}}
     if done < size:
         return {**manifest, "metadata": metadata, "status": {"active": 1, "ready": 1}}
     return {**manifest, "metadata": metadata, "status": {"succeeded": 1, "conditions": [
         {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}}
+
+
+def downloaded_gib(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> int:
+    """The GiB the Job downloaded by its last observation: its own status, else the stored Object's (a
+    re-applied Object comes without its status)."""
+    metadata = obj.get("metadata") or {}
+    stored = [o for o in of_kind("Object") if (o.get("metadata") or {}).get("name") == metadata.get("name")
+              and (o.get("metadata") or {}).get("namespace") == metadata.get("namespace")]
+    for candidate in [obj, *stored]:
+        manifest = ((candidate.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+        done = ((manifest.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION)
+        if done:
+            return int(done)
+    return 0
 
 
 def claimed_gib(job: Resource, cluster: str | None, of_kind: Callable[[str], list[Resource]]) -> int:

@@ -120,7 +120,7 @@ def test_eks_from_region_alone_composes_network_roles_addons_and_cluster_auth():
         "iam-attach-efs-csi-policy": "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"}
     assert r["iam-attach-node-cni"]["spec"]["forProvider"]["roleRef"] == ref("iam-role-node")
     assert [v["spec"]["forProvider"]["addonName"] for v in r.values() if v["kind"] == "Addon"] == \
-        ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
+        ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"]
     assert r["addon-coredns"]["spec"]["forProvider"]["clusterNameRef"] == {"name": "c1"}
     assert r["cluster-auth"] == mr(EKS, "ClusterAuth", "cluster-auth",
                                    {"region": "us-east-1", "clusterNameRef": {"name": "c1"}}, secret="c1-connection")

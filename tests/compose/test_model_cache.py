@@ -74,7 +74,9 @@ def bound(response, key):
     from inferplane.engine.provider import hydration_status, settled_status
 
     obj = dict(response.desired[key].resource)
-    settled = settled_status(obj["spec"]) or hydration_status(obj, lambda kind: [])
+    # Its volume's size is read from the claim's Object on the same cluster, composed beside it.
+    settled = settled_status(obj["spec"]) or hydration_status(obj, lambda kind: [
+        {**d.resource, "status": {}} for d in response.desired.values()])
     obj["status"] = {"atProvider": {"manifest": settled},
                      "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
     return obj
