@@ -296,9 +296,11 @@ class ModelDeploymentComposer(Composer):
         if multi:
             self.response.events.append(Event(
                 "Warning", "NoModelCache",
-                f"ModelDeployment {self.name}: engine{'s' if len(multi) > 1 else ''} {', '.join(multi)} span several "
-                "nodes and mount no ModelCache, so every node downloads the weights itself: stage them once per "
-                "cluster with a ModelCache and set spec.template.spec.modelCacheRef"))
+                f"ModelDeployment {self.name}: " + (f"engines {', '.join(multi)} span several nodes and mount"
+                                                    if len(multi) > 1 else
+                                                    f"engine {multi[0]} spans several nodes and mounts") +
+                " no ModelCache, so every node downloads the weights itself: stage them once per cluster with a "
+                "ModelCache and set spec.template.spec.modelCacheRef"))
 
     def pinned_classes_known(self, pools: Mapping[tuple[str, str], str], classes: dict[str, PoolClass],
                              replicas: tuple[Replica, ...]) -> bool:
