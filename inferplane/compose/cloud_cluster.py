@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, composed_name
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
+from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.compose.base import Composer, Desired, Request, Response, composite_name, validation_problems
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
@@ -21,6 +22,7 @@ READY = "Ready"
 # Crossplane: it goes with the cluster, and a delete would have to reach a cluster being torn down.
 # Every management policy but Delete, as Modelplane v0.3.1 composes its StorageClass Objects.
 ORPHAN_MANAGEMENT = ["Observe", "Create", "Update", "LateInitialize"]
+STORAGE_PROVIDER_CONFIG = "storage-provider-config"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
 PROVIDER_OF_KIND = {kind.KIND: provider for provider, kind in CLOUD_CLUSTER_KINDS.items()}
 
@@ -87,17 +89,25 @@ class CloudClusterComposer(Composer):
             self.condition(READY, "True", "Available", f"{provider} cluster {self.name} and its pools are ready")
 
     def compose_storage(self, provider: str, cluster: Any) -> None:
-        """The workload cluster's side of the shared storage (its StorageClass), through the cluster's
-        ClusterProviderConfig (the serving stack's, named after the cluster), and status.cache: the
+        """The workload cluster's side of the shared storage (its StorageClass), and status.cache: the
         StorageClass ModelCache volumes use, published at once, as Modelplane does (the class may still be
-        on its way: a volume waits for it to bind)."""
+        on its way: a volume waits for it to bind). The objects go through a ClusterProviderConfig of this
+        composite's own on the cluster's kubeconfig, as Modelplane's cloud compositions compose theirs: so
+        everything here is deleted before the cluster, whatever happens to the serving stack."""
         storage = CLOUD_MODULES[provider].shared_storage(cluster, self.request.observed)
+        config = composed_name(self.name, STORAGE_PROVIDER_CONFIG)
+        if storage.workload_objects:
+            self.response.desired[STORAGE_PROVIDER_CONFIG] = Desired({
+                "apiVersion": OBJECT_API_VERSION, "kind": PROVIDER_CONFIG_KIND, "metadata": {"name": config},
+                "spec": {"credentials": {"source": "Secret", "secretRef": {
+                    "name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE,
+                    "key": KUBECONFIG_KEY}}}}, ready=True)
         for key, manifest in storage.workload_objects.items():
             self.response.desired[key] = Desired({
                 "apiVersion": OBJECT_API_VERSION, "kind": "Object",
                 "metadata": {"name": composed_name(self.name, key), "namespace": MANAGED_NAMESPACE},
                 "spec": {"managementPolicies": list(ORPHAN_MANAGEMENT), "readiness": {"policy": "SuccessfulCreate"},
-                         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": self.name},
+                         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": config},
                          "forProvider": {"manifest": manifest}}}, ready=True)
         if storage.storage_class:
             self.response.status["cache"] = {"storageClassName": storage.storage_class}
