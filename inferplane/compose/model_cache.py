@@ -84,18 +84,19 @@ def selection_refusal(cache: ModelCache, cluster: Resource) -> str | None:
     return selector_refusal(wanted, (cluster.get("metadata") or {}).get("labels") or {})
 
 
-def no_storage_class_message(cluster: InferenceCluster) -> str:
-    """Why a cluster cannot stage a cache, and what fixes it."""
+def no_storage_class(cluster: InferenceCluster) -> tuple[str, str]:
+    """(phase, message) of a cluster that reports no ReadWriteMany StorageClass: Failed, saying what fixes
+    it, where none will come (an Existing cluster that names none, a cloud without shared storage);
+    Pending while a cloud's shared storage is on its way."""
     name, source = cluster.metadata.name, cluster.spec.cluster.source
     if source == "Existing":
-        return (f"InferenceCluster {name} names no ReadWriteMany StorageClass: set "
-                "spec.cluster.existing.cache.storageClassName to one the cluster has")
+        return "Failed", (f"InferenceCluster {name} names no ReadWriteMany StorageClass: set "
+                          "spec.cluster.existing.cache.storageClassName to one the cluster has")
     module = CLOUD_MODULES[source]
-    refusal = None if getattr(module, "offers_shared_storage", True) else module.shared_storage(None).refusal
-    if refusal:
-        return f"InferenceCluster {name}: {refusal}"
-    return f"InferenceCluster {name} has not reported its ReadWriteMany StorageClass yet (status.cache): it is " \
-           "composed with the cluster's shared storage; wait"
+    if not getattr(module, "offers_shared_storage", True):
+        return "Failed", f"InferenceCluster {name}: {module.shared_storage(None).refusal}"
+    return "Pending", (f"InferenceCluster {name} has not reported its ReadWriteMany StorageClass yet "
+                       "(status.cache): it is composed with the cluster's shared storage; wait")
 
 
 def job_condition(observed: Resource | None, type_: str) -> dict[str, Any]:
@@ -193,8 +194,7 @@ class ModelCacheComposer(Composer):
         storage_class = rwx_storage_class(stored)
         if storage_class is None:
             self.keep_cluster(name)
-            message = no_storage_class_message(cluster)
-            return self.entry(name, "Pending" if message.endswith("wait") else "Failed", message)
+            return self.entry(name, *no_storage_class(cluster))
         volume = cache_volume_name(self.namespace, self.cache.metadata.name)
         self.desire_object(name, "pvc", {
             "apiVersion": "v1", "kind": "PersistentVolumeClaim",
