@@ -61,7 +61,8 @@ def test_desired_are_the_modules_resources(cloud):
     model = CLOUD_CLUSTER_KINDS[cloud].model_validate(composite(cloud))
     expected = CLOUD_MODULES[cloud].resources(model)
     # Beside the cloud's resources: the StorageClass of its shared storage, on the workload cluster.
-    storage = {k: d.resource for k, d in response.desired.items() if k == "storage-class-rwx"}
+    storage = {k: d.resource for k, d in response.desired.items()
+               if k in ("storage-class-rwx", "storage-provider-config")}
     assert {k: d.resource for k, d in response.desired.items() if k not in storage} == expected
     assert list(response.desired)[:len(keys(cloud))] == keys(cloud)
     assert response.requirements == {} and response.events == []
