@@ -19,9 +19,9 @@ STANDARD_AMI = "AL2023_x86_64_STANDARD"
 # EKS refuses a node group whose maxSize is below 1, even when it is scaled to zero.
 MIN_MAX_SIZE = 1
 # ModelCache volumes: the EFS CSI driver's dynamic provisioning, an access point per volume in the
-# cluster's file system (kubernetes-sigs/aws-efs-csi-driver docs/README.md "Dynamic Provisioning" and
-# examples/kubernetes/dynamic_provisioning/specs/storageclass.yaml: provisioner efs.csi.aws.com,
-# provisioningMode efs-ap, fileSystemId, directoryPerms).
+# cluster's file system (kubernetes-sigs/aws-efs-csi-driver examples/kubernetes/dynamic_provisioning/
+# README.md, "Dynamic Provisioning": provisioner efs.csi.aws.com, provisioningMode efs-ap, fileSystemId,
+# directoryPerms; Modelplane v0.3.1's compose-eks-cluster composes the same class).
 EFS_STORAGE_CLASS = "inferplane-rwx-efs"
 EFS_PROVISIONER = "efs.csi.aws.com"
 EFS_PARAMETERS = {"provisioningMode": "efs-ap", "directoryPerms": "700"}
