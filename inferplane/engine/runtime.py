@@ -160,8 +160,10 @@ class Runtime:
         for manifest, obj in admission.admitted:
             body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
             key = Key.of(body)
-            # The controller's uid alone is read first: most objects have none, and need not be decoded.
-            current = self.store.get(key) if self.store.controller_uid(key) else None
+            # The controller's uid alone is read first: most objects have none, and need not be decoded; a
+            # Secret or ConfigMap is, as an immutable one keeps its data (update_problem).
+            may_be_immutable = body.get("apiVersion") == "v1" and body["kind"] in ("Secret", "ConfigMap")
+            current = self.store.get(key) if may_be_immutable or self.store.controller_uid(key) else None
             owner = controller_ref(current) if current is not None else None
             refused = update_problem(current, body) if current is not None else None
             if refused is not None:
