@@ -33,6 +33,8 @@ class Plan:
     map_keys: list[str] | None = None
     # A list of type set: the API server refuses a value given twice.
     unique: bool = False
+    # Whether a rule here or below reads a property by its escaped name (`__namespace__`).
+    escapes: bool = False
 
     def empty(self) -> bool:
         return not (self.defaults or self.rules or self.properties or self.items or self.values or self.map_keys
@@ -64,6 +66,8 @@ def plan_for(schema: dict[str, Any]) -> Plan:
     if isinstance(schema.get("additionalProperties"), dict):
         child = plan_for(schema["additionalProperties"])
         plan.values = None if child.empty() else child
+    children = [*plan.properties.values(), plan.items, plan.values]
+    plan.escapes = any("__" in r["rule"] for r in plan.rules) or any(c is not None and c.escapes for c in children)
     return plan
 
 
@@ -158,7 +162,7 @@ def rule_failures(plan: Plan, content: Any, schema_errors: list[tuple[str, str]]
     """Every list-map and rule failure of `content` (already defaulted), given its schema errors."""
     failed = {p for path, _ in schema_errors for p in (path, parent_path(path))}
     try:
-        document = cel.Document(content)
+        document = cel.Document(content, escape=plan.escapes)
     except cel.CelError as exc:
         return [("", f"cannot evaluate rules: {exc}")]
     out: list[tuple[str, str]] = []

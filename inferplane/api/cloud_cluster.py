@@ -34,9 +34,15 @@ class CloudNodePoolBase(PoolSize):
     taints: list[Taint] = Field(default_factory=list)
 
 
+class CacheStatus(ApiModel):
+    storage_class_name: str | None = Field(
+        None, max_length=253, description="The ReadWriteMany StorageClass ModelCache volumes use on this cluster.")
+
+
 class CloudClusterStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     endpoint: str | None = None
+    cache: CacheStatus | None = None
 
 
 def _cloud_cluster_kind(provider: str) -> type[Resource]:

@@ -11,6 +11,7 @@ from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric
     required_block_rules
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
+from inferplane.api.cloud_cluster import CacheStatus
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.api.serving_stack import GatewayStatus
 
@@ -98,11 +99,19 @@ class SchedulablePool(ApiModel):
     drivers: list[str] = Field(default_factory=list)
 
 
+class ProviderConfigRef(ApiModel):
+    name: str | None = Field(None, description="The ClusterProviderConfig that reaches the cluster (Kubernetes "
+                                               "and Helm): ModelReplica and ModelCache create their objects there.")
+
+
 class InferenceClusterStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     schedulable_pools: list[SchedulablePool] = Field(default_factory=list)
     dra_drivers: list[str] = Field(default_factory=list)
     gateway: GatewayStatus | None = None
+    provider_config_ref: ProviderConfigRef | None = None
+    cache: CacheStatus | None = Field(None, description="The effective ReadWriteMany StorageClass for ModelCache "
+                                                        "volumes on this cluster.")
 
 
 class InferenceCluster(Resource):

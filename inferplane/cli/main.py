@@ -384,7 +384,7 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
     from inferplane.cli.output import compiled_path, custom_columns_table, relaxed_path, sort_objects
     from inferplane.cli.query import event_subject, namespace_for, select
     from inferplane.cli.resources import resolve_many
-    from inferplane.cli.views import event_objects, events_table, get_table
+    from inferplane.cli.views import carried_secrets_masked, event_objects, events_table, get_table
 
     if sort_by is not None:
         compiled_path(relaxed_path(sort_by), "'--sort-by'")  # a syntax error is reported before anything is read
@@ -412,6 +412,9 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
 
     if sort_by is not None:
         selection.found = [(type_, sort_objects(found, sort_by)) for type_, found in selection.found]
+    # A Secret a composed Object carries to a cluster (a ModelCache's token) is never printed: its values
+    # are masked as kubectl diff masks them. `get secret` prints a Secret of the state, as kubectl does.
+    selection.found = [(type_, [carried_secrets_masked(o) for o in found]) for type_, found in selection.found]
     objects = [o for _, found in selection.found for o in found]
     custom = output is not None and output.startswith("custom-columns=")
     if output in (None, "wide") or custom:
@@ -463,7 +466,7 @@ def _cluster_objects(runtime, cluster: str) -> list[dict]:
 def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Spec essentials, status, conditions, composed resources and events of one object."""
     from inferplane.cli.query import fetch
-    from inferplane.cli.views import describe as render
+    from inferplane.cli.views import carried_secrets_masked, describe as render
     from inferplane.compose.model_deployment import verdict
     from inferplane.runtime.store import controller_of
     from inferplane.runtime.store import Key
@@ -472,7 +475,7 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
         obj = fetch(runtime, kind, name, namespace)
         composed = [o for o in runtime.list() if controller_of(o) == obj["metadata"]["uid"]]
         placement = _placement(runtime, obj, verdict) if obj["kind"] == "ModelDeployment" else None
-        click.echo(render(obj, composed, runtime.store.events(Key.of(obj)), placement))
+        click.echo(render(carried_secrets_masked(obj), composed, runtime.store.events(Key.of(obj)), placement))
 
 
 def _placement(runtime, obj: dict, lines) -> list[str]:

@@ -542,6 +542,15 @@ def masked_secrets(live: Resource | None, applied: Resource | None) -> tuple[Res
     return live, applied
 
 
+def carried_secrets_masked(obj: Resource) -> Resource:
+    """`obj`, or when it is an Object carrying a Secret to a cluster, a copy with the Secret's values masked."""
+    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") if obj.get("kind") == "Object" \
+        else None
+    if not isinstance(manifest, dict) or (manifest.get("apiVersion"), manifest.get("kind")) != ("v1", "Secret"):
+        return obj
+    return masked_secrets(obj, None)[0] or obj
+
+
 def _secret_values(obj: Resource | None, path: tuple[str, ...]) -> dict[str, Any]:
     """The mapping at `path` when `obj` is (or, below spec, carries) a v1 Secret; else an empty one."""
     holder = obj

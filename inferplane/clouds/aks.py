@@ -10,9 +10,18 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.aks_foundation import AKSInputs, aks_foundation
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_strings
 from inferplane.clouds.foundation import Foundation
+from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
 
 # AKS installs the NVIDIA driver on GPU pools it is asked to; other pools leave gpuDriver unset.
 GPU_DRIVER = "Install"
+# ModelCache volumes: Azure Files premium NFS shares, provisioned per volume by the Azure Files CSI
+# driver AKS runs built in (Microsoft Learn, "Create and use a volume with Azure Files in AKS": provisioner
+# file.csi.azure.com; kubernetes-sigs/azurefile-csi-driver docs/driver-parameters.md: skuName, and
+# protocol nfs, which needs a premium (Premium_LRS or Premium_ZRS) account). NFS keeps POSIX symlinks and
+# permissions, which Hugging Face's cache layout uses; Modelplane v0.3.1 mounts SMB with mfsymlinks instead.
+AZURE_FILES_STORAGE_CLASS = "inferplane-rwx-azurefile-nfs"
+AZURE_FILES_PROVISIONER = "file.csi.azure.com"
+AZURE_FILES_PARAMETERS = {"skuName": "Premium_LRS", "protocol": "nfs"}
 # The cluster's own identity, managed by Azure: no service principal to hand over.
 IDENTITY = {"type": "SystemAssigned"}
 # AKS pool names: a lowercase letter, then lowercase letters and digits, at most 12 in all.
@@ -76,3 +85,8 @@ class AKS(ProvisionedCloud):
 
     def external_name(self, pool: Any) -> str | None:
         return aks_pool_name(pool.name)
+
+    def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
+        manifest = storage_class(AZURE_FILES_STORAGE_CLASS, AZURE_FILES_PROVISIONER, AZURE_FILES_PARAMETERS,
+                                 reclaimPolicy="Delete", allowVolumeExpansion=True, volumeBindingMode="Immediate")
+        return SharedStorage(AZURE_FILES_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest})

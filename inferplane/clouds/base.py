@@ -18,6 +18,7 @@ from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, composed_name
 from inferplane.clouds.foundation import Foundation, FoundationPool, Namer, merge
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
+from inferplane.clouds.storage import SharedStorage, no_shared_storage
 
 Resource = dict[str, Any]
 
@@ -59,6 +60,9 @@ class CloudModule(Protocol):
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         """The API server endpoint the observed cluster resource reports, if any."""
+
+    def shared_storage(self, cluster: Any, observed: dict[str, Resource] | None = None) -> SharedStorage:
+        """The ReadWriteMany storage ModelCache volumes use on a cluster of this cloud (clouds/storage.py)."""
 
 
 def at_provider(observed: Resource | None) -> dict[str, Any]:
@@ -259,6 +263,10 @@ class ProvisionedCloud:
             resource.get("kind"), {})
         for_provider = (resource.get("spec") or {}).get("forProvider") or {}
         return {name: values_at(for_provider, path) for name, path in paths.items()}
+
+    def shared_storage(self, cluster: Any, observed: dict[str, Resource] | None = None) -> SharedStorage:
+        """None composed unless the cloud module says otherwise."""
+        return no_shared_storage(self.source, f"inferplane composes none on {self.source} yet")
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         if not observed_cluster or not self.endpoint_field:

@@ -9,6 +9,7 @@ from inferplane.clouds.base import ProvisionedCloud, present, taint_objects
 
 class Civo(ProvisionedCloud):
     source = "Civo"
+    offers_shared_storage = False  # see ProvisionedCloud.shared_storage
     api_version = "kubernetes.civo.m.upbound.io/v1beta1"
     cluster_kind = "Cluster"
     pool_kind = "NodePool"

@@ -7,8 +7,10 @@ from typing import Any
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, scaling, \
     taint_objects, upper_snake
-from inferplane.clouds.eks_foundation import EFA_SECURITY_GROUP, EKSInputs, eks_foundation, needs_launch_template
+from inferplane.clouds.eks_foundation import EFA_SECURITY_GROUP, EFS_FILESYSTEM, EKSInputs, eks_foundation, \
+    needs_launch_template
 from inferplane.clouds.foundation import Foundation
+from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
 
 # Amazon Linux 2023 node images: the NVIDIA variant ships the GPU driver and container toolkit the
 # NVIDIA DRA driver expects on the host; every other pool runs the standard image.
@@ -16,6 +18,13 @@ GPU_AMI = "AL2023_x86_64_NVIDIA"
 STANDARD_AMI = "AL2023_x86_64_STANDARD"
 # EKS refuses a node group whose maxSize is below 1, even when it is scaled to zero.
 MIN_MAX_SIZE = 1
+# ModelCache volumes: the EFS CSI driver's dynamic provisioning, an access point per volume in the
+# cluster's file system (kubernetes-sigs/aws-efs-csi-driver examples/kubernetes/dynamic_provisioning/
+# README.md, "Dynamic Provisioning": provisioner efs.csi.aws.com, provisioningMode efs-ap, fileSystemId,
+# directoryPerms; Modelplane v0.3.1's compose-eks-cluster composes the same class).
+EFS_STORAGE_CLASS = "inferplane-rwx-efs"
+EFS_PROVISIONER = "efs.csi.aws.com"
+EFS_PARAMETERS = {"provisioningMode": "efs-ap", "directoryPerms": "700"}
 
 
 class EKS(ProvisionedCloud):
@@ -46,6 +55,16 @@ class EKS(ProvisionedCloud):
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         return {"region": spec.region, "version": version}
+
+    def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
+        """The StorageClass pinned to the cluster's EFS file system, once the provider reports its id."""
+        filesystem_id = at_provider((observed or {}).get(EFS_FILESYSTEM)).get("id")
+        if not filesystem_id:
+            return SharedStorage(EFS_STORAGE_CLASS, waiting="the EFS file system's id, which the provider reports "
+                                                            "once it exists")
+        manifest = storage_class(EFS_STORAGE_CLASS, EFS_PROVISIONER, {**EFS_PARAMETERS, "fileSystemId": filesystem_id},
+                                 volumeBindingMode="Immediate")
+        return SharedStorage(EFS_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest})
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
         return {"region": spec.region}

@@ -70,6 +70,29 @@ EFA_INTERFACE, EFA_ONLY_INTERFACE = "efa", "efa-only"
 ALL_PROTOCOLS = "-1"
 EFA_SECURITY_GROUP = "efa-security-group"
 
+# ---- shared storage for ModelCache volumes: EFS (as Modelplane v0.3.1's compose-eks-cluster composes it)
+EFS = "efs.aws.m.upbound.io/v1beta1"
+EFS_FILESYSTEM = "efs-filesystem"
+EFS_SECURITY_GROUP = "efs-security-group"
+# Elastic throughput scales with use and costs nothing idle; encrypted at rest (AWS EFS user guide,
+# "Throughput modes"; the provider's FileSystem throughputMode and encrypted fields).
+EFS_FILESYSTEM_FIELDS = {"throughputMode": "elastic", "encrypted": True}
+# NFS, the protocol EFS is mounted with, on TCP 2049: the mount targets' security group must allow it
+# from the nodes (AWS EFS user guide, "Using VPC security groups").
+NFS_PORT = 2049
+# The EFS CSI driver as an EKS add-on, its controller's service account, and the AWS managed policy it
+# needs to create access points (AWS EKS user guide, "Use elastic file system storage with Amazon EFS";
+# kubernetes-sigs/aws-efs-csi-driver docs/iam-policy-create.md). Its role is bound through EKS Pod
+# Identity (the eks-pod-identity-agent add-on in ADDONS), whose principal may AssumeRole and TagSession
+# (AWS EKS user guide, "EKS Pod Identity role").
+EFS_CSI_ADDON = "aws-efs-csi-driver"
+EFS_CSI_NAMESPACE = "kube-system"
+EFS_CSI_SERVICE_ACCOUNT = "efs-csi-controller-sa"
+EFS_CSI_POLICIES = {"policy": AWS_POLICY + "service-role/AmazonEFSCSIDriverPolicy"}
+POD_IDENTITY_TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"},
+     "Action": ["sts:AssumeRole", "sts:TagSession"]}]}, sort_keys=True)
+
 
 def trust_policy(service: str) -> str:
     """An IAM trust policy letting an AWS service assume the role."""
@@ -164,6 +187,11 @@ def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, s
         EKS, "ClusterAuth", "cluster-auth", {"region": region, "clusterNameRef": build.ref(CLUSTER_KEY)},
         connection_secret=inputs.connection_secret)
 
+    # ---- shared storage: one mount target per node subnet, so nodes of every zone mount it
+    mount_subnets = ([{"subnetId": subnet} for subnet in inputs.subnet_ids] if inputs.subnet_ids
+                     else [{"subnetIdRef": build.ref(f"subnet-private-{zone}")} for zone in zones])
+    compose_efs(build, out, region, mount_subnets, own_network=not inputs.subnet_ids)
+
     # ---- pools
     if any(pool.fabric == "EFA" for pool in inputs.pools) and not inputs.subnet_ids:
         compose_efa_security_group(build, out, region)
@@ -193,6 +221,41 @@ def efa_security_groups(inputs: EKSInputs) -> list[str] | None:
     other nodes), and the composed EFA group; None until the provider has reported their ids."""
     wanted = [inputs.cluster_security_group_id] + ([] if inputs.subnet_ids else [inputs.efa_security_group_id])
     return None if None in wanted else wanted
+
+
+def compose_efs(build: ResourceBuilder, out: Foundation, region: str, mount_subnets: list[dict],
+                own_network: bool) -> None:
+    """An EFS file system, a mount target per node subnet, the EFS CSI driver add-on and its role. On the
+    composed VPC the mount targets get a security group letting NFS in from the VPC; on the user's
+    subnets they get the VPC's default security group (a mount target without security groups does:
+    the provider's MountTarget securityGroups field), which the user's network must open to NFS."""
+    out.resources[EFS_FILESYSTEM] = build.resource(EFS, "FileSystem", EFS_FILESYSTEM,
+                                                   {"region": region, **EFS_FILESYSTEM_FIELDS})
+    groups = {}
+    if own_network:
+        out.resources[EFS_SECURITY_GROUP] = build.resource(EC2, "SecurityGroup", EFS_SECURITY_GROUP, {
+            "region": region, "vpcIdRef": build.ref("vpc"), "name": build.namer(EFS_SECURITY_GROUP),
+            "description": "NFS to the ModelCache EFS mount targets"})
+        key = f"{EFS_SECURITY_GROUP}-ingress"
+        out.resources[key] = build.resource(EC2, "SecurityGroupIngressRule", key, {
+            "region": region, "securityGroupIdRef": build.ref(EFS_SECURITY_GROUP), "ipProtocol": "tcp",
+            "fromPort": NFS_PORT, "toPort": NFS_PORT, "cidrIpv4": VPC_CIDR})
+        groups = {"securityGroupsRefs": [build.ref(EFS_SECURITY_GROUP)]}
+    for i, subnet in enumerate(mount_subnets):
+        key = f"efs-mount-target-{i}"
+        out.resources[key] = build.resource(EFS, "MountTarget", key, {
+            "region": region, "fileSystemIdRef": build.ref(EFS_FILESYSTEM), **subnet, **groups})
+    role = "iam-role-efs-csi"
+    out.resources[role] = build.resource(IAM, "Role", role, {"assumeRolePolicy": POD_IDENTITY_TRUST})
+    for short, arn in EFS_CSI_POLICIES.items():
+        attach = f"iam-attach-efs-csi-{short}"
+        out.resources[attach] = build.resource(IAM, "RolePolicyAttachment", attach,
+                                               {"policyArn": arn, "roleRef": build.ref(role)})
+    out.resources["pod-identity-efs-csi"] = build.resource(EKS, "PodIdentityAssociation", "pod-identity-efs-csi", {
+        "region": region, "clusterNameRef": build.ref(CLUSTER_KEY), "namespace": EFS_CSI_NAMESPACE,
+        "serviceAccount": EFS_CSI_SERVICE_ACCOUNT, "roleArnRef": build.ref(role)})
+    out.resources[f"addon-{EFS_CSI_ADDON}"] = build.resource(EKS, "Addon", f"addon-{EFS_CSI_ADDON}", {
+        "region": region, "addonName": EFS_CSI_ADDON, "clusterNameRef": build.ref(CLUSTER_KEY)})
 
 
 def compose_efa_security_group(build: ResourceBuilder, out: Foundation, region: str) -> None:

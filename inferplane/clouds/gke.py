@@ -8,6 +8,7 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, at_provider, present, scaling, scaling_fields, taint_objects, upper_snake
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.gke_foundation import GKEInputs, gke_foundation
+from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
 
 # Container-Optimized OS for every pool: GPU drivers for it install to /home/kubernetes/bin/nvidia,
 # where the NVIDIA DRA driver is told to look on GKE.
@@ -19,6 +20,15 @@ NO_DEVICE_PLUGIN_LABEL = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
 # GKE creates a cluster with a default pool; pools are managed as NodePools, so the default one is
 # created with a single node and removed once the cluster exists.
 DEFAULT_POOL_NODES = 1
+# ModelCache volumes: Filestore instances the Filestore CSI driver provisions, one per volume. GKE runs
+# the driver as an add-on, enabled on the cluster (Google Cloud, "Access Filestore instances with the
+# Filestore CSI driver"; the provider's Cluster addonsConfig.gcpFilestoreCsiDriverConfig.enabled). Its
+# StorageClass parameters: `tier` (standard, premium, enterprise or zonal; enterprise, as Modelplane
+# v0.3.1 sets it, is regional) and `network`, the VPC the instances join (the driver's default is the
+# `default` network, which a composed cluster does not use).
+FILESTORE_STORAGE_CLASS = "inferplane-rwx-filestore"
+FILESTORE_PROVISIONER = "filestore.csi.storage.gke.io"
+FILESTORE_TIER = "enterprise"
 
 
 class GKE(ProvisionedCloud):
@@ -47,7 +57,16 @@ class GKE(ProvisionedCloud):
         # decision (and the gate keeps live clusters), so the provider must be able to delete it.
         return present(location=spec.region, project=spec.project, minMasterVersion=version,
                        removeDefaultNodePool=True, initialNodeCount=DEFAULT_POOL_NODES,
-                       deletionProtection=False)
+                       deletionProtection=False, addonsConfig={"gcpFilestoreCsiDriverConfig": {"enabled": True}})
+
+    def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
+        """Filestore, provisioned per volume on the cluster's network: the user's, else the composed one
+        (named by its external name, which a managed resource takes from its metadata.name unless set)."""
+        network = cluster.spec.network or self.namer(cluster.metadata.name)("network")
+        manifest = storage_class(FILESTORE_STORAGE_CLASS, FILESTORE_PROVISIONER,
+                                 {"tier": FILESTORE_TIER, "network": network},
+                                 volumeBindingMode="Immediate", allowVolumeExpansion=True)
+        return SharedStorage(FILESTORE_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest})
 
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
         return present(location=spec.region, project=spec.project)

@@ -8,9 +8,17 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.nebius_foundation import NebiusInputs, nebius_foundation
+from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
 
 # Replicated network SSD: the provider's general-purpose boot disk, which survives a host failure.
 BOOT_DISK_TYPE = "NETWORK_SSD"
+# ModelCache volumes: paths on the shared filesystem every node group attaches (nebius_foundation), served
+# by Nebius's csi-mounted-fs-path CSI driver, whose driver name is the StorageClass's provisioner (Nebius
+# docs, "Using shared filesystems over CSI" (docs.nebius.com/kubernetes/storage/filesystem-over-csi);
+# Modelplane v0.3.1's compose-nebius-cluster: chart csi-mounted-fs-path 0.1.6, driver
+# mounted-fs-path.csi.nebius.ai, WaitForFirstConsumer).
+NEBIUS_FS_STORAGE_CLASS = "inferplane-rwx-fs"
+NEBIUS_FS_PROVISIONER = "mounted-fs-path.csi.nebius.ai"
 
 
 class Nebius(ProvisionedCloud):
@@ -50,3 +58,8 @@ class Nebius(ProvisionedCloud):
     def standalone_fields(self, spec: Any, pool: Any) -> dict[str, Any]:
         # A node group's name is unique within its cluster, its parent.
         return {"name": pool.name}
+
+    def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
+        manifest = storage_class(NEBIUS_FS_STORAGE_CLASS, NEBIUS_FS_PROVISIONER,
+                                 volumeBindingMode="WaitForFirstConsumer")
+        return SharedStorage(NEBIUS_FS_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest})

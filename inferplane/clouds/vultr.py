@@ -9,6 +9,7 @@ from inferplane.clouds.base import ProvisionedCloud, label_list, present, scalin
 
 class Vultr(ProvisionedCloud):
     source = "Vultr"
+    offers_shared_storage = False  # see ProvisionedCloud.shared_storage
     api_version = "vke.vultr.m.upbound.io/v1beta1"
     cluster_kind = "Kubernetes"
     pool_kind = "KubernetesNodePool"

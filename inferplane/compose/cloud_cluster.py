@@ -11,11 +11,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, composed_name
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
-from inferplane.compose.base import PROVIDER_ERROR, Composer, Request, Response, composite_name, condition_of, \
-    refused_by_provider, validation_problems
+from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
+from inferplane.compose.base import PROVIDER_ERROR, Composer, Desired, Request, Response, composite_name, \
+    condition_of, refused_by_provider, validation_problems
+from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
 READY = "Ready"
+# What the cluster's shared storage puts on the workload cluster (its StorageClass) is never deleted by
+# Crossplane: it goes with the cluster, and a delete would have to reach a cluster being torn down.
+# Every management policy but Delete, as Modelplane v0.3.1 composes its StorageClass Objects.
+ORPHAN_MANAGEMENT = ["Observe", "Create", "Update", "LateInitialize"]
+STORAGE_PROVIDER_CONFIG = "storage-provider-config"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
 PROVIDER_OF_KIND = {kind.KIND: provider for provider, kind in CLOUD_CLUSTER_KINDS.items()}
 
@@ -35,6 +43,7 @@ class CloudClusterComposer(Composer):
             return self.response
         held = self.compose_resources(provider, cluster)
         self.compose_status(provider, held)
+        self.compose_storage(provider, cluster)
         return self.response
 
     # ---- steps
@@ -83,6 +92,30 @@ class CloudClusterComposer(Composer):
                                                 f"not ready yet: {', '.join(waiting)}")
         else:
             self.condition(READY, "True", "Available", f"{provider} cluster {self.name} and its pools are ready")
+
+    def compose_storage(self, provider: str, cluster: Any) -> None:
+        """The workload cluster's side of the shared storage (its StorageClass), and status.cache: the
+        StorageClass ModelCache volumes use, published at once, as Modelplane does (the class may still be
+        on its way: a volume waits for it to bind). The objects go through a ClusterProviderConfig of this
+        composite's own on the cluster's kubeconfig, as Modelplane's cloud compositions compose theirs: so
+        everything here is deleted before the cluster, whatever happens to the serving stack."""
+        storage = CLOUD_MODULES[provider].shared_storage(cluster, self.request.observed)
+        config = composed_name(self.name, STORAGE_PROVIDER_CONFIG)
+        if storage.workload_objects:
+            self.response.desired[STORAGE_PROVIDER_CONFIG] = Desired({
+                "apiVersion": OBJECT_API_VERSION, "kind": PROVIDER_CONFIG_KIND, "metadata": {"name": config},
+                "spec": {"credentials": {"source": "Secret", "secretRef": {
+                    "name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE,
+                    "key": KUBECONFIG_KEY}}}}, ready=True)
+        for key, manifest in storage.workload_objects.items():
+            self.response.desired[key] = Desired({
+                "apiVersion": OBJECT_API_VERSION, "kind": "Object",
+                "metadata": {"name": composed_name(self.name, key), "namespace": MANAGED_NAMESPACE},
+                "spec": {"managementPolicies": list(ORPHAN_MANAGEMENT), "readiness": {"policy": "SuccessfulCreate"},
+                         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": config},
+                         "forProvider": {"manifest": manifest}}}, ready=True)
+        if storage.storage_class:
+            self.response.status["cache"] = {"storageClassName": storage.storage_class}
 
     # ---- helpers
 

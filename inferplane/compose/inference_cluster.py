@@ -321,6 +321,18 @@ class InferenceClusterComposer(Composer):
         """The nodes the cloud creates for `count` in the pool's spec: per zone on GKE."""
         return CLOUD_MODULES[self.source].nodes_created(count, pool_zones(pool, self.source))
 
+    def cache_status(self) -> dict[str, Any]:
+        """{cache: {storageClassName}}: the ReadWriteMany StorageClass ModelCache volumes use, as Modelplane
+        relays it: an Existing cluster's own (spec.cluster.existing.cache), else the one its cloud cluster
+        reports; {} while there is none (a cloud without shared storage, or not reported yet)."""
+        if self.source == "Existing":
+            cache = self.cluster.spec.cluster.settings().cache
+            name = cache.storage_class_name if cache is not None else None
+        else:
+            observed = self.request.observed.get(CLOUD_CLUSTER_KEY) or {}
+            name = ((observed.get("status") or {}).get("cache") or {}).get("storageClassName")
+        return {"cache": {"storageClassName": name}} if name else {}
+
     def kubeconfig_secret_ref(self) -> dict[str, str]:
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
         settings = self.cluster.spec.cluster.settings()
@@ -343,7 +355,8 @@ class InferenceClusterComposer(Composer):
         observed = self.request.observed
         gateway = ((observed.get(STACK_KEY) or {}).get("status") or {}).get("gateway") or {}
         self.response.status = {"schedulablePools": pools, "draDrivers": drivers,
-                                "gateway": {"address": gateway.get("address")}}
+                                "gateway": {"address": gateway.get("address")},
+                                "providerConfigRef": {"name": self.name}, **self.cache_status()}
         if self.source == "Existing":
             self.condition(CLUSTER_READY, "True", "Existing",
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
@@ -377,7 +390,8 @@ class InferenceClusterComposer(Composer):
         self.keep_observed()
         previous = self.request.composite.get("status")
         previous = previous if isinstance(previous, dict) else {}
-        self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers", "gateway") if k in previous}
+        self.response.status = {k: previous[k] for k in ("schedulablePools", "draDrivers", "gateway", "providerConfigRef",
+                                                         "cache") if k in previous}
         if self.request.observed:
             message += " (the running cluster is kept as it is: no new pools, no new drivers)"
         stack = self.response.desired.get(STACK_KEY)

@@ -26,7 +26,8 @@ from inferplane.accelerators.component import is_pinned_image
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache, cache_volume_name
-from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, \
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.compose.base import Composer, Event, Request, Requirement, Resource, Response, composite_name, \
     is_ready, validation_problems
 from inferplane.compose.model_replica import REMOTE_NAMESPACE
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
@@ -37,6 +38,8 @@ AUTH_REQUIREMENT = "auth-secret"
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
 CACHE_LABEL = "inferplane.dev/modelcache"
+# What the simulated provider reports of a running hydration Job: the GiB downloaded so far.
+DOWNLOADED_ANNOTATION = "simulation.inferplane.dev/downloaded-gib"
 
 # The hydration Job's image and the downloader it installs, each pinned to one exact release (a
 # floating tag would stage with whatever it is that day). `hf download` is huggingface_hub's CLI
@@ -66,13 +69,12 @@ HYDRATE_SCRIPT = (
     f'touch {HYDRATED_MARKER}')
 
 
-def rwx_storage_class(cluster: InferenceCluster) -> str | None:
-    """The cluster's ReadWriteMany StorageClass for cache volumes: on an Existing cluster, the one its
-    admin names in `existing.cache.storageClassName`. inferplane composes none on a cloud (yet)."""
-    if cluster.spec.cluster.source != "Existing":
-        return None
-    cache = cluster.spec.cluster.settings().cache
-    return cache.storage_class_name if cache is not None else None
+def rwx_storage_class(stored: Resource) -> str | None:
+    """The cluster's ReadWriteMany StorageClass for cache volumes, as Modelplane reads it: the stored
+    InferenceCluster's status.cache.storageClassName (an Existing cluster's own class, or the one its
+    cloud's shared storage provides)."""
+    cache = ((stored.get("status") or {}).get("cache") or {})
+    return cache.get("storageClassName") or None
 
 
 def selection_refusal(cache: ModelCache, cluster: Resource) -> str | None:
@@ -82,15 +84,19 @@ def selection_refusal(cache: ModelCache, cluster: Resource) -> str | None:
     return selector_refusal(wanted, (cluster.get("metadata") or {}).get("labels") or {})
 
 
-def no_storage_class_message(cluster: InferenceCluster) -> str:
-    """Why a cluster cannot stage a cache, and what fixes it."""
+def no_storage_class(cluster: InferenceCluster) -> tuple[str, str]:
+    """(phase, message) of a cluster that reports no ReadWriteMany StorageClass: Failed, saying what fixes
+    it, where none will come (an Existing cluster that names none, a cloud without shared storage);
+    Pending while a cloud's shared storage is on its way."""
     name, source = cluster.metadata.name, cluster.spec.cluster.source
     if source == "Existing":
-        return (f"InferenceCluster {name} names no ReadWriteMany StorageClass: set "
-                "spec.cluster.existing.cache.storageClassName to one the cluster has")
-    return (f"InferenceCluster {name} has no ReadWriteMany StorageClass: inferplane composes none on {source} "
-            "yet (Modelplane's EFS, Filestore and Azure Files are not composed): leave it out of the cache's "
-            "clusterSelector")
+        return "Failed", (f"InferenceCluster {name} names no ReadWriteMany StorageClass: set "
+                          "spec.cluster.existing.cache.storageClassName to one the cluster has")
+    module = CLOUD_MODULES[source]
+    if not getattr(module, "offers_shared_storage", True):
+        return "Failed", f"InferenceCluster {name}: {module.shared_storage(None).refusal}"
+    return "Pending", (f"InferenceCluster {name} has not reported its ReadWriteMany StorageClass yet "
+                       "(status.cache): it is composed with the cluster's shared storage; wait")
 
 
 def job_condition(observed: Resource | None, type_: str) -> dict[str, Any]:
@@ -98,6 +104,13 @@ def job_condition(observed: Resource | None, type_: str) -> dict[str, Any]:
     status = ((((observed or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status")
     return next((c for c in (status or {}).get("conditions") or [] if c.get("type") == type_
                  and c.get("status") == "True"), {})
+
+
+def download_progress(observed_job: Resource | None, size_gib: int) -> str:
+    """How far the (simulated) download got, as the provider reports it on the Job's pod: "" unless known."""
+    manifest = (((observed_job or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    done = ((manifest.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION)
+    return f" ({done} of {size_gib} GiB)" if done else ""
 
 
 def pvc_phase(observed: Resource | None) -> str | None:
@@ -118,6 +131,7 @@ class ModelCacheComposer(Composer):
             return self.response
         for stored, cluster in self.selected():
             self.clusters.append(self.compose_cluster(stored, cluster))
+        self.record_transitions()
         self.compose_status()
         return self.response
 
@@ -172,16 +186,15 @@ class ModelCacheComposer(Composer):
     def compose_cluster(self, stored: Resource, cluster: InferenceCluster) -> dict[str, Any]:
         """Stage on one cluster: its status entry {name, phase, message}."""
         name = cluster.metadata.name
-        observed_pvc = self.request.observed.get(self.key("pvc", name))
         if not is_ready(stored):
             self.keep_cluster(name)
             ready = next((c for c in (cluster.status.conditions if cluster.status else []) if c.type == "Ready"), None)
             why = f" ({ready.reason}: {ready.message})" if ready is not None and ready.message else ""
             return self.entry(name, "Pending", f"InferenceCluster {name} is not ready{why}")
-        storage_class = rwx_storage_class(cluster)
+        storage_class = rwx_storage_class(stored)
         if storage_class is None:
             self.keep_cluster(name)
-            return self.entry(name, "Failed", no_storage_class_message(cluster))
+            return self.entry(name, *no_storage_class(cluster))
         volume = cache_volume_name(self.namespace, self.cache.metadata.name)
         self.desire_object(name, "pvc", {
             "apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -189,13 +202,28 @@ class ModelCacheComposer(Composer):
             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": storage_class,
                      "resources": {"requests": {"storage": f"{self.source.size_gib}Gi"}}},
         }, PVC_READY_QUERY)
-        if pvc_phase(observed_pvc) != "Bound":
-            return self.entry(name, "Pending", f"PersistentVolumeClaim {REMOTE_NAMESPACE}/{volume} "
-                              f"({self.source.size_gib}Gi, storage class {storage_class}) is not bound yet")
+        bound = pvc_phase(self.request.observed.get(self.key("pvc", name))) == "Bound"
         observed_job = self.request.observed.get(self.key("hydrate", name))
-        if job_condition(observed_job, "Complete") or self.was_ready(name):
+        if bound and (job_condition(observed_job, "Complete") or self.was_ready(name)):
             return self.entry(name, "Ready", f"{self.source.repo} is staged on PersistentVolumeClaim "
                               f"{REMOTE_NAMESPACE}/{volume}, mounted at {CACHE_MOUNT_PATH} by engine pods")
+        held = self.compose_hydration(name, volume)
+        if held is not None:
+            return held
+        job = f"hydration Job {REMOTE_NAMESPACE}/{child_name(volume, 'hydrate')}"
+        if not bound:
+            # The Job's pod is the volume's first consumer: a WaitForFirstConsumer class binds it then.
+            return self.entry(name, "Pending", f"PersistentVolumeClaim {REMOTE_NAMESPACE}/{volume} "
+                              f"({self.source.size_gib}Gi, storage class {storage_class}) is not bound yet; {job} waits")
+        failed = job_condition(observed_job, "Failed")
+        if failed:
+            return self.entry(name, "Failed", f"{job} failed: "
+                              f"{failed.get('message') or failed.get('reason') or 'no reason given'}")
+        return self.entry(name, "Hydrating", f"{job} downloads {self.revision_text()} into the volume"
+                          f"{download_progress(observed_job, self.source.size_gib)}")
+
+    def compose_hydration(self, name: str, volume: str) -> dict[str, Any] | None:
+        """The hydration Job (and the token Secret it reads), or the entry saying why it is held back."""
         if not is_pinned_image(HYDRATION_IMAGE):
             return self.entry(name, "Failed", f"the hydration image {HYDRATION_IMAGE!r} is not pinned to an exact "
                                               "release: no Job is composed until it is")
@@ -210,12 +238,7 @@ class ModelCacheComposer(Composer):
                              "labels": self.labels()},
                 "data": dict(self.token)})
         self.desire_object(name, "hydrate", self.job(volume), JOB_READY_QUERY, management=JOB_MANAGEMENT)
-        failed = job_condition(observed_job, "Failed")
-        if failed:
-            return self.entry(name, "Failed", f"hydration Job {REMOTE_NAMESPACE}/{child_name(volume, 'hydrate')} "
-                              f"failed: {failed.get('message') or failed.get('reason') or 'no reason given'}")
-        return self.entry(name, "Hydrating", f"hydration Job {REMOTE_NAMESPACE}/{child_name(volume, 'hydrate')} "
-                                             f"downloads {self.revision_text()} into the volume")
+        return None
 
     def compose_status(self) -> None:
         ready = sum(1 for c in self.clusters if c["phase"] == "Ready")
@@ -243,6 +266,15 @@ class ModelCacheComposer(Composer):
                 self.condition(ARTIFACT_READY, "False", reason, message)
         else:
             self.condition(ARTIFACT_READY, "True", "Staged", summary)
+
+    def record_transitions(self) -> None:
+        """A Normal event when a cluster starts hydrating and when it is staged (Modelplane keeps its events
+        to transitions too): the status before this reconcile says where each cluster was."""
+        before = {c.get("name"): c.get("phase") for c in (self.request.composite.get("status") or {}).get("clusters")
+                  or []}
+        for entry in self.clusters:
+            if entry["phase"] in ("Hydrating", "Ready") and before.get(entry["name"]) != entry["phase"]:
+                self.response.events.append(Event("Normal", entry["phase"], f"{entry['name']}: {entry['message']}"))
 
     # ---- helpers
 

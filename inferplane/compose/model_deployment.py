@@ -30,8 +30,8 @@ from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
-from inferplane.compose.base import ByVersion, ByVersions, Composer, Request, Requirement, Response, composite_name, \
-    is_ready, validation_problems
+from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
+    composite_name, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.scheduling.fleet import Placement, Schedule, schedule
 from inferplane.scheduling.matching import InvalidSelectors
@@ -196,6 +196,7 @@ class ModelDeploymentComposer(Composer):
         excluded = self.cache_exclusions()
         if excluded is None:
             return self.response
+        self.warn_multi_node_without_cache()
         try:
             placed = schedule(placement_request(self.deployment, excluded), snapshot)
         except InvalidSelectors as error:
@@ -280,14 +281,26 @@ class ModelDeploymentComposer(Composer):
             if refusal is not None:
                 excluded[name] = f"ModelCache {ref.name} does not stage here: {refusal.removeprefix('not selected: ')}"
                 continue
-            try:
-                storage_class = rwx_storage_class(InferenceCluster.model_validate(obj))
-            except ValidationError:
-                continue  # the scheduler refuses it on its own terms
-            if storage_class is None or name in failed:
+            if rwx_storage_class(obj) is None or name in failed:
                 excluded[name] = f"ModelCache {ref.name} cannot stage here: " + (
                     failed.get(name) or "the cluster has no ReadWriteMany StorageClass")
         return excluded
+
+    def warn_multi_node_without_cache(self) -> None:
+        """A multi-node engine (a Leader and Workers, each on its own node) without a ModelCache downloads
+        the weights on every node: say so, once per reconcile (events are counted)."""
+        spec = self.deployment.spec.template.spec
+        if spec.model_cache_ref is not None:
+            return
+        multi = [e.name for e in spec.engines if any(m.role == "Worker" for m in e.members)]
+        if multi:
+            self.response.events.append(Event(
+                "Warning", "NoModelCache",
+                f"ModelDeployment {self.name}: " + (f"engines {', '.join(multi)} span several nodes and mount"
+                                                    if len(multi) > 1 else
+                                                    f"engine {multi[0]} spans several nodes and mounts") +
+                " no ModelCache, so every node downloads the weights itself: stage them once per cluster with a "
+                "ModelCache and set spec.template.spec.modelCacheRef"))
 
     def pinned_classes_known(self, pools: Mapping[tuple[str, str], str], classes: dict[str, PoolClass],
                              replicas: tuple[Replica, ...]) -> bool:

@@ -47,6 +47,7 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "eks.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-eks", "v2.6.0"),
     "ec2.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-ec2", "v2.6.0"),
     "iam.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-iam", "v2.6.0"),
+    "efs.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-efs", "v2.6.0"),
     "container.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-container", "v2.6.0"),
     "compute.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-compute", "v2.6.0"),
     "cloudplatform.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-cloudplatform", "v2.6.0"),

@@ -587,8 +587,11 @@ class Reconciler:
         # A managed resource's provider reports on it as soon as it is applied: its status is written
         # with it, in one version.
         managed = obj["kind"] not in self.functions
-        stored, _ = self._put(obj, (lambda applied: self.provider.observe(applied, self._of_kind_named))
-                              if managed else None)
+        stored, changed = self._put(obj, (lambda applied: self.provider.observe(applied, self._of_kind_named))
+                                    if managed else None)
+        if managed and not changed and self.provider.observes_others(stored):  # its status moved on since
+            self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
+            stored = self.cache.get(child_key) or stored
         self.applied[(uid, name)] = (resource, composite["apiVersion"], child_key, resource_version(stored))
         return child_key
 

@@ -31,11 +31,16 @@ from typing import Callable
 
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.clouds import refusal
+from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
 from inferplane.routing.inference_extension import served_kinds
 
+# A hydration Job downloads this many GiB per reconcile step, or 1/MAX_DOWNLOAD_STEPS of its volume when
+# that is more: the steps stay well within the reconciler's bound on reconciles per object.
+GIB_PER_STEP = 100
+MAX_DOWNLOAD_STEPS = 8
 # The version simulated target clusters run unless a test picks another.
 SIMULATED_KUBERNETES_VERSION = "v1.36.1"
 OBSERVE_ONLY = ["Observe"]
@@ -97,10 +102,13 @@ class SimulatedProvider:
                 {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
                 {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
             return status
-        elif obj.get("kind") == "Object" and (settled := settled_status(spec)) is not None:
+        elif obj.get("kind") == "Object" and (settled := settled_status(spec) or hydration_status(obj, of_kind)) \
+                is not None:
             # A ModelCache's volume binds and its hydration Job completes on the target cluster.
             status["atProvider"] = {**status["atProvider"], "manifest": settled}
-            status["conditions"] = [_condition("Ready", True, "Available"), _condition("Synced", True, "ReconcileSuccess")]
+            done = settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded"))
+            status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
+                                    _condition("Synced", True, "ReconcileSuccess")]
             return status
         if (spec.get("readiness") or {}).get("policy") == "DeriveFromCelQuery":
             # An Object whose readiness is its workload's: ready once the target cluster runs it (the
@@ -125,6 +133,8 @@ class SimulatedProvider:
                 **(status["atProvider"].get("vpcConfig") or {}), "clusterSecurityGroupId": simulated_id("sg", obj)}}
         if api_version.startswith("ec2.aws.") and kind == "SecurityGroup":
             status["atProvider"] = {**status["atProvider"], "id": simulated_id("sg", obj)}
+        if api_version.startswith("efs.aws.") and kind == "FileSystem":
+            status["atProvider"] = {**status["atProvider"], "id": simulated_id("fs", obj)}
         if kind == "ServiceAccount" and api_version.startswith("cloudplatform.gcp."):
             # A Google service account reports its email, which IAM members name it by.
             metadata, for_provider = obj.get("metadata") or {}, spec.get("forProvider") or {}
@@ -156,9 +166,14 @@ class SimulatedProvider:
 
     @staticmethod
     def observes_others(obj: Resource) -> bool:
-        """Whether what the provider reports on `obj` depends on other objects, so that it is observed
-        again on every apply, not only when it changes: Gateway API's kinds, which Traefik accepts by
-        their class, their Gateway or their pool."""
+        """Whether what the provider reports on `obj` changes without `obj` changing, so that it is observed
+        again on every apply: Gateway API's kinds, which Traefik accepts by their class, their Gateway or
+        their pool; a hydration Job, which downloads a step further each time."""
+        if obj.get("kind") == "Object":
+            manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+            return manifest.get("kind") == "Job" and manifest.get("apiVersion") == "batch/v1" and \
+                not ((((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status")
+                     or {}).get("succeeded")
         return obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in (
             "GatewayClass", "Gateway", "HTTPRoute")
 
@@ -205,10 +220,56 @@ def settled_status(spec: Resource) -> Resource | None:
         claim = manifest.get("spec") or {}
         return {**manifest, "status": {"phase": "Bound", "accessModes": list(claim.get("accessModes") or []),
                                        "capacity": dict((claim.get("resources") or {}).get("requests") or {})}}
-    if manifest.get("apiVersion") == "batch/v1" and manifest.get("kind") == "Job":
-        return {**manifest, "status": {"succeeded": 1, "conditions": [
-            {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}}
     return None
+
+
+def hydration_status(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> Resource | None:
+    """A ModelCache's hydration Job as its cluster runs it: each observation (one per reconcile of the
+    cache, which re-applies the Job) downloads GIB_PER_STEP GiB of its volume's size, or a larger share
+    when that would take more than MAX_DOWNLOAD_STEPS steps; Complete once all of it is there. Logical
+    steps, never wall time. None for any other manifest."""
+    spec = obj.get("spec") or {}
+    manifest = (spec.get("forProvider") or {}).get("manifest")
+    if not isinstance(manifest, dict) or (manifest.get("apiVersion"), manifest.get("kind")) != ("batch/v1", "Job"):
+        return None
+    size = claimed_gib(manifest, (spec.get("providerConfigRef") or {}).get("name"), of_kind)
+    if not size:  # its volume is not there (yet): the pod waits for it
+        return {**manifest, "status": {"active": 1, "ready": 0}}
+    done = downloaded_gib(obj, of_kind)
+    done = min(size, done + max(GIB_PER_STEP, -(-size // MAX_DOWNLOAD_STEPS)))
+    metadata = {**(manifest.get("metadata") or {}), "annotations": {DOWNLOADED_ANNOTATION: str(done)}}
+    if done < size:
+        return {**manifest, "metadata": metadata, "status": {"active": 1, "ready": 1}}
+    return {**manifest, "metadata": metadata, "status": {"succeeded": 1, "conditions": [
+        {"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}}
+
+
+def downloaded_gib(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> int:
+    """The GiB the Job downloaded by its last observation: its own status, else the stored Object's (a
+    re-applied Object comes without its status)."""
+    metadata = obj.get("metadata") or {}
+    stored = [o for o in of_kind("Object") if (o.get("metadata") or {}).get("name") == metadata.get("name")
+              and (o.get("metadata") or {}).get("namespace") == metadata.get("namespace")]
+    for candidate in [obj, *stored]:
+        manifest = ((candidate.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+        done = ((manifest.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION)
+        if done:
+            return int(done)
+    return 0
+
+
+def claimed_gib(job: Resource, cluster: str | None, of_kind: Callable[[str], list[Resource]]) -> int:
+    """The GiB of the claim a Job's pod mounts, from the Object applying it on the same cluster (0: none)."""
+    volumes = ((((job.get("spec") or {}).get("template") or {}).get("spec") or {}).get("volumes")) or []
+    claims = {(v.get("persistentVolumeClaim") or {}).get("claimName") for v in volumes}
+    for other in of_kind("Object"):
+        other_spec = other.get("spec") or {}
+        claim = (other_spec.get("forProvider") or {}).get("manifest") or {}
+        if claim.get("kind") == "PersistentVolumeClaim" and (claim.get("metadata") or {}).get("name") in claims \
+                and (other_spec.get("providerConfigRef") or {}).get("name") == cluster:
+            storage = str((((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage", "0"))
+            return int(storage.removesuffix("Gi")) if storage.removesuffix("Gi").isdigit() else 0
+    return 0
 
 
 def missing_definition(spec: Resource, of_kind: Callable[[str], list[Resource]]) -> str | None:

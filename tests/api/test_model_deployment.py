@@ -38,6 +38,13 @@ def test_every_modelplane_model_deployment_manifest_is_admitted():
     assert sorted((m.source, o.metadata.namespace, o.metadata.name, o.spec.replicas) for m, o in result.admitted) == [
         ("concepts/model-deployment-multinode.yaml#0", "ml-team", "qwen3-coder", 1),
         ("concepts/model-deployment.yaml#0", "ml-team", "qwen3-8b", 1),
+        ("examples/kimi-k2/model-deployment.yaml#0", "ml-team", "kimi-k2", 1),
+        ("examples/laguna/model-deployment-sglang.yaml#0", "ml-team", "laguna", 1),
+        ("examples/laguna/model-deployment.yaml#0", "ml-team", "laguna", 1),
+        ("examples/nemotron-3.5-lightning/model-deployment.yaml#0", "ml-team", "nemotron-lightning", 1),
+        ("examples/qwen2.5-72b/model-deployment.yaml#0", "ml-team", "qwen-72b", 2),
+        ("examples/qwen3-coder/model-deployment-fp8.yaml#0", "ml-team", "qwen3-coder-sgl", 1),
+        ("examples/qwen3-coder/model-deployment.yaml#0", "ml-team", "qwen3-coder", 1),
         ("getting-started/aks/model-deployment-west.yaml#0", "ml-team", "qwen-west", 1),
         ("getting-started/aks/model-deployment.yaml#0", "ml-team", "qwen-demo", 1),
         ("getting-started/eks/model-deployment-west.yaml#0", "ml-team", "qwen-west", 1),

@@ -248,7 +248,10 @@ def test_kinds_that_share_a_name_show_their_group(fleet):
     assert "ClusterProviderConfig.kubernetes.m.crossplane.io/eks-l4" in trace
     both = run("get", "clusterproviderconfigs", state=fleet).stdout
     assert names(both.split("\n\n")[0]) == ["clusterproviderconfig.helm.m.crossplane.io/eks-l4"]
-    assert names(both.split("\n\n")[1]) == ["clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4"]
+    # The stack's, and the cloud cluster's own for its shared storage's StorageClass.
+    assert names(both.split("\n\n")[1]) == [
+        "clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4",
+        "clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4-storage-provider-config-e34628a61b66"]
     ambiguous = run("describe", "clusterproviderconfig", "eks-l4", state=fleet, code=2)
     # Every provider's ClusterProviderConfig is a kind of that name (the clouds', Helm's, Kubernetes').
     assert "use one of clusterproviderconfig.aws.m.upbound.io, " in ambiguous.stderr

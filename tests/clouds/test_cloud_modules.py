@@ -145,6 +145,7 @@ EXPECTED = {
         "cluster": mr(GKE_API, "Cluster", "c1", {
             "location": "us-central1", "project": "acme-ml", "minMasterVersion": "1.36",
             "removeDefaultNodePool": True, "initialNodeCount": 1, "deletionProtection": False,
+            "addonsConfig": {"gcpFilestoreCsiDriverConfig": {"enabled": True}},
             "networkRef": {"name": "c1-network-800fb7271103"}, "subnetworkRef": {"name": "c1-subnetwork-d0864b07212b"},
             "ipAllocationPolicy": {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}},
             connection=True),
@@ -655,7 +656,8 @@ def test_a_nebius_class_chooses_its_drivers_preset():
 
 FOUNDATION_KINDS = {
     "EKS": {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
-            "Role", "RolePolicyAttachment", "Addon", "ClusterAuth"},
+            "Role", "RolePolicyAttachment", "Addon", "ClusterAuth", "FileSystem", "MountTarget", "SecurityGroup",
+            "SecurityGroupIngressRule", "PodIdentityAssociation"},
     "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember"},
     "AKS": {"ResourceGroup", "VirtualNetwork", "Subnet"},
     "Nebius": {"Network", "Subnet", "Filesystem"},
@@ -664,15 +666,19 @@ FOUNDATION_KINDS = {
 # that must now carry the user's own.
 BRING_YOUR_OWN = [
     ("EKS", {"subnetIds": ["subnet-1", "subnet-2"]},
-     {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation"},
+     # The EFS mount targets then take the VPC's default security group: no NFS group is composed.
+     {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
+      "SecurityGroup", "SecurityGroupIngressRule"},
      [("cluster", "vpcConfig", {"subnetIds": ["subnet-1", "subnet-2"]}),
+      ("efs-mount-target-1", "subnetId", "subnet-2"),
       ("nodepool-gpu", "subnetIds", ["subnet-1", "subnet-2"])]),
     ("EKS", {"roleArn": "arn:aws:iam::1:role/c"}, set(),
      [("cluster", "roleArn", "arn:aws:iam::1:role/c")]),
     ("EKS", {"nodeRoleArn": "arn:aws:iam::1:role/n"}, set(),
      [("nodepool-gpu", "nodeRoleArn", "arn:aws:iam::1:role/n")]),
+    # The EFS CSI driver's role stays: no user role replaces it.
     ("EKS", {"roleArn": "arn:aws:iam::1:role/c", "nodeRoleArn": "arn:aws:iam::1:role/n"},
-     {"Role", "RolePolicyAttachment"}, [("nodepool-system", "nodeRoleArn", "arn:aws:iam::1:role/n")]),
+     set(), [("nodepool-system", "nodeRoleArn", "arn:aws:iam::1:role/n")]),
     ("GKE", {"network": "shared-vpc", "subnetwork": "gpu-nodes"}, {"Network", "Subnetwork"},
      [("cluster", "network", "shared-vpc"), ("cluster", "subnetwork", "gpu-nodes")]),
     ("GKE", {"serviceAccount": "nodes@acme.iam.gserviceaccount.com"}, {"ServiceAccount", "ProjectIAMMember"},

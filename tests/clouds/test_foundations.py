@@ -73,8 +73,26 @@ def test_eks_from_region_alone_composes_network_roles_addons_and_cluster_auth():
         "route-table-association-private-us-east-1a", "route-table-association-private-us-east-1b",
         "iam-role-cluster", "iam-attach-cluster-policy", "iam-role-node", "iam-attach-node-worker",
         "iam-attach-node-cni", "iam-attach-node-ecr", "addon-vpc-cni", "addon-kube-proxy", "addon-coredns",
-        "addon-eks-pod-identity-agent", "cluster-auth"]
+        "addon-eks-pod-identity-agent", "cluster-auth", "efs-filesystem", "efs-security-group",
+        "efs-security-group-ingress", "efs-mount-target-0", "efs-mount-target-1", "iam-role-efs-csi",
+        "iam-attach-efs-csi-policy", "pod-identity-efs-csi", "addon-aws-efs-csi-driver"]
     r = out.resources
+    # EFS: a mount target per private (node) subnet behind a group open to NFS from the VPC, the CSI add-on
+    # and its role bound to the driver's service account through Pod Identity.
+    assert r["efs-filesystem"] == mr("efs.aws.m.upbound.io/v1beta1", "FileSystem", "efs-filesystem", {
+        "region": "us-east-1", "throughputMode": "elastic", "encrypted": True})
+    assert r["efs-security-group-ingress"]["spec"]["forProvider"] == {
+        "region": "us-east-1", "securityGroupIdRef": ref("efs-security-group"), "ipProtocol": "tcp",
+        "fromPort": 2049, "toPort": 2049, "cidrIpv4": "10.0.0.0/16"}
+    assert r["efs-mount-target-1"]["spec"]["forProvider"] == {
+        "region": "us-east-1", "fileSystemIdRef": ref("efs-filesystem"), "subnetIdRef": ref("subnet-private-us-east-1b"),
+        "securityGroupsRefs": [ref("efs-security-group")]}
+    assert r["pod-identity-efs-csi"]["spec"]["forProvider"] == {
+        "region": "us-east-1", "clusterNameRef": ref("cluster"), "namespace": "kube-system",
+        "serviceAccount": "efs-csi-controller-sa", "roleArnRef": ref("iam-role-efs-csi")}
+    assert r["iam-attach-efs-csi-policy"]["spec"]["forProvider"]["policyArn"] == \
+        "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"
+    assert r["addon-aws-efs-csi-driver"]["spec"]["forProvider"]["addonName"] == "aws-efs-csi-driver"
     assert r["vpc"] == mr(EC2, "VPC", "vpc", {"region": "us-east-1", "cidrBlock": "10.0.0.0/16",
                                               "enableDnsHostnames": True, "enableDnsSupport": True})
     assert r["subnet-public-us-east-1b"] == mr(EC2, "Subnet", "subnet-public-us-east-1b", {
@@ -98,10 +116,11 @@ def test_eks_from_region_alone_composes_network_roles_addons_and_cluster_auth():
         "iam-attach-cluster-policy": "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
         "iam-attach-node-worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
         "iam-attach-node-cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-        "iam-attach-node-ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"}
+        "iam-attach-node-ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+        "iam-attach-efs-csi-policy": "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"}
     assert r["iam-attach-node-cni"]["spec"]["forProvider"]["roleRef"] == ref("iam-role-node")
     assert [v["spec"]["forProvider"]["addonName"] for v in r.values() if v["kind"] == "Addon"] == \
-        ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
+        ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent", "aws-efs-csi-driver"]
     assert r["addon-coredns"]["spec"]["forProvider"]["clusterNameRef"] == {"name": "c1"}
     assert r["cluster-auth"] == mr(EKS, "ClusterAuth", "cluster-auth",
                                    {"region": "us-east-1", "clusterNameRef": {"name": "c1"}}, secret="c1-connection")
@@ -142,8 +161,13 @@ def test_eks_refuses_more_zones_than_the_vpc_holds():
 def test_eks_bring_your_own_network_and_roles_composes_none_of_them():
     out = eks(SYSTEM, GPU, role_arn="arn:aws:iam::1:role/c", node_role_arn="arn:aws:iam::1:role/n",
               subnet_ids=["subnet-1", "subnet-2"])
-    assert sorted(out.resources) == ["addon-coredns", "addon-eks-pod-identity-agent", "addon-kube-proxy",
-                                     "addon-vpc-cni", "cluster-auth"]
+    # EFS stays (the user's subnets get its mount targets, with the VPC's default security group).
+    assert sorted(out.resources) == ["addon-aws-efs-csi-driver", "addon-coredns", "addon-eks-pod-identity-agent",
+                                     "addon-kube-proxy", "addon-vpc-cni", "cluster-auth", "efs-filesystem",
+                                     "efs-mount-target-0", "efs-mount-target-1", "iam-attach-efs-csi-policy",
+                                     "iam-role-efs-csi", "pod-identity-efs-csi"]
+    assert out.resources["efs-mount-target-1"]["spec"]["forProvider"] == {
+        "region": "us-east-1", "fileSystemIdRef": ref("efs-filesystem"), "subnetId": "subnet-2"}
     assert out.cluster_fields["vpcConfig"] == {"subnetIds": ["subnet-1", "subnet-2"]}
     assert out.cluster_fields["roleArn"] == "arn:aws:iam::1:role/c"
     assert out.pool_fields["gpu"] == {"nodeRoleArn": "arn:aws:iam::1:role/n", "subnetIds": ["subnet-1", "subnet-2"]}
@@ -153,7 +177,7 @@ def test_eks_each_role_is_brought_on_its_own():
     out = eks(SYSTEM, role_arn="arn:aws:iam::1:role/c")
     assert "iam-role-cluster" not in out.resources and "iam-role-node" in out.resources
     assert [k for k in out.resources if k.startswith("iam-attach")] == \
-        ["iam-attach-node-worker", "iam-attach-node-cni", "iam-attach-node-ecr"]
+        ["iam-attach-node-worker", "iam-attach-node-cni", "iam-attach-node-ecr", "iam-attach-efs-csi-policy"]
 
 
 def test_eks_capacity_block_pool_gets_a_launch_template():

@@ -51,7 +51,8 @@ def keys(cloud):
 
 # The EKS foundation of SETTINGS["EKS"], whose roles and subnets are the user's own.
 EKS_FOUNDATION = ["addon-vpc-cni", "addon-kube-proxy", "addon-coredns", "addon-eks-pod-identity-agent",
-                  "cluster-auth"]
+                  "cluster-auth", "efs-filesystem", "efs-mount-target-0", "iam-role-efs-csi",
+                  "iam-attach-efs-csi-policy", "pod-identity-efs-csi", "addon-aws-efs-csi-driver"]
 
 
 @pytest.mark.parametrize("cloud", PROVIDERS)
@@ -59,7 +60,10 @@ def test_desired_are_the_modules_resources(cloud):
     response = compose(cloud)
     model = CLOUD_CLUSTER_KINDS[cloud].model_validate(composite(cloud))
     expected = CLOUD_MODULES[cloud].resources(model)
-    assert {k: d.resource for k, d in response.desired.items()} == expected
+    # Beside the cloud's resources: the StorageClass of its shared storage, on the workload cluster.
+    storage = {k: d.resource for k, d in response.desired.items()
+               if k in ("storage-class-rwx", "storage-provider-config")}
+    assert {k: d.resource for k, d in response.desired.items() if k not in storage} == expected
     assert list(response.desired)[:len(keys(cloud))] == keys(cloud)
     assert response.requirements == {} and response.events == []
 
@@ -146,7 +150,10 @@ def test_an_efa_pool_held_for_its_security_group_keeps_the_cluster_from_ready():
 ])
 def test_endpoint_status(cloud, at_provider, endpoint):
     response = compose(cloud, {"cluster": ready(**at_provider)} if at_provider else {"cluster": ready()})
-    assert response.status == ({"endpoint": endpoint} if endpoint else {})
+    storage = CLOUD_MODULES[cloud].shared_storage(None).storage_class if cloud in ("AKS", "Nebius") else \
+        "inferplane-rwx-efs" if cloud == "EKS" else None
+    cache = {"cache": {"storageClassName": storage}} if storage else {}
+    assert response.status == ({"endpoint": endpoint} if endpoint else {}) | cache
 
 
 def test_whole_response_for_a_ready_vultr_cluster():

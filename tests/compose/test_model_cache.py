@@ -24,17 +24,27 @@ def load(path):
     return [d for d in yaml.safe_load_all(Path(path).read_text()) if d]
 
 
+BLOCKS = {"EKS": {"eks": {"region": "us-east-1"}}, "Vultr": {"vultr": {"region": "ewr"}},
+          "Civo": {"civo": {"region": "LON1"}}}
+
+
 def cluster(name, source="Existing", storage_class="nfs-rwx", ready=True, labels=None):
+    """A stored InferenceCluster; `storage_class` is what its status.cache reports (an Existing one's
+    spec names it too), as the InferenceCluster composer relays it."""
     settings = {"secretRef": {"name": f"{name}-kubeconfig"}}
-    if storage_class:
+    if storage_class and source == "Existing":
         settings["cache"] = {"storageClassName": storage_class}
-    block = {"existing": settings} if source == "Existing" else {"eks": {"region": "us-east-1"}}
+    block = {"existing": settings} if source == "Existing" else BLOCKS[source]
+    status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                              "reason": "Available" if ready else "Creating",
+                              "message": "" if ready else "EKS cluster is being provisioned"}],
+              "providerConfigRef": {"name": name}}
+    if storage_class:
+        status["cache"] = {"storageClassName": storage_class}
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster",
             "metadata": {"name": name, "labels": labels or {}},
             "spec": {"cluster": {"source": source, **block}, "nodePools": [{"name": "gpu", "className": "l4"}]},
-            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                       "reason": "Available" if ready else "Creating",
-                                       "message": "" if ready else "EKS cluster is being provisioned"}]}}
+            "status": status}
 
 
 def cache(name="qwen", auth=None, selector=None, revision=None, status=None):
@@ -59,11 +69,15 @@ def compose(composite, clusters, secret=None, observed=None):
 
 
 def bound(response, key):
-    """The desired Object as the provider reports it once the target cluster settled it."""
-    from inferplane.simulator.provider import settled_status
+    """The desired Object as the provider reports it once the target cluster settled it (a hydration Job:
+    once its whole volume is downloaded)."""
+    from inferplane.simulator.provider import hydration_status, settled_status
 
     obj = dict(response.desired[key].resource)
-    obj["status"] = {"atProvider": {"manifest": settled_status(obj["spec"])},
+    # Its volume's size is read from the claim's Object on the same cluster, composed beside it.
+    settled = settled_status(obj["spec"]) or hydration_status(obj, lambda kind: [
+        {**d.resource, "status": {}} for d in response.desired.values()])
+    obj["status"] = {"atProvider": {"manifest": settled},
                      "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
     return obj
 
@@ -111,9 +125,11 @@ spec: {source: S3, huggingFace: {repo: "", sizeGiB: 100001, authSecret: {key: HF
 def test_a_ready_cluster_gets_a_rwx_claim_then_the_hydration_job_and_every_object_is_valid(crossplane_crds):
     clusters = [cluster("lab")]
     first = compose(cache(revision="v1.0"), clusters)
-    assert sorted(first.desired) == ["pvc-lab"]
+    # The Job comes with the claim: its pod is the claim's first consumer (a WaitForFirstConsumer class).
+    assert sorted(first.desired) == ["hydrate-lab", "pvc-lab"]
     assert first.status["clusters"] == [{"name": "lab", "phase": "Pending", "message": (
-        "PersistentVolumeClaim default/modelcache-ml-team-qwen (4Gi, storage class nfs-rwx) is not bound yet")}]
+        "PersistentVolumeClaim default/modelcache-ml-team-qwen (4Gi, storage class nfs-rwx) is not bound yet; "
+        "hydration Job default/modelcache-ml-team-qwen-hydrate waits")}]
     pvc = first.desired["pvc-lab"].resource
     assert pvc["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "lab"}
     assert pvc["spec"]["forProvider"]["manifest"]["spec"] == {
@@ -153,19 +169,19 @@ def test_each_selected_cluster_says_why_it_is_not_staged():
                 cluster("other", labels={"tier": "small"})]
     response = compose(cache(selector=None), clusters)
     assert response.status["summary"] == {"ready": "0/5"}
+    waits = "; hydration Job default/modelcache-ml-team-qwen-hydrate waits"
     assert {c["name"]: (c["phase"], c["message"]) for c in response.status["clusters"]} == {
         "byo": ("Failed", "InferenceCluster byo names no ReadWriteMany StorageClass: set "
                           "spec.cluster.existing.cache.storageClassName to one the cluster has"),
         "coming": ("Pending", "InferenceCluster coming is not ready (Creating: EKS cluster is being provisioned)"),
-        "eks-east": ("Failed", "InferenceCluster eks-east has no ReadWriteMany StorageClass: inferplane composes "
-                               "none on EKS yet (Modelplane's EFS, Filestore and Azure Files are not composed): "
-                               "leave it out of the cache's clusterSelector"),
+        "eks-east": ("Pending", "InferenceCluster eks-east has not reported its ReadWriteMany StorageClass yet "
+                                "(status.cache): it is composed with the cluster's shared storage; wait"),
         "lab": ("Pending", "PersistentVolumeClaim default/modelcache-ml-team-qwen (4Gi, storage class nfs-rwx) is "
-                           "not bound yet"),
+                           "not bound yet" + waits),
         "other": ("Pending", "PersistentVolumeClaim default/modelcache-ml-team-qwen (4Gi, storage class nfs-rwx) "
-                             "is not bound yet"),
+                             "is not bound yet" + waits),
     }
-    assert sorted(response.desired) == ["pvc-lab", "pvc-other"]
+    assert sorted(response.desired) == ["hydrate-lab", "hydrate-other", "pvc-lab", "pvc-other"]
     assert response.condition("ArtifactReady").reason == "Failed"
 
     narrowed = compose(cache(selector={"tier": "small"}), clusters)
@@ -173,6 +189,19 @@ def test_each_selected_cluster_says_why_it_is_not_staged():
     none = compose(cache(selector={"tier": "huge"}), clusters)
     assert none.status["summary"] == {"ready": "0/0"}
     assert none.condition("ClustersMatched").reason == "NoClusters"
+
+
+@pytest.mark.parametrize("source", ["Vultr", "Civo"])
+def test_a_cloud_without_shared_storage_refuses_saying_what_to_do(source):
+    response = compose(cache(), [cluster("lab"), cluster("far", source=source, storage_class=None)])
+    far = next(c for c in response.status["clusters"] if c["name"] == "far")
+    assert far == {"name": "far", "phase": "Failed", "message": (
+        f"InferenceCluster far: {source} clusters have no ReadWriteMany storage inferplane can compose (inferplane "
+        f"composes none on {source} yet), so a ModelCache cannot stage there: leave {source} clusters out of the "
+        "cache's clusterSelector, or run the model without spec.template.spec.modelCacheRef (each engine pod then "
+        "downloads the weights itself)")}
+    assert sorted(response.desired) == ["hydrate-lab", "pvc-lab"]
+    assert response.condition("ArtifactReady").reason == "Failed"
 
 
 def test_the_token_is_propagated_and_a_missing_secret_holds_the_job_back():

@@ -99,18 +99,26 @@ def test_a_serving_stack_composes_its_provider_configs_releases_and_objects(eks_
 
 
 POOLS = ("cpu-a", "cpu-b", "gpu-a", "gpu-b")
+# The synthetic fleet's EKS clusters run on two subnets of their own: an EFS mount target in each.
+EFS_MOUNT_TARGETS = {f"efs-mount-target-{i}": "MountTarget" for i in range(2)}
+# The StorageClass of a cloud's shared storage, through a ProviderConfig of the composite's own.
+STORAGE_CLASS = {"storage-class-rwx": "Object", "storage-provider-config": "ClusterProviderConfig"}
 CLOUD_CLUSTERS = {
     "AKSCluster": {"cluster": "KubernetesCluster", **{f"nodepool-{p}": "KubernetesClusterNodePool" for p in POOLS},
-                   "subnet": "Subnet", "virtual-network": "VirtualNetwork"},
+                   "subnet": "Subnet", "virtual-network": "VirtualNetwork", **STORAGE_CLASS},
     "CivoCluster": {"cluster": "Cluster", **{f"nodepool-{p}": "NodePool" for p in POOLS}},
     "EKSCluster": {"addon-coredns": "Addon", "addon-eks-pod-identity-agent": "Addon", "addon-kube-proxy": "Addon",
                    "addon-vpc-cni": "Addon", "cluster": "Cluster", "cluster-auth": "ClusterAuth",
-                   **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")}},
+                   **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")},
+                   # EFS on the cluster's subnets; its StorageClass waits for the file system's id.
+                   "efs-filesystem": "FileSystem", "addon-aws-efs-csi-driver": "Addon", "iam-role-efs-csi": "Role",
+                   "iam-attach-efs-csi-policy": "RolePolicyAttachment", "pod-identity-efs-csi": "PodIdentityAssociation",
+                   **EFS_MOUNT_TARGETS},
     "GKECluster": {"cluster": "Cluster", "iam-member-node": "ProjectIAMMember", "iam-member-registry": "ProjectIAMMember",
                    "network": "Network", **{f"nodepool-{p}": "NodePool" for p in (*POOLS, "system")},
-                   "service-account": "ServiceAccount", "subnetwork": "Subnetwork"},
+                   "service-account": "ServiceAccount", "subnetwork": "Subnetwork", **STORAGE_CLASS},
     "NebiusCluster": {"cluster": "Cluster", "filesystem": "Filesystem",
-                      **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")}},
+                      **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")}, **STORAGE_CLASS},
     "VultrCluster": {"cluster": "Kubernetes", **{f"nodepool-{p}": "KubernetesNodePool" for p in POOLS}},
 }
 

@@ -97,7 +97,8 @@ def test_the_configuration_pins_every_dependency_exactly(package):
     assert meta["spec"]["dependsOn"] == [
         {"function": "xpkg.inferplane.dev/inferplane/function-inferplane", "version": "v0.1.0"},
         *({"provider": f"xpkg.upbound.io/upbound/{name}", "version": version} for name, version in (
-            ("provider-aws-ec2", "v2.6.0"), ("provider-aws-eks", "v2.6.0"), ("provider-aws-iam", "v2.6.0"),
+            ("provider-aws-ec2", "v2.6.0"), ("provider-aws-efs", "v2.6.0"), ("provider-aws-eks", "v2.6.0"),
+            ("provider-aws-iam", "v2.6.0"),
             ("provider-azure-containerservice", "v2.6.0"), ("provider-azure-network", "v2.6.0"),
             ("provider-family-azure", "v2.6.0"), ("provider-gcp-cloudplatform", "v2.6.0"),
             ("provider-gcp-compute", "v2.6.0"), ("provider-gcp-container", "v2.6.0"), ("provider-helm", "v1.4.0"),

@@ -51,7 +51,7 @@ def test_an_eks_capacity_block_pool_with_efa_reaches_ready(tmp_path):
     fields = template["spec"]["forProvider"]
     assert fields["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
-    [group] = [o for o in managed(runtime, "SecurityGroup", "ec2.aws.")]
+    [group] = [o for o in managed(runtime, "SecurityGroup", "ec2.aws.") if "efa" in o["metadata"]["name"]]
     cluster_group = managed(runtime, "Cluster", "eks.aws.")[0]["status"]["atProvider"]["vpcConfig"][
         "clusterSecurityGroupId"]
     # Both groups' ids as the simulated provider reported them.

@@ -65,9 +65,12 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
     kinds = sorted({key.split("/")[0] for key in composed})
     # The recipe's EKS cluster names only its region: its foundation is the network, the roles, the
     # addons and the ClusterAuth that writes the kubeconfig the stack's ProviderConfigs read.
-    assert kinds == ["Addon", "Cluster", "ClusterAuth", "ClusterProviderConfig", "EIP", "EKSCluster",
-                     "InternetGateway", "NATGateway", "NodeGroup", "Object", "Release", "Role", "RolePolicyAttachment",
-                     "Route", "RouteTable", "RouteTableAssociation", "ServingStack", "Subnet", "VPC"]
+    # EFS for ModelCache volumes too: the file system, its mount targets and their NFS security group,
+    # and the CSI driver's Pod Identity association.
+    assert kinds == ["Addon", "Cluster", "ClusterAuth", "ClusterProviderConfig", "EIP", "EKSCluster", "FileSystem",
+                     "InternetGateway", "MountTarget", "NATGateway", "NodeGroup", "Object", "PodIdentityAssociation",
+                     "Release", "Role", "RolePolicyAttachment", "Route", "RouteTable", "RouteTableAssociation",
+                     "SecurityGroup", "SecurityGroupIngressRule", "ServingStack", "Subnet", "VPC"]
     # Nothing changed: nothing to reconcile. Reconciling everything again changes nothing: the fixpoint holds.
     before = runtime.list()
     assert runtime._reconciler().run().reconciles == 0

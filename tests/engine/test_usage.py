@@ -93,7 +93,10 @@ def test_a_provider_config_and_a_kubeconfig_secret_in_use_cannot_be_deleted(runt
     with pytest.raises(InUse, match=r"^secret/eks-l4-connection is in use by "
                                     r"clusterproviderconfig.helm.m.crossplane.io/eks-l4, "
                                     r"servingstack.infrastructure.inferplane.dev/eks-l4, "
-                                    r"clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4: "):
+                                    r"clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4, "
+                                    # the cloud cluster's own, for its shared storage's StorageClass
+                                    r"clusterproviderconfig.kubernetes.m.crossplane.io/eks-l4-storage-provider-config-"
+                                    r"[0-9a-f]+: "):
         runtime.delete(Key("", "Secret", "inferplane-system", "eks-l4-connection"))
 
 
@@ -125,7 +128,13 @@ def test_deleting_a_cluster_removes_its_serving_stack_before_the_cluster(runtime
 
     runtime.store.delete = recording
     runtime.delete(CLUSTER)
-    order = [k.qualified() for k in deleted]
+    everything = [k.qualified() for k in deleted]
+    # The cloud cluster's shared storage: its StorageClass Object goes before the ProviderConfig of the cloud
+    # cluster's own it went through (it is orphaned, never deleted on the cluster: it goes with it, as
+    # Modelplane composes it); the rest is the stack's.
+    storage = [name for name in everything if "storage-" in name]
+    assert [n.split(".")[0] for n in storage] == ["object", "clusterproviderconfig"]
+    order = [name for name in everything if name not in storage]
 
     def position(prefix, last=False):
         found = [i for i, name in enumerate(order) if name.startswith(prefix)]
