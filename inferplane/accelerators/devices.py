@@ -126,14 +126,22 @@ class DriverSlices:
         candidates = [m for m in self.models if all(m.attributes.get(k) == v for k, v in named)]
         if named:
             return candidates[0] if candidates else None
-        return next((m for m in candidates if self._agrees(m, attributes, capacity)), None)
+        agreeing = [m for m in candidates if self._agrees(m, attributes, capacity)]
+        exact = [m for m in agreeing if all(_quantity(m.capacity[k]) == _quantity(v) for k, v in capacity.items())]
+        if exact or not agreeing:
+            return exact[0] if exact else None
+        # Stated below what the driver reports (a floor): the model that reports the least above it.
+        return min(agreeing, key=lambda m: tuple(_quantity(m.capacity[k]) for k in sorted(capacity)))
 
     def _agrees(self, model: DeviceModel, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]) -> bool:
+        """The model has every per-model attribute the class states, and at least every capacity: a class
+        may advertise a capacity below what the driver reports, as Modelplane's H200 classes state memory
+        140Gi "below the ~141 GiB the driver reports" (its docs/manifests/examples/kimi-k2)."""
         model_attributes = {k: v for k, v in attributes.items()
                             if (s := self.spec(k)) is not None and s.varies is Varies.MODEL}
         return (all(model.attributes.get(k) == v for k, v in model_attributes.items())
-                and all(k in model.capacity and _quantity(model.capacity[k]) == _quantity(v)
-                        for k, v in capacity.items()))
+                and all(k in model.capacity and not isinstance(_quantity(v), str)
+                        and _quantity(model.capacity[k]) >= _quantity(v) for k, v in capacity.items()))
 
     def device(self, node: str, index: int, count: int, attributes: Mapping[str, Attribute],
                capacity: Mapping[str, str]) -> SliceDevice:
@@ -233,11 +241,22 @@ class DriverSlices:
             if want is None:
                 problems.append((f"{path}.capacity.{key}.value",
                                  f"the {self.driver} driver publishes no {q} for {model.name}: leave it out"))
-            elif _quantity(value) != _quantity(want):
+            elif _quantity(value) > _quantity(want):
                 problems.append((f"{path}.capacity.{key}.value",
                                  f"the {self.driver} driver reports {q} as {want} for {model.name}, not {value}: "
                                  f"write {want}, or leave it out"))
         return problems
+
+    def understated(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]
+                    ) -> list[tuple[str, str, str, str]]:
+        """The capacities a class states below what the driver reports for its model, which placement and
+        the simulation read as reported: (qualified key, stated, reported, model)."""
+        model = self.model(attributes, capacity)
+        if model is None:
+            return []
+        return [(q, value, model.capacity[q], model.name) for q, value in sorted(capacity.items())
+                if q in model.capacity and not isinstance(_quantity(value), str)
+                and _quantity(value) < _quantity(model.capacity[q])]
 
 
 def _shown(value: Attribute | None) -> str:

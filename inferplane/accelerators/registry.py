@@ -45,3 +45,22 @@ def published_view(klass: InferenceClass) -> InferenceClass:
             "attributes": {k: AttributeValue.model_validate(v) for k, v in view.items()},
             "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()}}))
     return klass.model_copy(update={"spec": klass.spec.model_copy(update={"devices": devices})})
+
+
+def understated_capacities(klass: InferenceClass) -> list[tuple[str, str]]:
+    """(field path, message) for each capacity a class states below what its device's driver reports for
+    the model: admitted (a floor), and said, since placement and allocation read what the driver reports."""
+    out = []
+    for d, device in enumerate(klass.spec.devices):
+        shape = SLICES.get(device.driver)
+        if shape is None or device.claim != "DRA":
+            continue
+        attributes = {shape.qualified(k): typed_attribute(v) for k, v in device.attributes.items()}
+        capacity = {shape.qualified(k): str(v.value) for k, v in device.capacity.items()}
+        written = {shape.qualified(k): k for k in device.capacity}
+        for q, stated, reported, model in shape.understated(attributes, capacity):
+            out.append((f"spec.devices[{d}].capacity.{written[q]}.value",
+                        f"the {shape.driver} driver reports {q} as {reported} for {model}, more than the {stated} "
+                        f"stated: admitted as a floor; placement and allocation read {reported} (write it to "
+                        "say so)"))
+    return out

@@ -98,8 +98,17 @@ def _checked_across(result: AdmissionResult, known_classes: Mapping[str, Inferen
     for manifest, obj in result.admitted:
         held = _held_by_apply(obj, classes) if isinstance(obj, InferenceCluster) else []
         result.warnings += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
-                            for path, message in [*held, *_unoffered(obj)]]
+                            for path, message in [*held, *_unoffered(obj), *_understated(obj)]]
     return result
+
+
+def _understated(obj: Resource) -> list[tuple[str, str]]:
+    """A class's capacities stated below what the driver reports for its model (see registry)."""
+    if not isinstance(obj, InferenceClass):
+        return []
+    from inferplane.accelerators.registry import understated_capacities  # the catalog: only where a class is admitted
+
+    return understated_capacities(obj)
 
 
 # The cloud cluster kinds' provider, by kind.

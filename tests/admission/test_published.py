@@ -127,3 +127,25 @@ def test_a_cpu_class_on_a_known_machine_states_the_cpus_the_driver_counts(tmp_pa
         "spec.devices[0].capacity.cpu.value"]
     other = ("GKE", "gke", {"machineType": "c4-standard-288"})
     assert errors(tmp_path, cpu_class({"capacity": {"cpu": {"value": "286"}}}, other)) == []
+
+
+def test_a_capacity_stated_below_what_the_driver_reports_is_a_floor_said_in_a_warning(tmp_path):
+    """Modelplane's H200 classes state memory 140Gi, "advertised below the ~141 GiB the driver reports":
+    admitted, with a warning naming what placement reads; stating more than the driver reports is refused."""
+    path = tmp_path / "class.yaml"
+    hopper = {"architecture": {"string": "Hopper"}}
+    path.write_text(yaml.safe_dump(klass(device("gpu.nvidia.com", hopper, {"memory": {"value": "140Gi"}}))))
+    result = admit_paths([path])
+    assert result.errors == []
+    assert [(w.path, w.message) for w in result.warnings] == [(
+        "spec.devices[0].capacity.memory.value",
+        "the gpu.nvidia.com driver reports gpu.nvidia.com/memory as 143771Mi for NVIDIA H200, more than the 140Gi "
+        "stated: admitted as a floor; placement and allocation read 143771Mi (write it to say so)")]
+    # A floor names the model that reports the least above it: 40Gi of a Hopper is an H100, not an H200.
+    path.write_text(yaml.safe_dump(klass(device("gpu.nvidia.com", hopper, {"memory": {"value": "40Gi"}}))))
+    assert "for NVIDIA H100 80GB HBM3" in str(admit_paths([path]).warnings[0])
+    # What the driver reports exactly: nothing to say; more than it reports: no Hopper has it.
+    path.write_text(yaml.safe_dump(klass(device("gpu.nvidia.com", hopper, {"memory": {"value": "143771Mi"}}))))
+    assert admit_paths([path]).warnings == [] and admit_paths([path]).errors == []
+    [(where, message)] = errors(tmp_path, klass(device("gpu.nvidia.com", hopper, {"memory": {"value": "150Gi"}})))
+    assert where == "spec.devices[0].attributes" and message.startswith("no gpu.nvidia.com model inferplane knows has")
