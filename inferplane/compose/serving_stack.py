@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from inferplane.accelerators.catalog import CLUSTER_GATEWAY, COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import ServingStack, ServingStackSpec
-from inferplane.api.json_data import json_copy
+from inferplane.api.json_data import json_copy, shared_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
     PROVIDER_CONFIG_KIND, composed_name, helm_release
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
@@ -149,17 +149,18 @@ class ServingStackComposer(Composer):
     def release(self, component: Component) -> Resource:
         chart = component.chart
         assert chart is not None
-        # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers.
+        # Values are rendered per stack; a copy keeps the catalog's data out of reach of callers, one that
+        # refuses changes for every stack whose values are equal.
         release = helm_release(composed_name(self.name, component.key), self.spec.cluster_name,
                                (chart.name, chart.repository, chart.version), component.namespace,
-                               json_copy(component.values(self.spec)), labels={COMPONENT_LABEL: component.key})
+                               shared_copy(component.values(self.spec)), labels={COMPONENT_LABEL: component.key})
         release["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: component.key}
         return release
 
     def object(self, component: Component) -> Resource:
         assert component.manifest is not None
         return self.managed(component, OBJECT_API_VERSION, "Object",
-                            {"manifest": json_copy(component.manifest(self.spec))})
+                            {"manifest": shared_copy(component.manifest(self.spec))})
 
     def managed(self, component: Component, api_version: str, kind: str, for_provider: dict[str, Any]) -> Resource:
         """A namespaced Crossplane managed resource aimed at the stack's cluster."""

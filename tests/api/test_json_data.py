@@ -27,3 +27,30 @@ def test_what_json_would_change_is_kept_as_it_was():
 
 def test_scalars_are_themselves():
     assert json_copy("text") == "text" and json_copy(None) is None and json_copy(7) == 7
+
+
+def test_shared_copies_are_one_for_equal_data_and_refuse_every_change_in_place():
+    import copy
+    import pickle
+
+    import orjson
+    import pytest
+
+    from inferplane.api.json_data import json_copy, shared_copy
+
+    original = {"values": {"tolerations": [{"key": "a"}]}, "n": 1}
+    first, second = shared_copy(original), shared_copy(json_copy(original))
+    assert first is second and first == original and first is not original
+    original["values"]["tolerations"].clear()  # the caller's own data stays its own
+    assert first["values"]["tolerations"] == [{"key": "a"}]
+    changes = [lambda: first.update(n=2), lambda: first.pop("n"), lambda: first["values"].setdefault("x", 1),
+               lambda: first["values"]["tolerations"].append({}), lambda: first["values"]["tolerations"].sort(),
+               lambda: first["values"]["tolerations"][0].clear()]
+    for change in changes:
+        with pytest.raises(TypeError, match="cannot be changed in place"):
+            change()
+    assert first == {"values": {"tolerations": [{"key": "a"}]}, "n": 1}
+    for plain in (copy.copy(first), copy.deepcopy(first), pickle.loads(pickle.dumps(first)), json_copy(first)):
+        assert type(plain) is dict and plain == first
+    assert type(copy.deepcopy(first)["values"]["tolerations"]) is list
+    assert orjson.loads(orjson.dumps(first)) == first

@@ -110,11 +110,17 @@ def test_envoy_gateway_hands_inference_pool_backends_to_ai_gateways_extension_se
     assert (f"{backend[0]['group']}/{backend[0]['version']}", backend[0]["kind"]) in served_kinds()
 
 
-def test_two_stacks_do_not_share_what_they_compose():
+def test_two_stacks_share_only_what_refuses_changes():
+    """What equal stacks compose alike (a CRD's manifest, a chart's values) is one copy that refuses a change
+    in place, so no change meant for one stack reaches another; the rest is each stack's own."""
     first, second = compose("Civo", []), compose("Civo", [])
-    first.desired["object-crd-inferencepools-inference-networking-k8s-io"].resource["spec"]["forProvider"][
-        "manifest"]["spec"]["group"] = "changed"
-    first.desired["release-envoy-gateway"].resource["spec"]["forProvider"]["values"]["config"] = {}
+    with pytest.raises(TypeError, match="cannot be changed in place"):
+        first.desired["object-crd-inferencepools-inference-networking-k8s-io"].resource["spec"]["forProvider"][
+            "manifest"]["spec"]["group"] = "changed"
+    with pytest.raises(TypeError, match="cannot be changed in place"):
+        first.desired["release-envoy-gateway"].resource["spec"]["forProvider"]["values"]["config"] = {}
+    first.desired["release-envoy-gateway"].resource["metadata"]["name"] = "mine"
+    assert second.desired["release-envoy-gateway"].resource["metadata"]["name"] != "mine"
     assert second.desired["object-crd-inferencepools-inference-networking-k8s-io"].resource["spec"]["forProvider"][
         "manifest"]["spec"]["group"] == "inference.networking.k8s.io"
     assert compose("Civo", []).desired["release-envoy-gateway"].resource["spec"]["forProvider"]["values"]["config"]

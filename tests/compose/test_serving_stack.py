@@ -3,6 +3,8 @@
 import json
 
 import pytest
+
+from inferplane.api.json_data import json_copy
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -283,9 +285,16 @@ def test_the_cluster_gateways_address_is_the_stacks():
         "address": "198.18.140.244"}
 
 
-def test_values_are_copies_not_the_catalogs_own_data():
-    first = compose("Existing", [NV])
-    values(first, "release-dra-driver-nvidia-gpu")["kubeletPlugin"]["tolerations"].clear()
+def test_values_are_shared_by_equal_stacks_and_refuse_changes_that_would_reach_every_stack():
+    """Equal values are one copy for every stack (a fleet's stacks hold the same values thousands of times),
+    never the catalog's own data: a change in place is refused, and a json_copy of them is a stack's own."""
+    first, second = compose("Existing", [NV]), compose("Existing", [NV])
+    shared = values(first, "release-dra-driver-nvidia-gpu")
+    assert shared is values(second, "release-dra-driver-nvidia-gpu")
+    with pytest.raises(TypeError, match="cannot be changed in place"):
+        shared["kubeletPlugin"]["tolerations"].clear()
+    own = json_copy(shared)
+    own["kubeletPlugin"]["tolerations"].clear()
     assert values(compose("Existing", [NV]), "release-dra-driver-nvidia-gpu")["kubeletPlugin"]["tolerations"]
 
 

@@ -110,14 +110,17 @@ def composed_prometheus_values(cluster: str, drivers: list[str]) -> dict:
     return desired.resource["spec"]["forProvider"]["values"]
 
 
-def test_stacks_of_equal_exporters_get_equal_values_each_a_copy_of_its_own():
-    """The GPU jobs and rules are rendered once per set of exporters: each stack's Release still holds a
-    copy of its own (changing one changes no other), and another set of exporters gets its own."""
+def test_stacks_of_equal_exporters_get_equal_values_that_refuse_changes():
+    """The GPU jobs and rules are rendered once per set of exporters: equal stacks' Releases share one copy
+    of the values, which refuses a change in place (a change to one would reach every other), and another
+    set of exporters gets its own."""
     first = composed_prometheus_values("lab-a", ["gpu.nvidia.com"])
     second = composed_prometheus_values("lab-b", ["gpu.nvidia.com"])
     assert first == second and jobs_and_rule_groups(first) == NVIDIA
-    first["additionalPrometheusRulesMap"]["inferplane-gpu"]["groups"].clear()
-    first["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"].clear()
+    with pytest.raises(TypeError, match="cannot be changed in place"):
+        first["additionalPrometheusRulesMap"]["inferplane-gpu"]["groups"].clear()
+    with pytest.raises(TypeError, match="cannot be changed in place"):
+        first["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"].clear()
     assert jobs_and_rule_groups(second) == NVIDIA
     assert jobs_and_rule_groups(composed_prometheus_values("lab-c", ["gpu.nvidia.com"])) == NVIDIA
     assert jobs_and_rule_groups(composed_prometheus_values("lab-d", ["gpu.amd.com"])) == AMD
