@@ -98,6 +98,10 @@ class SchedulablePool(ApiModel):
     drivers: list[str] = Field(default_factory=list)
 
 
+# The gate's verdict and the cloud cluster's readiness; the stack's is STACK_READY.
+CLUSTER_READY = "ClusterReady"
+
+
 class InferenceClusterStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     schedulable_pools: list[SchedulablePool] = Field(default_factory=list)

@@ -121,6 +121,7 @@ def _print_tables(selection, types, ns: str | None, output: str | None, show_lab
 def _cluster_objects(runtime, cluster: str) -> list[dict]:
     """A target cluster's simulated objects; a clear error where there is no such running cluster."""
     from inferplane import API_GROUP
+    from inferplane.api.inference_cluster import CLUSTER_READY
     from inferplane.cli.views import condition
     from inferplane.runtime.store import Key
 
@@ -131,7 +132,7 @@ def _cluster_objects(runtime, cluster: str) -> list[dict]:
     if owner is None:
         raise click.ClickException(f"InferenceCluster {cluster!r} does not exist: `inferplane get inferenceclusters` "
                                    "lists them")
-    ready = condition(owner, "ClusterReady")
-    raise click.ClickException(f"InferenceCluster {cluster} has no running cluster: ClusterReady is "
+    ready = condition(owner, CLUSTER_READY)
+    raise click.ClickException(f"InferenceCluster {cluster} has no running cluster: {CLUSTER_READY} is "
                                f"{ready.get('status', 'Unknown')} ({ready.get('reason', 'not reconciled')}): "
                                f"{ready.get('message', '')}: `inferplane describe icluster {cluster}` says more")
