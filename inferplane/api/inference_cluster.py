@@ -104,6 +104,10 @@ class ProviderConfigRef(ApiModel):
                                                "and Helm): ModelReplica and ModelCache create their objects there.")
 
 
+# The gate's verdict and the cloud cluster's readiness; the stack's is STACK_READY.
+CLUSTER_READY = "ClusterReady"
+
+
 class InferenceClusterStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     schedulable_pools: list[SchedulablePool] = Field(default_factory=list)

@@ -66,6 +66,11 @@ class GatewayStatus(ApiModel):
                                                   "routes attach to; absent until its load balancer has one.")
 
 
+# Whether the stack is installed: set by the ServingStack on itself, and by its InferenceCluster from
+# the stack's readiness.
+STACK_READY = "StackReady"
+
+
 class ServingStackStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, json_schema_extra=list_map("type"))
     components: list[str] = Field(default_factory=list, description="Keys of the installed components.")

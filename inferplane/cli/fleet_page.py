@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass
-from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster
 from inferplane.api.model_endpoint import CLUSTER_LABEL
 from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
                                   replica_placements, service_backends)
@@ -215,7 +215,7 @@ def clusters(objects: list[Resource], cluster_objects: dict[str, list[Resource]]
                               str(pool.get("role", "unknown")), devices,
                               taints, len(running), int(pool.get("nodeCount") or 0), total, used,
                               models.get((row.cluster, pool["name"]), [])))
-        out.append(Cluster(row.cluster, row.cloud, row.ready, row.reason, condition(cluster, "ClusterReady"),
+        out.append(Cluster(row.cluster, row.cloud, row.ready, row.reason, condition(cluster, CLUSTER_READY),
                            "" if row.ready == "True" else holding_condition(cluster).get("message", ""),
                            row.drivers, row.device_stacks, row.wanted_drivers, pools, replicas[row.cluster]))
     return out

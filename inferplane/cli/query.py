@@ -99,3 +99,27 @@ def event_subject(reference: str, namespace: str | None) -> "Key":
         raise click.BadParameter(f"{reference!r}: write KIND/NAME, e.g. icluster/eks-l4", param_hint="'--for'")
     typed, name = reference.split("/", 1)
     return object_key(typed, name, namespace)
+
+
+def objects_named(runtime: "Runtime", args: tuple[str, ...], namespace: str | None, selector: str | None = None,
+                  every: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """kubectl's TYPE NAME..., TYPE/NAME... or TYPE with -l/--all (`label`, `wait`): (objects found,
+    not-found messages)."""
+    if not args:
+        raise click.UsageError("name the objects: TYPE NAME..., TYPE/NAME..., or TYPE with -l SELECTOR or --all")
+    if all("/" in a for a in args):
+        pairs = [a.split("/", 1) for a in args]
+    elif "/" in "".join(args):
+        raise click.UsageError("write either TYPE NAME... or TYPE/NAME..., not both")
+    else:
+        if len(args) == 1 and not (selector or every):
+            raise click.UsageError(f"name the {args[0]} objects, or pass -l SELECTOR or --all")
+        pairs = [(args[0], name) for name in args[1:]] or [(args[0], None)]
+    objects, missing = [], []
+    for typed, name in pairs:
+        type_ = one_type(typed)
+        ns = namespace_for([type_], namespace)
+        selection = select([type_], lambda t: runtime.list(t.kind), (name,) if name else (), ns, selector)
+        objects += [o for _, found in selection.found for o in found]
+        missing += selection.missing
+    return objects, missing

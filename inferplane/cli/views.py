@@ -9,7 +9,9 @@ from inferplane.accelerators import CLOUDS, serving
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
+from inferplane.api.inference_cluster import CLUSTER_READY
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.api.serving_stack import STACK_READY
 from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
@@ -335,7 +337,7 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
     The reason is what holds it (the gate, an invalid stack, provisioning, a reconcile that failed)
     or, when ready, how the cluster came to be (Available, Existing)."""
     overall = condition(cluster, "Ready")
-    parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
+    parts = [condition(cluster, t) for t in (CLUSTER_READY, STACK_READY)]
     if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
         return "True", parts[0].get("reason", "")
     holding = holding_condition(cluster)
@@ -346,7 +348,7 @@ def holding_condition(cluster: Resource) -> dict[str, str]:
     """The condition that holds an InferenceCluster that is not ready: the gate's (ClusterReady) or the
     stack's (StackReady) when either is not True, else Ready; when nothing composed it yet, a Synced
     that failed (ReconcileError). {} when nothing says why."""
-    parts = [condition(cluster, t) for t in ("ClusterReady", "StackReady")]
+    parts = [condition(cluster, t) for t in (CLUSTER_READY, STACK_READY)]
     overall = condition(cluster, "Ready")
     if not overall and not any(parts):
         synced = condition(cluster, "Synced")

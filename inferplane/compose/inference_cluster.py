@@ -21,19 +21,18 @@ from inferplane.api.drivers import CPU, DRANET, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass, read_class
-from inferplane.api.inference_cluster import InferenceCluster, NodePool
-from inferplane.api.serving_stack import ServingStack
+from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster, NodePool
+from inferplane.api.serving_stack import STACK_READY, ServingStack
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
 from inferplane.compose.base import CONFLICT, PROVIDER_ERROR, Composer, Desired, Event, Request, Requirement, \
     Response, composite_name, condition_of, is_ready, validation_problems
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, STACK_READY
+from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
 CLOUD_CLUSTER_KEY = "cluster"  # the cloud cluster composite (absent for Existing)
 STACK_KEY = "serving-stack"
-CLUSTER_READY = "ClusterReady"
 # An Existing cluster that declares no Kubernetes version is asked for the one it runs: an
 # observe-only provider-kubernetes Object reads kubeadm's ClusterConfiguration, and its own
 # ClusterProviderConfig reaches the cluster before the serving stack (which waits for the answer).

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from inferplane.accelerators.catalog import CLUSTER_GATEWAY, COMPONENT_LABEL, components, stack_drivers, supported_drivers
 from inferplane.accelerators.component import Component
-from inferplane.api.serving_stack import ServingStack, ServingStackSpec
+from inferplane.api.serving_stack import STACK_READY, ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy, shared_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
     PROVIDER_CONFIG_KIND, composed_name, helm_release
@@ -32,9 +32,6 @@ PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJEC
 # component key keeps release names on the target cluster stable whatever the stack is called.
 
 DRIVERS_SUPPORTED = "DriversSupported"
-# Whether the stack is installed: set by the ServingStack on itself, and by its InferenceCluster from
-# the stack's readiness.
-STACK_READY = "StackReady"
 
 
 def resource_key(component: Component) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inferplane.api.inference_cluster import CLUSTER_READY
 from inferplane.simulator.audits import AuditResult, audit_cluster
 from inferplane.runtime.reconciler import ProgressReport
 from inferplane.engine.runtime import ApplyResult, Runtime
@@ -65,8 +66,8 @@ def audit_clusters(clusters: list[dict[str, Any]], simulated: dict[str, list[dic
 
 
 def _why_nothing_runs(cluster: dict[str, Any]) -> str:
-    ready = next((c for c in (cluster.get("status") or {}).get("conditions") or [] if c.get("type") == "ClusterReady"),
+    ready = next((c for c in (cluster.get("status") or {}).get("conditions") or [] if c.get("type") == CLUSTER_READY),
                  None)
     if ready is None:
         return "nothing provisioned yet"
-    return f"nothing runs: ClusterReady {ready.get('status')} ({ready.get('reason')}): {ready.get('message', '')}"
+    return f"nothing runs: {CLUSTER_READY} {ready.get('status')} ({ready.get('reason')}): {ready.get('message', '')}"

@@ -731,6 +731,10 @@ class Store:
         """The objects whose controller has this uid: what it composed."""
         return self.rows("controller=?", (uid,))
 
+    def controlled_by(self, uid: str) -> list[Resource]:
+        """What the object with this uid controls (composed), in key order, read by the controller index."""
+        return [self.decode(body) for _, _, body in self.rows_controlled_by(uid)]
+
     def rows_by_field(self, kind: str, path: str, value: str) -> list[tuple[Key, int, str]]:
         """The objects of a kind whose field at `path` (indexed by `index_field`) has this value."""
         self.index_field(path)

@@ -1,0 +1,81 @@
+"""The runtime on the state folder, as every command opens it: errors that keep a state from being used
+told with their fix, progress on standard error."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import click
+
+if TYPE_CHECKING:
+    from inferplane.engine.runtime import Runtime
+
+
+@contextlib.contextmanager
+def opened(state: Path | None, wait: float | None = None, create: bool = True,
+           read_only: bool = False) -> Iterator["Runtime"]:
+    """The runtime on the state folder, closed however the command ends; whatever keeps the state
+    from being used (another process's lock, a read-only folder, a file that is not a state or is
+    damaged) is reported with its fix, never a traceback. A command that does not create (create=False)
+    refuses a folder with no store rather than create an empty one; one that only reads (read_only)
+    works on a state it may not write."""
+    runtime = _runtime(state, wait, create, read_only)
+    try:
+        yield runtime
+        runtime.progress.finish()
+    except Exception as exc:
+        failure = runtime.store.failure(exc)
+        if failure is None:
+            raise
+        raise click.ClickException(str(failure)) from None
+    finally:
+        runtime.close()
+
+
+def _runtime(state: Path | None, wait: float | None, create: bool, read_only: bool) -> "Runtime":
+    from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
+    from inferplane.runtime.store import STORE_FILE, StoreError, UnknownSchema
+
+    folder = state_dir(state)
+    if (read_only or not create) and not (folder / STORE_FILE).is_file():
+        raise click.ClickException(
+            f"no inferplane state in {folder}: `inferplane apply -f FILE --state {folder}` creates it; or pass "
+            "--state (or set $INFERPLANE_STATE) to the folder you applied to")
+    try:
+        return Runtime(folder, progress=progress_bar(), wait=DEFAULT_WAIT if wait is None else wait,
+                       read_only=read_only)
+    except UnknownSchema as exc:
+        raise click.ClickException(f"cannot open the state in {folder}: {exc}") from None
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot open the state in {folder}: {exc.strerror}: {exc.filename}: pass "
+                                   "--state with a folder this user may read and write") from None
+
+
+@contextlib.contextmanager
+def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
+    """An in-memory copy of the state (empty where there is none) and what the state holds now: for
+    dry runs and diffs, which store nothing."""
+    from inferplane.engine.runtime import Runtime, state_dir
+    from inferplane.runtime.store import STORE_FILE
+
+    if (state_dir(state) / STORE_FILE).is_file():
+        with opened(state, read_only=True) as runtime:
+            before, copy = runtime.list(), runtime.scratch_copy()
+    else:
+        before, copy = [], Runtime(None)
+    try:
+        yield copy, before
+    finally:
+        copy.close()
+
+
+def progress_bar():
+    """Progress on standard error: a bar on a terminal, a plain line every few seconds elsewhere."""
+    from inferplane.cli.progress import Progress
+
+    return Progress(lambda text, newline: click.echo(text, nl=newline, err=True), terminal=sys.stderr.isatty())
