@@ -62,7 +62,7 @@ def kubernetes_version_problems(cluster: InferenceCluster, classes: Mapping[str,
     if version is None:
         return []
     path = f"spec.cluster.{block_name(cluster.spec.cluster.source)}.kubernetesVersion"
-    fix = (f"upgrade the cluster to {{needed}} or later" if origin == "reported by the cluster"
+    fix = ("upgrade the cluster to {needed} or later" if origin == "reported by the cluster"
            else f"set {path} to \"{{needed}}\" or later")
     problems = []
     for pool in cluster.spec.node_pools:

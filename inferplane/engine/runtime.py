@@ -9,7 +9,6 @@ the fleet at its fixpoint, or says that it did not.
 from __future__ import annotations
 
 import functools
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

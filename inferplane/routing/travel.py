@@ -17,7 +17,7 @@ from typing import Any
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import DEFAULT_PORTS, url_target
 from inferplane.routing.inference_extension import DECODE, PHASE_LABEL, is_inference_pool_ref
-from inferplane.routing.resolve import HTTPRequest, Resolution, resolve
+from inferplane.routing.resolve import Forward, HTTPRequest, Resolution, resolve
 
 Resource = dict[str, Any]
 
