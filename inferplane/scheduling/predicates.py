@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from inferplane.cel.quantity import parse_quantity
+
+from .framework import Filter
 
 PodSpec = Mapping[str, Any]
 Node = Mapping[str, Any]
@@ -108,14 +110,6 @@ def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
 # ---- the plugins
 
 
-class Filter(Protocol):
-    """A scheduling predicate: the reasons a node cannot run the pod (empty: it can)."""
-
-    name: str
-
-    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]: ...
-
-
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     """Whether one toleration tolerates one taint (Toleration.ToleratesTaint in k8s.io/api).
 
@@ -146,14 +140,36 @@ def untolerated_taint(tolerations: Iterable[Mapping[str, Any]], taints: Iterable
     return None
 
 
+def node_taint_reason(taint: Mapping[str, Any]) -> str:
+    return UNTOLERATED_TAINT.format(key=taint.get("key", ""), value=taint.get("value") or "")
+
+
+class Tolerating(Protocol):
+    tolerations: Sequence[Mapping[str, Any]]
+
+
+class Tainted(Protocol):
+    @property
+    def taints(self) -> Sequence[Mapping[str, Any]]: ...
+
+
 class TaintToleration:
+    """kube-scheduler's TaintToleration filter (pkg/scheduler/framework/plugins/tainttoleration), at
+    both levels: a pod (its spec) against a node's taints, worded as the scheduler words it, and a
+    deployment (a PlacementRequest) against a cluster's fleet taints, with the fleet's wording."""
+
     name = "TaintToleration"
 
-    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
-        taint = untolerated_taint(pod.get("tolerations") or [], node.taints)
-        if taint is None:
-            return []
-        return [UNTOLERATED_TAINT.format(key=taint.get("key", ""), value=taint.get("value") or "")]
+    def __init__(self, effects: Sequence[str] = FILTERING_EFFECTS,
+                 reason: Callable[[Mapping[str, Any]], str] = node_taint_reason):
+        self.effects = tuple(effects)
+        self.reason = reason
+
+    def filter(self, subject: PodSpec | Tolerating, target: Tainted) -> list[str]:
+        tolerations = (subject.get("tolerations") or () if isinstance(subject, Mapping)
+                       else subject.tolerations)
+        taint = untolerated_taint(tolerations, target.taints, self.effects)
+        return [] if taint is None else [self.reason(taint)]
 
 
 class NodeSelector:

@@ -48,15 +48,17 @@ from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.compose.model_replica import REPLICA_LABEL
 from inferplane.simulator.simulation_slices import renamed_slice, resource_slice
 from inferplane.scheduling.dra import DRIVER_OF_CLASS, DeviceAllocator
+from inferplane.scheduling.framework import Filter
+from inferplane.scheduling.node_scores import WorkloadPods
 from inferplane.scheduling.predicates import (
     NodeAffinity,
     NodeInfo,
-    NodeResourcesFit,
     NodeSelector,
     TaintToleration,
     filter_nodes,
     unschedulable_message,
 )
+from inferplane.scheduling.profiles import NODE, profile
 
 Resource = dict[str, Any]
 
@@ -95,8 +97,6 @@ DAEMONSET_TOLERATIONS = tuple(
 # What the DaemonSet controller checks before it creates a pod for a node: selector, affinity and
 # taints, but not resources (the scheduler then binds the pod, or leaves it Pending).
 DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
-# What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest there.
-PINNED_PREDICATES = (NodeResourcesFit(),)
 
 KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "LeaderWorkerSet": 4, "Pod": 5,
               "ResourceSlice": 6, "ResourceClaim": 7, "DeviceClass": 8}
@@ -211,6 +211,10 @@ class ClusterSimulation:
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.owner_classes = owner_device_classes(self.pools, self.preinstalled)
+        # The node-level profile, read once; its filters past the DaemonSet predicates it starts with
+        # (which `static_verdicts` answers once per pool) run on every node.
+        self.plugins = profile(NODE)
+        self.per_node = after_daemonset_predicates(self.plugins.filters)
         self.reset()
 
     def reset(self) -> None:
@@ -308,17 +312,17 @@ class ClusterSimulation:
         controller already found that node passes the other predicates: only the resource fit is
         checked there. When it does not fit, every node is filtered, so that the Pending message counts
         every node's reasons as the scheduler's does."""
-        feasible, rejected = filter_nodes(spec, [pinned], PINNED_PREDICATES) if pinned is not None else ([], {})
+        # What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest.
+        feasible, rejected = filter_nodes(spec, [pinned], self.per_node) if pinned is not None else ([], {})
         if not feasible:
             feasible, rejected = self.filter_all(spec)
         chosen = None
         if feasible:
-            infos, running = self.node_by_name, self.running
-            # Spread one workload's replicas first, then fill the emptiest node; names break ties
-            # so that the same input always gives the same placement.
-            chosen = min(feasible, key=lambda n: (running.get((id(workload), n), 0), infos[n].pods, n))
+            infos, state = self.node_by_name, WorkloadPods(workload, self.running)
+            order = self.plugins.order(spec, state)
+            chosen = min(feasible, key=lambda n: order(infos[n]))
             infos[chosen].bind(spec)
-            running[(id(workload), chosen)] = running.get((id(workload), chosen), 0) + 1
+            state.bind(chosen)
         message = None if chosen else unschedulable_message(len(self.nodes), rejected)
         pod = pod_object(workload, name, spec, chosen, message)
         self.pods.append((workload, pod))
@@ -345,11 +349,13 @@ class ClusterSimulation:
 
     def filter_all(self, spec: Resource) -> tuple[list[str], dict[str, list[str]]]:
         """filter_nodes with the default filters over every node, the static ones answered per pool."""
-        verdict, fit = self.static_verdicts(spec), PINNED_PREDICATES[0]
+        verdict, per_node = self.static_verdicts(spec), self.per_node
+        if len(per_node) == len(self.plugins.filters):  # a profile not led by them: every filter, every node
+            verdict = _none
         feasible: list[str] = []
         rejected: dict[str, list[str]] = {}
         for info in self.nodes:
-            reasons = verdict(info) or fit.filter(spec, info)
+            reasons = verdict(info) or next((r for p in per_node if (r := p.filter(spec, info))), [])
             if reasons:
                 rejected[info.name] = list(reasons)
             else:
@@ -394,8 +400,9 @@ class ClusterSimulation:
         feasible, rejected = self.filter_all(spec)
         infos = {info.name: info for info in self.nodes}
         chosen, allocation = None, None
-        # The emptiest feasible node first (names break ties), as the scheduler's spreading would.
-        for node in sorted(feasible, key=lambda n: (infos[n].pods, n)):
+        # The best-scored feasible node first (an engine pod's workload is not spread), then the next.
+        order = self.plugins.order(spec, WorkloadPods())
+        for node in sorted(feasible, key=lambda n: order(infos[n])):
             allocation, reasons = allocator.try_allocate(node, claims)
             if allocation is not None:
                 chosen = node
@@ -447,7 +454,7 @@ class ClusterSimulation:
         growth: dict[str, int] = {}
         opened: list[tuple[NodeInfo, DeviceAllocator]] = []
         for pending in self.unplaced:
-            if any(_take(pending, info, allocator) for info, allocator in opened):
+            if any(_take(pending, info, allocator, self.plugins.filters) for info, allocator in opened):
                 continue
             full = None
             for pool in self.pools:
@@ -457,8 +464,8 @@ class ClusterSimulation:
                 info, allocator = self.new_node(pool, size)
                 if size >= pool.max_node_count:
                     # Only judged when nothing grows for the pod, so that the message names a pool that would take it.
-                    full = full or (pool if _fits(pending, info, allocator) is not None else None)
-                elif _take(pending, info, allocator):
+                    full = full or (pool if _fits(pending, info, allocator, self.plugins.filters) is not None else None)
+                elif _take(pending, info, allocator, self.plugins.filters):
                     growth[pool.name] = growth.get(pool.name, 0) + 1
                     opened.append((info, allocator))
                     break
@@ -478,7 +485,7 @@ class ClusterSimulation:
                 continue
             template = workload.pod_spec()
             spec = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
-            if filter_nodes(spec, [info])[0]:
+            if filter_nodes(spec, [info], self.plugins.filters)[0]:
                 info.bind(spec)
                 if workload.publishes_slices_for:
                     drivers.append(workload.publishes_slices_for)
@@ -507,16 +514,27 @@ class ClusterSimulation:
                 not problems, "; ".join(problems) if problems else f"{count} of {count} pods running")
 
 
-def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> dict | None:
+def after_daemonset_predicates(filters: Sequence[Filter]) -> tuple[Filter, ...]:
+    """The filters after the DaemonSet predicates that lead them, or all of them when they do not."""
+    lead = len(DAEMONSET_PREDICATES)
+    names = [p.name for p in filters[:lead]]
+    return tuple(filters[lead:]) if names == [p.name for p in DAEMONSET_PREDICATES] else tuple(filters)
+
+
+def _none(info: NodeInfo) -> list[str]:
+    return []
+
+
+def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator, filters: Sequence[Filter]) -> dict | None:
     """The pod's device allocation on the node (empty without claims) when the node takes it, else None."""
-    if not filter_nodes(pending.spec, [info])[0]:
+    if not filter_nodes(pending.spec, [info], filters)[0]:
         return None
     return allocator.try_allocate(info.name, pending.claims)[0] if pending.claims else {}
 
 
-def _take(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> bool:
+def _take(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator, filters: Sequence[Filter]) -> bool:
     """Bind the pod to the node, with its devices, when the node takes it."""
-    allocation = _fits(pending, info, allocator)
+    allocation = _fits(pending, info, allocator, filters)
     if allocation is None:
         return False
     info.bind(pending.spec)
