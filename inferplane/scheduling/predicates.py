@@ -50,6 +50,8 @@ class NodeInfo:
     pods: int = 0
     # The node's allocatable, parsed once: a node never changes within a snapshot.
     _allocatable: dict[str, Fraction] = field(default_factory=dict, repr=False, compare=False)
+    # How a pod's requests are read: pod_requests, or a caller's PodRequests memo shared by its nodes.
+    requests_of: Callable[[PodSpec], Mapping[str, Fraction]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -69,37 +71,47 @@ class NodeInfo:
             self._allocatable[resource] = parse_quantity(str(value)) if value is not None else ZERO
         return self._allocatable[resource]
 
+    def requests(self, pod: PodSpec) -> Mapping[str, Fraction]:
+        return (self.requests_of or pod_requests)(pod)
+
     def bind(self, pod: PodSpec) -> None:
         """Account for a pod placed here, so the next pod sees what is left."""
-        for resource, amount in pod_requests(pod).items():
+        for resource, amount in self.requests(pod).items():
             self.requested[resource] = self.requested.get(resource, ZERO) + amount
         self.pods += 1
 
 
-# The containers (and init containers) pod_requests last read, and what they request: the pods of one
-# workload share their template's lists (nothing modifies a pod spec once built), and each is checked
-# against many nodes and then bound, so the same lists are read again and again in a row. Holding the
-# lists keeps their identities from being reused.
-_last_requests: tuple[Any, Any, dict[str, Fraction]] = (None, None, {})
-
-
-def pod_requests(pod: PodSpec) -> Mapping[str, Fraction]:
+def pod_requests(pod: PodSpec) -> dict[str, Fraction]:
     """The pod's effective requests: its containers' requests summed, or its largest init container's
-    request where that is larger (init containers run one at a time, before the others). Read only."""
-    global _last_requests
-    containers, init_containers = pod.get("containers"), pod.get("initContainers")
-    last_containers, last_init, last_total = _last_requests
-    if containers is last_containers and init_containers is last_init and containers is not None:
-        return last_total
+    request where that is larger (init containers run one at a time, before the others)."""
     total: dict[str, Fraction] = {}
-    for container in containers or []:
+    for container in pod.get("containers") or []:
         for resource, value in _requests(container).items():
             total[resource] = total.get(resource, ZERO) + value
-    for container in init_containers or []:
+    for container in pod.get("initContainers") or []:
         for resource, value in _requests(container).items():
             total[resource] = max(total.get(resource, ZERO), value)
-    _last_requests = (containers, init_containers, total)
     return total
+
+
+class PodRequests:
+    """pod_requests, remembering the containers (and init containers) it read last, and what they
+    request: the pods of one workload share their template's lists (nothing modifies a pod spec once
+    built), and each is checked against many nodes and then bound, so the same lists are read again and
+    again in a row. Kept by its caller (a simulation, for its nodes), not by this module; holding the
+    lists keeps their identities from being reused. Read only."""
+
+    def __init__(self) -> None:
+        self.last: tuple[Any, Any, dict[str, Fraction]] = (None, None, {})
+
+    def __call__(self, pod: PodSpec) -> Mapping[str, Fraction]:
+        containers, init_containers = pod.get("containers"), pod.get("initContainers")
+        last_containers, last_init, last_total = self.last
+        if containers is last_containers and init_containers is last_init and containers is not None:
+            return last_total
+        total = pod_requests(pod)
+        self.last = (containers, init_containers, total)
+        return total
 
 
 def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
@@ -250,7 +262,7 @@ class NodeResourcesFit:
         reasons = []
         if node.pods + 1 > node.allocatable("pods"):
             reasons.append(TOO_MANY_PODS)
-        requests = pod_requests(pod)
+        requests = node.requests(pod)
         for resource in self.resources:
             wanted = requests.get(resource, ZERO)
             # A resource the pod does not request never fails it, even on a full node.

@@ -54,6 +54,7 @@ from inferplane.scheduling.predicates import (
     NodeAffinity,
     NodeInfo,
     NodeSelector,
+    PodRequests,
     TaintToleration,
     filter_nodes,
     unschedulable_message,
@@ -215,6 +216,8 @@ class ClusterSimulation:
         # (which `static_verdicts` answers once per pool) run on every node.
         self.plugins = profile(NODE)
         self.per_node = after_daemonset_predicates(self.plugins.filters)
+        # The pods of one workload share their template's containers: read once in a row, by every node.
+        self.pod_requests = PodRequests()
         self.reset()
 
     def reset(self) -> None:
@@ -269,7 +272,7 @@ class ClusterSimulation:
         for pool in self.pools:
             for index in range(pool.node_count):
                 node = kwok_node(node_name(self.cluster, pool.name, index), pool)
-                self.nodes.append(NodeInfo(node))
+                self.nodes.append(NodeInfo(node, requests_of=self.pod_requests))
                 self.node_by_name[node["metadata"]["name"]] = self.nodes[-1]
                 self.pool_of[node["metadata"]["name"]] = pool
                 self.objects.append(node)
@@ -478,7 +481,7 @@ class ClusterSimulation:
     def new_node(self, pool: Pool, index: int) -> tuple[NodeInfo, DeviceAllocator]:
         """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
         that would land on it bound, and the slices their plugins would publish."""
-        info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool))
+        info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool), requests_of=self.pod_requests)
         drivers = list(self.preinstalled)
         for workload in self.workloads:
             if workload.kind != "DaemonSet":
