@@ -40,8 +40,9 @@ from typing import Any, Mapping, Sequence
 from .cluster_filters import CLUSTER_NOT_READY
 from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
 from .framework import Profile
-from .matching import Matcher, MemberMatch, ResolvedRequest
-from .profiles import FLEET, KEEP_FILTERS, profile
+from .matching import Matcher, ResolvedRequest
+from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch
+from .profiles import FLEET, KEEP_FILTERS, POOL_MATCH, POOL_ROOM, profile
 from .snapshot import Cluster, Engine, PlacementRequest, Pool, Replica, Snapshot
 
 
@@ -99,10 +100,6 @@ class Schedule:
         return f"{line}; {self.missing} fit nowhere ({why})" if why else f"{line}; no clusters"
 
 
-# A pool (by name) that matches an engine: the members' placements there and the nodes they cost.
-Candidate = tuple[str, tuple[MemberPlacement, ...], int]
-
-
 # ---- the scheduler
 
 
@@ -126,15 +123,18 @@ def load_of(placements: Sequence[Placement]) -> dict[str, int]:
 
 
 class _FleetScheduler:
-    def __init__(self, request: PlacementRequest, snapshot: Snapshot, plugins: Profile[PlacementRequest, Cluster]):
+    def __init__(self, request: PlacementRequest, snapshot: Snapshot):
         self.request = request
         self.snapshot = snapshot
-        self.plugins = plugins
+        # The profiles as registered now, read once for the pass.
+        self.plugins: Profile[PlacementRequest, Cluster] = profile(FLEET)
+        self.pool_match: Profile[EngineAsk, PoolMatch] = profile(POOL_MATCH)
+        self.pool_room: Profile[EngineInPass, PoolCandidate] = profile(POOL_ROOM)
         self.matcher = Matcher(request.engines, snapshot.classes)
         self.clusters = {cluster.name: cluster for cluster in snapshot.clusters}
         # Sorted by object name: the schedule must not depend on listing order.
         self.replicas = sorted(snapshot.replicas, key=lambda r: r.name)
-        self._candidates: dict[tuple[tuple[tuple[str, str], ...], int], list[Candidate]] = {}
+        self._candidates: dict[tuple[tuple[tuple[str, str], ...], int], list[PoolCandidate]] = {}
         self._on_class: dict[tuple[str, int], EngineOnClass | None] = {}
         self._placed_members: dict[tuple[str, str, int], tuple[MemberPlacement, ...]] = {}
 
@@ -272,24 +272,35 @@ class _FleetScheduler:
         trial = dict(free)
         out = []
         for e, engine in enumerate(self.request.engines):
-            for pool, members, cost in self.candidates(cluster, e, reasons):
-                if trial[pool] >= cost:
-                    trial[pool] -= cost
-                    out.append(EnginePlacement(engine.name, members))
-                    break
-                if reasons is not None:
-                    nodes = next(p.nodes for p in cluster.pools if p.name == pool)
-                    reasons.append(f"pool {pool}: {max(trial[pool], 0)} of {nodes} nodes free, "
-                                   f"engine {engine.name} needs {cost}")
-                    if short is not None:
-                        short.append(reasons[-1])
-            else:
+            chosen = self.best_pool(EngineInPass(engine, trial), self.candidates(cluster, e, reasons), reasons, short)
+            if chosen is None:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
                 return None
+            trial[chosen.name] -= chosen.cost
+            out.append(EnginePlacement(engine.name, chosen.members))
         return tuple(out), trial
 
-    def candidates(self, cluster: Cluster, e: int, reasons: list[str] | None = None) -> list[Candidate]:
+    def best_pool(self, subject: EngineInPass, candidates: list[PoolCandidate], reasons: list[str] | None,
+                  short: list[str] | None) -> PoolCandidate | None:
+        """The best-scored candidate with room, ties by pool order. Without pool scores the first with
+        room is the best: the pools after it are not looked at (nor named in `reasons`)."""
+        room, admitted = self.pool_room, []
+        for candidate in candidates:
+            refusal = room.rejection(subject, candidate)
+            if not refusal:
+                if not room.scores:
+                    return candidate
+                admitted.append(candidate)
+            elif reasons is not None:
+                reasons.append(f"pool {candidate.name}: {'; '.join(refusal)}")
+                if short is not None:
+                    short.append(reasons[-1])
+        if not admitted:
+            return None
+        return min(admitted, key=room.order(subject, subject, tie=lambda c: c.position))
+
+    def candidates(self, cluster: Cluster, e: int, reasons: list[str] | None = None) -> list[PoolCandidate]:
         """The cluster's pools that match engine `e`, in pool order, with the members' placements and
         the nodes they cost. This depends on the pools' names and classes only, never on free nodes,
         so it is worked out once per layout of pools and engine (again only to collect reasons)."""
@@ -299,14 +310,15 @@ class _FleetScheduler:
         engine = self.request.engines[e]
         fits = [(pool, self.on_class(pool.class_name, e)) for pool in cluster.pools]
         # A member that can claim on some pool of this cluster is never stranded on a Synthetic match.
-        claimable = [any(fit is not None and fit.claims[m] for _, fit in fits) for m in range(len(engine.members))]
+        ask = EngineAsk(engine, tuple(any(fit is not None and fit.claims[m] for _, fit in fits)
+                                      for m in range(len(engine.members))))
         out = []
-        for pool, fit in fits:
-            reason = _refusal(engine, pool, fit, claimable)
-            if reason is None:
-                out.append((pool.name, self.placed_members(pool, e, fit), fit.cost))
+        for position, (pool, fit) in enumerate(fits):
+            refusal = self.pool_match.rejection(ask, PoolMatch(pool, fit))
+            if not refusal and fit is not None:
+                out.append(PoolCandidate(pool, self.placed_members(pool, e, fit), fit.cost, position))
             elif reasons is not None:
-                reasons.append(f"pool {pool.name}: {reason}")
+                reasons.append(f"pool {pool.name}: {'; '.join(refusal)}")
         if reasons is None:
             self._candidates[key] = out
         return out
@@ -347,40 +359,6 @@ class _FleetScheduler:
         return out, headlines
 
 
-@dataclass(frozen=True)
-class EngineOnClass:
-    """An engine against one class: why a member does not match, or what each member claims and the
-    nodes the engine costs (`pods x copies` for each member that claims)."""
-
-    reason: str | None
-    claims: tuple[bool, ...] = ()
-    requests: tuple[tuple[ResolvedRequest, ...], ...] = ()
-    cost: int = 0
-
-    @classmethod
-    def of(cls, engine: Engine, matches: Sequence[MemberMatch]) -> EngineOnClass:
-        for member, match in zip(engine.members, matches):
-            if not match.matched:
-                return cls(f"{member.role}: {match.reason}", (False,) * len(engine.members))
-        return cls(None, tuple(match.claims for match in matches), tuple(match.requests for match in matches),
-                   sum(member.pods * engine.copies for member, match in zip(engine.members, matches)
-                       if match.claims))
-
-
-def _refusal(engine: Engine, pool: Pool, fit: EngineOnClass | None, claimable: list[bool]) -> str | None:
-    """Why the engine cannot go on this pool whatever its free nodes, or None."""
-    if fit is None:
-        return f"class {pool.class_name} is not known"
-    if fit.reason is not None:
-        return fit.reason
-    for member, claims, can_claim in zip(engine.members, fit.claims, claimable):
-        if can_claim and not claims:
-            return f"{member.role} matches only Synthetic devices here and can claim on another pool"
-    if not any(fit.claims):
-        return f"engine {engine.name} matches only Synthetic devices here: nothing to claim"
-    return None
-
-
 def capacity(clusters: Sequence[Cluster]) -> dict[str, dict[str, int]]:
     """Nodes per cluster and pool."""
     return {c.name: {p.name: p.nodes for p in c.pools} for c in clusters}
@@ -389,4 +367,4 @@ def capacity(clusters: Sequence[Cluster]) -> dict[str, dict[str, int]]:
 def schedule(request: PlacementRequest, snapshot: Snapshot) -> Schedule:
     """Place the deployment's replicas (InvalidSelectors if a selector does not compile: the caller
     then keeps every running replica as it is)."""
-    return _FleetScheduler(request, snapshot, profile(FLEET)).schedule()
+    return _FleetScheduler(request, snapshot).schedule()

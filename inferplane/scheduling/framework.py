@@ -55,7 +55,11 @@ class Weighted:
     weight: int = 1
 
 
-Named = Any  # a target: anything with a `name` (a Cluster, a NodeInfo)
+Named = Any  # a target: anything with a `name` (a Cluster, a NodeInfo, a pool)
+
+
+def _name(target: Named) -> str:
+    return target.name
 
 
 @dataclass(frozen=True)
@@ -74,16 +78,19 @@ class Profile(Generic[S, T]):
                 return reasons
         return ()
 
-    def order(self, subject: Any, state: Any) -> Callable[[Named], tuple]:
-        """A sort key over targets: the best first (each tier's weighted total, highest first), then the
-        name. Built once per subject and state: the tiers are read here, not per target."""
+    def order(self, subject: Any, state: Any, tie: Callable[[Named], Any] = _name) -> Callable[[Named], tuple]:
+        """A sort key over targets: the best first (each tier's weighted total, highest first), then
+        `tie` (the name). Built once per subject and state: the tiers are read here, not per target."""
         tiers = tuple(tuple((w.plugin.score, w.weight) for w in tier) for tier in self.scores)
         if all(len(tier) == 1 for tier in tiers):  # the common case: one score a tier, no sums
             single = tuple(tier[0] for tier in tiers)
+            if len(single) == 1 and tie is _name:  # the fleet's: a key per cluster, made often
+                (score, weight), = single
+                return lambda target: (-weight * score(subject, target, state), target.name)
             return lambda target: (*[-weight * score(subject, target, state) for score, weight in single],
-                                   target.name)
+                                   tie(target))
         return lambda target: (*(-sum(weight * score(subject, target, state) for score, weight in tier)
-                                 for tier in tiers), target.name)
+                                 for tier in tiers), tie(target))
 
     def with_score(self, weighted: Weighted, tier: int = 0) -> Profile[S, T]:
         """This profile with one more score, last in `tier` (a new last tier when `tier` is past the end)."""

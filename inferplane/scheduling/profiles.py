@@ -20,9 +20,12 @@ from .cluster_filters import (DRAINS, KEEPS_NEW_OFF, ClusterNotExcluded, Cluster
                               cluster_taint_reason)
 from .framework import Profile, Score, Spread, Weighted
 from .node_scores import LeastPods
+from .pool_filters import ClaimsDevices, ClassKnown, FreeNodes, MembersMatch, NotStrandedOnSynthetic
 from .predicates import DEFAULT_FILTERS, TaintToleration
 
 FLEET = "fleet"
+POOL_MATCH = "pool-match"
+POOL_ROOM = "pool-room"
 NODE = "node"
 
 _PROFILES: dict[str, Profile[Any, Any]] = {
@@ -31,6 +34,10 @@ _PROFILES: dict[str, Profile[Any, Any]] = {
         filters=(ClusterSelected(), ClusterNotExcluded(), ClusterReady(),
                  TaintToleration(KEEPS_NEW_OFF, cluster_taint_reason)),
         scores=((Weighted(Spread(), 1),),)),
+    # Fit: an engine on one pool of the cluster. What the pool's class decides, once per layout of pools...
+    POOL_MATCH: Profile(filters=(ClassKnown(), MembersMatch(), NotStrandedOnSynthetic(), ClaimsDevices())),
+    # ...then the nodes left; no score: the first pool in the cluster's order with room.
+    POOL_ROOM: Profile(filters=(FreeNodes(),)),
     # A pod on a node, kube-scheduler's default filter order; spread the workload, then the emptiest node.
     NODE: Profile(
         filters=DEFAULT_FILTERS,

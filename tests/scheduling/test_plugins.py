@@ -6,8 +6,9 @@ from __future__ import annotations
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.scheduling import Cluster, Engine, Member, PlacementRequest, Pool, PoolClass, Replica, Snapshot, schedule
 from inferplane.scheduling.framework import State
+from inferplane.scheduling.pool_filters import EngineInPass, PoolCandidate
 from inferplane.scheduling.predicates import NodeInfo
-from inferplane.scheduling.profiles import FLEET, NODE, registered
+from inferplane.scheduling.profiles import FLEET, NODE, POOL_ROOM, registered
 from inferplane.scheduling.snapshot import ClassDevice, DeviceRequest, ReplicaEngine, ReplicaMember
 from inferplane.simulator.simulation import ClusterSimulation, EngineObject
 from inferplane.simulator.simulation import Pool as SimulatedPool
@@ -24,6 +25,15 @@ class PreferGold:
 
     def score(self, request: PlacementRequest, cluster: Cluster, state: State) -> int:
         return int(cluster.labels.get("tier") == "gold")
+
+
+class MostFree:
+    """Test-only: the pool with the most free nodes first."""
+
+    name = "MostFree"
+
+    def score(self, subject: EngineInPass, pool: PoolCandidate, state: object) -> int:
+        return subject.free[pool.name]
 
 
 class Packed:
@@ -76,3 +86,18 @@ def test_a_registered_node_score_packs_pods_the_default_spreads():
     with registered(NODE, Packed(), weight=1):
         assert nodes_of_two_pods() == ["c-system-0", "c-system-0"]
     assert nodes_of_two_pods() == ["c-system-0", "c-system-1"]
+
+
+def test_a_registered_pool_score_picks_among_the_pools_with_room():
+    small, large = Pool("small", "gpu", node_count=2), Pool("large", "gpu", node_count=4)
+    snapshot = Snapshot((Cluster("a", (small, large)),), CLASSES)
+
+    def pools(replicas: int) -> list[str]:
+        placed = schedule(PlacementRequest("default/model", replicas, (ENGINE,)), snapshot).placements
+        return [p.engines[0].members[0].pool for p in placed]
+
+    assert pools(3) == ["small", "small", "large"]  # the first pool in the cluster's order with room
+    with registered(POOL_ROOM, MostFree()):
+        # 4 free against 2, then 3 against 2, then 2 each: a tie goes to the cluster's order.
+        assert pools(3) == ["large", "large", "small"]
+    assert pools(3) == ["small", "small", "large"]
