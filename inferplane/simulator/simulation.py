@@ -5,9 +5,10 @@ Releases and Kubernetes Objects its serving stack composed, it returns the Kuber
 cluster would then hold:
 - KWOK-shaped Nodes, `<cluster>-<pool>-<i>`, with the pool's labels, taints and allocatable;
 - each component's DaemonSets, Deployments and StatefulSets (from `accelerators.workloads`) and
-  their Pods, placed by the scheduling predicates: a DaemonSet pod on every node the DaemonSet
-  controller selects, replicas spread over feasible nodes in a fixed order, and a pod that fits
-  nowhere left Pending with the scheduler's message;
+  their Pods, placed by the node-level profile's filters and scores (`scheduling.profiles`): a
+  DaemonSet pod on every node the DaemonSet controller selects, replicas on the best-scored feasible
+  node (by default a workload's pods spread, then the emptiest node, then the name), and a pod that
+  fits nowhere left Pending with the scheduler's message;
 - a `resource.k8s.io/v1` ResourceSlice from every running DRA kubelet plugin, listing the devices
   its node's class declares for that driver, shaped like that driver's real slices; a driver the
   cluster's owner runs (an Existing cluster's `preinstalledDrivers`) publishes on every node whose
@@ -401,16 +402,8 @@ class ClusterSimulation:
         claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
                   for c in spec.get("resourceClaims") or []]
         feasible, rejected = self.filter_all(spec)
-        infos = {info.name: info for info in self.nodes}
-        chosen, allocation = None, None
-        # The best-scored feasible node first (an engine pod's workload is not spread), then the next.
-        order = self.plugins.order(spec, WorkloadPods())
-        for node in sorted(feasible, key=lambda n: order(infos[n])):
-            allocation, reasons = allocator.try_allocate(node, claims)
-            if allocation is not None:
-                chosen = node
-                break
-            rejected[node] = reasons
+        infos = self.node_by_name
+        chosen, allocation = self.allocate_on_best(spec, claims, feasible, rejected, allocator)
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         annotations = {WORKLOAD_ANNOTATION: f"{engine.manifest['kind']}/{engine.manifest['metadata']['name']}",
                        OBJECT_ANNOTATION: engine.ref,
@@ -446,6 +439,20 @@ class ClusterSimulation:
             pod["status"]["resourceClaimStatuses"] = statuses
         self.objects.append(pod)
         return None
+
+    def allocate_on_best(self, spec: Resource, claims: list[tuple[str, Mapping[str, Any]]], feasible: list[str],
+                         rejected: dict[str, list[str]], allocator: DeviceAllocator
+                         ) -> tuple[str | None, dict[str, Any] | None]:
+        """(node, its allocation) for the best-scored feasible node where every claim is allocated, each
+        node tried in turn (an engine pod's workload is not spread); (None, None) when none takes it,
+        each node tried added to `rejected` with why."""
+        order = self.plugins.order(spec, WorkloadPods())
+        for node in sorted(feasible, key=lambda n: order(self.node_by_name[n])):
+            allocation, reasons = allocator.try_allocate(node, claims)
+            if allocation is not None:
+                return node, allocation
+            rejected[node] = reasons
+        return None, None
 
     # ---- the cluster autoscaler
 
