@@ -20,8 +20,8 @@ A replica never moves: a move is a delete and a create.
 Filters (the fleet profile in `profiles.py`), in order, each one concept: ClusterSelected,
 ClusterNotExcluded (the caller's exclusions: where the deployment's ModelCache does not stage),
 ClusterReady, TaintToleration, then Fit (every engine on a single pool whose class matches all its
-members, with free nodes for it). The first filter that refuses a cluster gives its reason; `Schedule.rejections` holds them when
-replicas are missing, for `inferplane why`. The one-line message names, per cluster, a pool
+members, with free nodes for it: the pool profiles). The first filter that refuses a cluster gives
+its reason; `Schedule.rejections` holds them when replicas are missing, for `inferplane why`. The one-line message names, per cluster, a pool
 that matched but lacked free nodes before any other pool's mismatch: that is what would change
 with capacity.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .cluster_filters import CLUSTER_NOT_READY
 from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
