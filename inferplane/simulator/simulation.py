@@ -52,6 +52,7 @@ from inferplane.scheduling.dra import DRIVER_OF_CLASS, DeviceAllocator
 from inferplane.scheduling.framework import Filter
 from inferplane.scheduling.node_scores import WorkloadPods
 from inferplane.scheduling.predicates import (
+    DEFAULT_FILTERS,
     NodeAffinity,
     NodeInfo,
     NodeSelector,
@@ -170,12 +171,15 @@ class EngineObject:
 @dataclass
 class Unplaced:
     """A pod the scheduler left Pending, kept for the cluster autoscaler: its spec, its claims (an
-    engine pod's), the Pending message and, once the autoscaler gave up, why no pool grew for it."""
+    engine pod's), the Pending message, the filters that refused it (the autoscaler judges a new node
+    by them, as cluster-autoscaler runs the scheduler's filter plugins) and, once the autoscaler gave up,
+    why no pool grew for it."""
 
     pod: Resource
     spec: Resource
     claims: list[tuple[str, Mapping[str, Any]]]
     message: str
+    filters: tuple[Filter, ...] = DEFAULT_FILTERS
     at_maximum: str | None = None
 
 
@@ -332,7 +336,7 @@ class ClusterSimulation:
         self.pods.append((workload, pod))
         self.objects.append(pod)
         if message is not None and pinned is None:  # a DaemonSet pod waits for its own node only
-            self.unplaced.append(Unplaced(pod, spec, [], message))
+            self.unplaced.append(Unplaced(pod, spec, [], message, self.plugins.filters))
         return chosen is not None and workload.crash is None
 
     def static_verdicts(self, pod: Resource) -> Callable[[NodeInfo], list[str]]:
@@ -422,7 +426,7 @@ class ClusterSimulation:
             more = len(rejected) - len(named)
             why = (', '.join(named) or 'the cluster has no nodes') + (
                 f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else "")
-            self.unplaced.append(Unplaced(pod, spec, claims, why))
+            self.unplaced.append(Unplaced(pod, spec, claims, why, self.plugins.filters))
             return self.unplaced[-1]
         allocator.commit(chosen, allocation)
         infos[chosen].bind(spec)
@@ -464,7 +468,7 @@ class ClusterSimulation:
         growth: dict[str, int] = {}
         opened: list[tuple[NodeInfo, DeviceAllocator]] = []
         for pending in self.unplaced:
-            if any(_take(pending, info, allocator, self.plugins.filters) for info, allocator in opened):
+            if any(_take(pending, info, allocator) for info, allocator in opened):
                 continue
             full = None
             for pool in self.pools:
@@ -474,8 +478,8 @@ class ClusterSimulation:
                 info, allocator = self.new_node(pool, size)
                 if size >= pool.max_node_count:
                     # Only judged when nothing grows for the pod, so that the message names a pool that would take it.
-                    full = full or (pool if _fits(pending, info, allocator, self.plugins.filters) is not None else None)
-                elif _take(pending, info, allocator, self.plugins.filters):
+                    full = full or (pool if _fits(pending, info, allocator) is not None else None)
+                elif _take(pending, info, allocator):
                     growth[pool.name] = growth.get(pool.name, 0) + 1
                     opened.append((info, allocator))
                     break
@@ -535,16 +539,16 @@ def _none(info: NodeInfo) -> list[str]:
     return []
 
 
-def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator, filters: Sequence[Filter]) -> dict | None:
+def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> dict | None:
     """The pod's device allocation on the node (empty without claims) when the node takes it, else None."""
-    if not filter_nodes(pending.spec, [info], filters)[0]:
+    if not filter_nodes(pending.spec, [info], pending.filters)[0]:
         return None
     return allocator.try_allocate(info.name, pending.claims)[0] if pending.claims else {}
 
 
-def _take(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator, filters: Sequence[Filter]) -> bool:
+def _take(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> bool:
     """Bind the pod to the node, with its devices, when the node takes it."""
-    allocation = _fits(pending, info, allocator, filters)
+    allocation = _fits(pending, info, allocator)
     if allocation is None:
         return False
     info.bind(pending.spec)
