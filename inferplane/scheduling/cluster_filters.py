@@ -44,16 +44,16 @@ def cluster_taint_reason(taint: Mapping[str, Any]) -> str:
 class ClusterSelected:
     name = "ClusterSelected"
 
-    def filter(self, request: PlacementRequest, cluster: Cluster) -> list[str]:
+    def filter(self, request: PlacementRequest, cluster: Cluster) -> tuple[str, ...]:
         refusal = selector_refusal(request.cluster_selector, cluster.labels)
-        return [] if refusal is None else [refusal]
+        return () if refusal is None else (refusal,)
 
 
 class ClusterReady:
     name = "ClusterReady"
 
-    def filter(self, request: PlacementRequest, cluster: Cluster) -> list[str]:
-        return [] if cluster.ready else [CLUSTER_NOT_READY]
+    def filter(self, request: PlacementRequest, cluster: Cluster) -> tuple[str, ...]:
+        return () if cluster.ready else (CLUSTER_NOT_READY,)
 
 
 class ClusterNotExcluded:
@@ -61,6 +61,6 @@ class ClusterNotExcluded:
 
     name = "ClusterNotExcluded"
 
-    def filter(self, request: PlacementRequest, cluster: Cluster) -> list[str]:
+    def filter(self, request: PlacementRequest, cluster: Cluster) -> tuple[str, ...]:
         refusal = request.excluded.get(cluster.name)
-        return [refusal] if refusal else []
+        return (refusal,) if refusal else ()

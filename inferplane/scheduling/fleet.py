@@ -285,11 +285,11 @@ class _FleetScheduler:
                   short: list[str] | None) -> PoolCandidate | None:
         """The best-scored candidate with room, ties by pool order. Without pool scores the first with
         room is the best: the pools after it are not looked at (nor named in `reasons`)."""
-        room, admitted = self.pool_room, []
+        room, ranked, admitted = self.pool_room, bool(self.pool_room.scores), []
         for candidate in candidates:
             refusal = room.rejection(subject, candidate)
             if not refusal:
-                if not room.scores:
+                if not ranked:
                     return candidate
                 admitted.append(candidate)
             elif reasons is not None:

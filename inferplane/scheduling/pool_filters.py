@@ -61,8 +61,8 @@ class PoolMatch:
 class ClassKnown:
     name = "ClassKnown"
 
-    def filter(self, ask: EngineAsk, match: PoolMatch) -> list[str]:
-        return [] if match.fit is not None else [f"class {match.pool.class_name} is not known"]
+    def filter(self, ask: EngineAsk, match: PoolMatch) -> tuple[str, ...]:
+        return () if match.fit is not None else (f"class {match.pool.class_name} is not known",)
 
 
 class MembersMatch:
@@ -70,8 +70,8 @@ class MembersMatch:
 
     name = "MembersMatch"
 
-    def filter(self, ask: EngineAsk, match: PoolMatch) -> list[str]:
-        return [match.fit.reason] if match.fit is not None and match.fit.reason is not None else []
+    def filter(self, ask: EngineAsk, match: PoolMatch) -> tuple[str, ...]:
+        return (match.fit.reason,) if match.fit is not None and match.fit.reason is not None else ()
 
 
 class NotStrandedOnSynthetic:
@@ -80,13 +80,13 @@ class NotStrandedOnSynthetic:
 
     name = "NotStrandedOnSynthetic"
 
-    def filter(self, ask: EngineAsk, match: PoolMatch) -> list[str]:
+    def filter(self, ask: EngineAsk, match: PoolMatch) -> tuple[str, ...]:
         if match.fit is None or match.fit.reason is not None:
-            return []
+            return ()
         for member, claims, can_claim in zip(ask.engine.members, match.fit.claims, ask.claimable):
             if can_claim and not claims:
-                return [f"{member.role} matches only Synthetic devices here and can claim on another pool"]
-        return []
+                return (f"{member.role} matches only Synthetic devices here and can claim on another pool",)
+        return ()
 
 
 class ClaimsDevices:
@@ -94,10 +94,10 @@ class ClaimsDevices:
 
     name = "ClaimsDevices"
 
-    def filter(self, ask: EngineAsk, match: PoolMatch) -> list[str]:
+    def filter(self, ask: EngineAsk, match: PoolMatch) -> tuple[str, ...]:
         if match.fit is None or match.fit.reason is not None or any(match.fit.claims):
-            return []
-        return [f"engine {ask.engine.name} matches only Synthetic devices here: nothing to claim"]
+            return ()
+        return (f"engine {ask.engine.name} matches only Synthetic devices here: nothing to claim",)
 
 
 @dataclass(frozen=True)
@@ -132,9 +132,9 @@ class EngineInPass:
 class FreeNodes:
     name = "FreeNodes"
 
-    def filter(self, subject: EngineInPass, candidate: PoolCandidate) -> list[str]:
-        free = subject.free[candidate.name]
+    def filter(self, subject: EngineInPass, candidate: PoolCandidate) -> tuple[str, ...]:
+        free = subject.free[candidate.pool.name]
         if free >= candidate.cost:
-            return []
-        return [f"{max(free, 0)} of {candidate.pool.nodes} nodes free, engine {subject.engine.name} "
-                f"needs {candidate.cost}"]
+            return ()
+        return (f"{max(free, 0)} of {candidate.pool.nodes} nodes free, engine {subject.engine.name} "
+                f"needs {candidate.cost}",)
