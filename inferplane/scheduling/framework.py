@@ -87,6 +87,10 @@ class Profile(Generic[S, T]):
             if len(single) == 1 and tie is _name:  # the fleet's: a key per cluster, made often
                 (score, weight), = single
                 return lambda target: (-weight * score(subject, target, state), target.name)
+            if len(single) == 2 and tie is _name:  # the simulation's: a key per node, per pod
+                (first, w1), (second, w2) = single
+                return lambda target: (-w1 * first(subject, target, state), -w2 * second(subject, target, state),
+                                       target.name)
             return lambda target: (*[-weight * score(subject, target, state) for score, weight in single],
                                    tie(target))
         return lambda target: (*(-sum(weight * score(subject, target, state) for score, weight in tier)

@@ -14,6 +14,7 @@ object, wrapped in a NodeInfo that also counts what the pods already bound to it
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -53,8 +54,8 @@ class NodeInfo:
     # How a pod's requests are read: pod_requests, or a caller's PodRequests memo shared by its nodes.
     requests_of: Callable[[PodSpec], Mapping[str, Fraction]] | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
+    @functools.cached_property
+    def name(self) -> str:  # read for every node a pod is scored on: kept after the first read
         return self.node["metadata"]["name"]
 
     @property
@@ -262,7 +263,7 @@ class NodeResourcesFit:
         reasons = []
         if node.pods + 1 > node.allocatable("pods"):
             reasons.append(TOO_MANY_PODS)
-        requests = node.requests(pod)
+        requests = (node.requests_of or pod_requests)(pod)  # node.requests, inlined: run per node per pod
         for resource in self.resources:
             wanted = requests.get(resource, ZERO)
             # A resource the pod does not request never fails it, even on a full node.

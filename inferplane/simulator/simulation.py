@@ -363,7 +363,12 @@ class ClusterSimulation:
         feasible: list[str] = []
         rejected: dict[str, list[str]] = {}
         for info in self.nodes:
-            reasons = verdict(info) or next((r for p in per_node if (r := p.filter(spec, info))), [])
+            reasons = verdict(info)
+            if not reasons:  # a loop, not a generator: this runs for every node, for every pod
+                for plugin in per_node:
+                    reasons = plugin.filter(spec, info)
+                    if reasons:
+                        break
             if reasons:
                 rejected[info.name] = list(reasons)
             else:
