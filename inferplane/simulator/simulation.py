@@ -328,7 +328,7 @@ class ClusterSimulation:
         if feasible:
             infos, state = self.node_by_name, WorkloadPods(workload, self.running)
             order = self.plugins.order(spec, state)
-            chosen = min(feasible, key=lambda n: order(infos[n]))
+            chosen = min([infos[n] for n in feasible], key=order).name
             infos[chosen].bind(spec)
             state.bind(chosen)
         message = None if chosen else unschedulable_message(len(self.nodes), rejected)
@@ -456,7 +456,8 @@ class ClusterSimulation:
         node tried in turn (an engine pod's workload is not spread); (None, None) when none takes it,
         each node tried added to `rejected` with why."""
         order = self.plugins.order(spec, WorkloadPods())
-        for node in sorted(feasible, key=lambda n: order(self.node_by_name[n])):
+        for info in sorted([self.node_by_name[n] for n in feasible], key=order):
+            node = info.name
             allocation, reasons = allocator.try_allocate(node, claims)
             if allocation is not None:
                 return node, allocation
