@@ -31,22 +31,46 @@ LAYERS: tuple[frozenset[str], ...] = (
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
 
 
-def imported_packages(source: Path) -> set[str]:
-    """inferplane's packages a module imports, at any depth of the module (lazy imports count)."""
+def module_name(source: Path) -> str:
+    """`inferplane.scheduling.fleet` for inferplane/scheduling/fleet.py, `inferplane.scheduling` for its __init__."""
+    parts = list(source.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: Path) -> set[str]:
+    """Every module a module imports, absolute, at any depth of the module (lazy imports count): `from .x
+    import y` resolved against the module's package, and `from p import m` naming the module p.m when m
+    is one (else the package p)."""
+    package = module_name(source) if source.name == "__init__.py" else module_name(source).rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(source.read_text(), str(source))):
         if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            # `from inferplane import cel` imports the package cel.
-            modules = ([f"{node.module}.{alias.name}" for alias in node.names] if node.module == "inferplane"
-                       else [node.module])
-        else:
-            continue
-        for module in modules:
-            parts = module.split(".")
-            if parts[0] == "inferplane" and len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
-                found.add(parts[1])
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if is_module(f"{base}.{alias.name}") else base)
+    return found
+
+
+def is_module(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0] != "inferplane":
+        return False
+    path = PACKAGE.joinpath(*parts[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported_packages(source: Path) -> set[str]:
+    """inferplane's packages a module imports, at any depth of the module (lazy imports count)."""
+    found = set()
+    for module in imported_modules(source):
+        parts = module.split(".")
+        if parts[0] == "inferplane" and len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
+            found.add(parts[1])
     return found
 
 
@@ -85,3 +109,60 @@ def test_the_runtime_knows_no_kind_of_ours():
     imported = {target for source, target, _ in edges() if source == "runtime"}
     assert not imported & {"compose", "clouds", "accelerators", "scheduling", "simulator", "engine", "crossplane"}
     assert ("engine", "runtime") in {(s, t) for s, t, _ in edges()}  # the reader sees the package at all
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the inferplane modules it imports, lazy imports included."""
+    sources = {module_name(source): source for source in PACKAGE.rglob("*.py")}
+    return {name: {m for m in imported_modules(source) if m in sources and m != name}
+            for name, source in sources.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
+def test_no_import_cycle_between_modules_of_a_package():
+    # Across packages the layers forbid a cycle; inside one, a late import can hide one.
+    assert cycles(module_graph()) == []
+
+
+def test_the_cycle_finder_sees_relative_and_lazy_imports():
+    graph = module_graph()
+    assert "inferplane.scheduling.fleet" in graph["inferplane.scheduling"]  # from .fleet import ...
+    assert "inferplane.scheduling.matching" in graph["inferplane.scheduling.fleet"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_package_imports_nothing_from_tests_or_benchmarks():
+    found = sorted(f"{source.relative_to(PACKAGE.parent)}: imports {module}" for source in PACKAGE.rglob("*.py")
+                   for module in imported_modules(source) if module.split(".")[0] in ("tests", "bench"))
+    assert found == []

@@ -33,7 +33,7 @@ from inferplane.api.model_replica import ModelReplica
 from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
     composite_name, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
-from inferplane.scheduling.fleet import Placement, Schedule, schedule
+from inferplane.scheduling.fleet import Placement, Schedule, capacity, schedule
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
@@ -139,17 +139,19 @@ def required_class_names(clusters: Iterable[Cluster]) -> list[str]:
 
 @dataclass(frozen=True)
 class FleetClusters:
-    """Every cluster as the scheduler reads it, the classes their pools name, and each pool's class."""
+    """Every cluster as the scheduler reads it, the classes their pools name, each pool's class, and
+    the nodes of each pool (the scheduler's capacity, read only: kept with the fleet it counts)."""
 
     clusters: tuple[Cluster, ...]
     class_names: tuple[str, ...]
     pool_classes: Mapping[tuple[str, str], str]
+    capacity: Mapping[str, Mapping[str, int]]
 
 
 def fleet_clusters(objects: list[dict[str, Any]]) -> FleetClusters:
     clusters = tuple(snapshot_cluster_of(c) for c in objects)
     return FleetClusters(clusters, tuple(required_class_names(clusters)),
-                         {(c.name, p.name): p.class_name for c in clusters for p in c.pools})
+                         {(c.name, p.name): p.class_name for c in clusters for p in c.pools}, capacity(clusters))
 
 
 # Each deployment reads the whole fleet, and its reconciles come in runs over an unchanged fleet.
@@ -244,7 +246,7 @@ class ModelDeploymentComposer(Composer):
         classes = snapshot_classes(required, names)
         if not self.pinned_classes_known(fleet.pool_classes, classes, replicas):
             return None
-        return Snapshot(clusters, classes, replicas)
+        return Snapshot(clusters, classes, replicas, fleet.capacity)
 
     def cache_exclusions(self) -> dict[str, str] | None:
         """Where the referenced ModelCache does not stage, no new replica goes (its pods would wait on

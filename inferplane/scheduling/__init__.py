@@ -1,5 +1,6 @@
 """Placement: the fleet scheduler (replicas onto clusters and pools) and the cluster simulator's
-Kubernetes scheduling predicates, both as small filter steps over a snapshot."""
+Kubernetes scheduling predicates, both as Filter and Score plugins of one framework (`framework.py`),
+enabled and weighted in one place (`profiles.py`)."""
 
 from .fleet import EnginePlacement, MemberPlacement, Placement, Schedule, schedule
 from .matching import InvalidSelectors, ResolvedRequest

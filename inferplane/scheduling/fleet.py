@@ -10,17 +10,18 @@ A replica never moves: a move is a delete and a create.
    rolls a Deployment). A cluster that is not ready keeps its replicas exactly as they run, without
    matching them again: an outage is a condition, not a reason to re-place, and a cluster the gate
    holds (its class now claims what its cloud cannot serve) still runs the devices it ran.
-2. Scale down. Past `replicas`, drop from the cluster holding the most, then the later cluster
-   name, then the highest index: spread survives and the survivors never move.
-3. Fill. Each missing replica goes to the cluster with the fewest of this deployment's replicas
-   (spread first, then pack), ties by name, among the clusters the filters admit, against a
-   ledger of free nodes per pool charged with every replica kept.
+2. Scale down. Past `replicas`, drop from the worst-scored cluster, then the later cluster name,
+   then the highest index: by default (`profiles.py`) the cluster holding the most, so spread
+   survives and the survivors never move.
+3. Fill. Each missing replica goes to the best-scored cluster, ties by name, among the clusters the
+   filters admit, against a ledger of free nodes per pool charged with every replica kept; by
+   default the cluster with the fewest of this deployment's replicas (spread first, then pack).
 
-Filters, in order, each one concept: ClusterSelected, ClusterNotExcluded (the caller's exclusions:
-where the deployment's ModelCache does not stage), ClusterReady, TaintToleration, then Fit
-(every engine on a single pool whose class matches all its members, with free nodes for it). The
-first filter that refuses a cluster gives its reason; `Schedule.rejections` holds them when
-replicas are missing, for `inferplane why`. The one-line message names, per cluster, a pool
+Filters (the fleet profile in `profiles.py`), in order, each one concept: ClusterSelected,
+ClusterNotExcluded (the caller's exclusions: where the deployment's ModelCache does not stage),
+ClusterReady, TaintToleration, then Fit (every engine on a single pool whose class matches all its
+members, with free nodes for it: the pool profiles). The first filter that refuses a cluster gives
+its reason; `Schedule.rejections` holds them when replicas are missing, for `inferplane why`. The one-line message names, per cluster, a pool
 that matched but lacked free nodes before any other pool's mismatch: that is what would change
 with capacity.
 
@@ -34,15 +35,15 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from .matching import Matcher, MemberMatch, ResolvedRequest
-from .predicates import requirement_matches, untolerated_taint
+from .cluster_filters import CLUSTER_NOT_READY
+from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
+from .framework import Profile
+from .matching import Matcher, ResolvedRequest
+from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch
+from .profiles import FLEET, KEEP_FILTERS, POOL_MATCH, POOL_ROOM, profile
 from .snapshot import Cluster, Engine, PlacementRequest, Pool, Replica, Snapshot
-
-# A NoSchedule or NoExecute taint keeps new replicas off; only NoExecute drains existing ones.
-KEEPS_NEW_OFF = ("NoSchedule", "NoExecute")
-DRAINS = ("NoExecute",)
 
 
 @dataclass(frozen=True)
@@ -99,90 +100,48 @@ class Schedule:
         return f"{line}; {self.missing} fit nowhere ({why})" if why else f"{line}; no clusters"
 
 
-# A pool (by name) that matches an engine: the members' placements there and the nodes they cost.
-Candidate = tuple[str, tuple[MemberPlacement, ...], int]
-
-
-# ---- filters over a cluster
-
-
-def selector_refusal(selector: Mapping[str, Any], labels: Mapping[str, str]) -> str | None:
-    """Why a Kubernetes LabelSelector does not select these labels, or None when it does."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            has = f"{key}={labels[key]}" if key in labels else f"no label {key}"
-            return f"not selected: clusterSelector wants {key}={value}, the cluster has {has}"
-    for requirement in selector.get("matchExpressions") or []:
-        if not requirement_matches(requirement, labels):
-            values = ",".join(requirement.get("values") or [])
-            return (f"not selected: clusterSelector wants {requirement.get('key')} {requirement.get('operator')}"
-                    + (f" ({values})" if values else ""))
-    return None
-
-
-def taint_text(taint: Mapping[str, Any]) -> str:
-    value = taint.get("value")
-    return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect', '')}"
-
-
-class ClusterSelected:
-    name = "ClusterSelected"
-
-    def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
-        return selector_refusal(request.cluster_selector, cluster.labels)
-
-
-# Why a cluster still coming up takes no replica: a wait, not a mismatch.
-CLUSTER_NOT_READY = "cluster is not ready"
-
-
-class ClusterReady:
-    name = "ClusterReady"
-
-    def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
-        return None if cluster.ready else CLUSTER_NOT_READY
-
-
-class TaintToleration:
-    name = "TaintToleration"
-
-    def __init__(self, effects: Sequence[str] = KEEPS_NEW_OFF):
-        self.effects = tuple(effects)
-
-    def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
-        taint = untolerated_taint(request.tolerations, cluster.taints, self.effects)
-        return None if taint is None else f"taint {taint_text(taint)} is not tolerated"
-
-
-class ClusterNotExcluded:
-    name = "ClusterNotExcluded"
-
-    def refuse(self, request: PlacementRequest, cluster: Cluster) -> str | None:
-        return request.excluded.get(cluster.name)
-
-
-NEW_REPLICA_FILTERS = (ClusterSelected(), ClusterNotExcluded(), ClusterReady(), TaintToleration())
-
-
 # ---- the scheduler
+
+
+@dataclass
+class FleetState:
+    """The pass as a fleet score reads it: this deployment's replicas per cluster, and free nodes per
+    cluster and pool (every replica kept charged)."""
+
+    load: dict[str, int]
+    free: Mapping[str, Mapping[str, int]]
+
+    def placed(self, target: str) -> int:
+        return self.load.get(target, 0)
+
+
+def load_of(placements: Sequence[Placement]) -> dict[str, int]:
+    load: dict[str, int] = {}
+    for placement in placements:
+        load[placement.cluster] = load.get(placement.cluster, 0) + 1
+    return load
 
 
 class _FleetScheduler:
     def __init__(self, request: PlacementRequest, snapshot: Snapshot):
         self.request = request
         self.snapshot = snapshot
+        # The profiles as registered now, read once for the pass.
+        self.plugins: Profile[PlacementRequest, Cluster] = profile(FLEET)
+        self.pool_match: Profile[EngineAsk, PoolMatch] = profile(POOL_MATCH)
+        self.pool_room: Profile[EngineInPass, PoolCandidate] = profile(POOL_ROOM)
         self.matcher = Matcher(request.engines, snapshot.classes)
         self.clusters = {cluster.name: cluster for cluster in snapshot.clusters}
         # Sorted by object name: the schedule must not depend on listing order.
         self.replicas = sorted(snapshot.replicas, key=lambda r: r.name)
-        self._candidates: dict[tuple[tuple[tuple[str, str], ...], int], list[Candidate]] = {}
+        self._candidates: dict[tuple[tuple[tuple[str, str], ...], int], list[PoolCandidate]] = {}
         self._on_class: dict[tuple[str, int], EngineOnClass | None] = {}
         self._placed_members: dict[tuple[str, str, int], tuple[MemberPlacement, ...]] = {}
 
     def schedule(self) -> Schedule:
         retained = self.retain()
         if len(retained) > self.request.replicas:
-            retained = scale_down(retained, self.request.replicas)
+            retained = self.scale_down(retained, self.request.replicas)
         ledger = self.ledger({(p.cluster, p.index) for p in retained})
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
@@ -192,14 +151,14 @@ class _FleetScheduler:
     # -- retain
 
     def retain(self) -> list[Placement]:
-        drains = TaintToleration(DRAINS)
+        keep = Profile(KEEP_FILTERS)
         kept: list[Placement] = []
         seen: set[tuple[str, int]] = set()
         for replica in self.replicas:
             cluster = self.clusters.get(replica.cluster)
             identity = (replica.cluster, replica.index)
             if (replica.deployment != self.request.deployment or cluster is None or identity in seen
-                    or ClusterSelected().refuse(self.request, cluster) or drains.refuse(self.request, cluster)):
+                    or keep.rejection(self.request, cluster)):
                 continue
             if not cluster.ready:
                 seen.add(identity)
@@ -242,7 +201,8 @@ class _FleetScheduler:
         """Free nodes per cluster and pool: capacity minus every other deployment's replicas and
         ours that stay. Ours that are dropped free their nodes for the refill. A member pinned to a
         pool that no longer exists occupies nothing (its pods cannot be scheduled)."""
-        free = {cluster: dict(pools) for cluster, pools in capacity(self.snapshot.clusters).items()}
+        full = self.snapshot.capacity if self.snapshot.capacity is not None else capacity(self.snapshot.clusters)
+        free = {cluster: dict(pools) for cluster, pools in full.items()}
         for replica in self.replicas:
             if replica.deployment == self.request.deployment and (replica.cluster, replica.index) not in kept:
                 continue
@@ -256,31 +216,33 @@ class _FleetScheduler:
     # -- fill
 
     def fill(self, retained: list[Placement], ledger: dict[str, dict[str, int]], wanted: int) -> list[Placement]:
+        """Each missing replica to the best-scored cluster the filters admit that fits one. A cluster
+        that cannot fit a replica never can later in this pass (free nodes only shrink), so each cluster
+        is fitted once, and fitted and scored again only after it takes a replica (a score reads its
+        own cluster's state only)."""
         if wanted <= 0:
             return []
-        load: dict[str, int] = {}
         indices: dict[str, set[int]] = {}
         for placement in retained:
-            load[placement.cluster] = load.get(placement.cluster, 0) + 1
             indices.setdefault(placement.cluster, set()).add(placement.index)
-        # Score: fewest of this deployment's replicas, then name. A cluster that cannot fit a
-        # replica never can later in this pass (free nodes only shrink), so each cluster is fitted
-        # once, and again only after it takes a replica.
+        state = FleetState(load_of(retained), ledger)
+        order = self.plugins.order(self.request, state)
         fits: dict[str, tuple[tuple[EnginePlacement, ...], dict[str, int]]] = {}
         heap = []
         for cluster in self.snapshot.clusters:
-            if any(f.refuse(self.request, cluster) for f in NEW_REPLICA_FILTERS):
+            if self.plugins.rejection(self.request, cluster):
                 continue
             fit = self.fit(cluster, ledger[cluster.name])
             if fit is not None:
                 fits[cluster.name] = fit
-                heap.append((load.get(cluster.name, 0), cluster.name))
+                heap.append(order(cluster))
         heapq.heapify(heap)
         placed = []
         while heap and len(placed) < wanted:
-            count, name = heapq.heappop(heap)
+            name = heapq.heappop(heap)[-1]
             engines, free = fits.pop(name)
             ledger[name] = free
+            state.load[name] = state.load.get(name, 0) + 1
             used = indices.setdefault(name, set())
             index = next(i for i in range(len(used) + 1) if i not in used)
             used.add(index)
@@ -288,8 +250,19 @@ class _FleetScheduler:
             fit = self.fit(self.clusters[name], free)
             if fit is not None:
                 fits[name] = fit
-                heapq.heappush(heap, (count + 1, name))
+                heapq.heappush(heap, order(self.clusters[name]))
         return placed
+
+    def scale_down(self, kept: list[Placement], wanted: int) -> list[Placement]:
+        """Drop the replica on the worst-scored cluster, then the later name, then the highest index: the
+        reverse of the order fill places in, so spread survives and the survivors never move."""
+        survivors = list(kept)
+        state = FleetState({}, self.ledger({(p.cluster, p.index) for p in kept}))
+        order = self.plugins.order(self.request, state)
+        while len(survivors) > max(wanted, 0):
+            state.load = load_of(survivors)
+            survivors.remove(max(survivors, key=lambda p: (*order(self.clusters[p.cluster]), p.index)))
+        return survivors
 
     def fit(self, cluster: Cluster, free: Mapping[str, int], reasons: list[str] | None = None,
             short: list[str] | None = None) -> tuple[tuple[EnginePlacement, ...], dict[str, int]] | None:
@@ -299,24 +272,35 @@ class _FleetScheduler:
         trial = dict(free)
         out = []
         for e, engine in enumerate(self.request.engines):
-            for pool, members, cost in self.candidates(cluster, e, reasons):
-                if trial[pool] >= cost:
-                    trial[pool] -= cost
-                    out.append(EnginePlacement(engine.name, members))
-                    break
-                if reasons is not None:
-                    nodes = next(p.nodes for p in cluster.pools if p.name == pool)
-                    reasons.append(f"pool {pool}: {max(trial[pool], 0)} of {nodes} nodes free, "
-                                   f"engine {engine.name} needs {cost}")
-                    if short is not None:
-                        short.append(reasons[-1])
-            else:
+            chosen = self.best_pool(EngineInPass(engine, trial), self.candidates(cluster, e, reasons), reasons, short)
+            if chosen is None:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
                 return None
+            trial[chosen.name] -= chosen.cost
+            out.append(EnginePlacement(engine.name, chosen.members))
         return tuple(out), trial
 
-    def candidates(self, cluster: Cluster, e: int, reasons: list[str] | None = None) -> list[Candidate]:
+    def best_pool(self, subject: EngineInPass, candidates: list[PoolCandidate], reasons: list[str] | None,
+                  short: list[str] | None) -> PoolCandidate | None:
+        """The best-scored candidate with room, ties by pool order. Without pool scores the first with
+        room is the best: the pools after it are not looked at (nor named in `reasons`)."""
+        room, ranked, admitted = self.pool_room, bool(self.pool_room.scores), []
+        for candidate in candidates:
+            refusal = room.rejection(subject, candidate)
+            if not refusal:
+                if not ranked:
+                    return candidate
+                admitted.append(candidate)
+            elif reasons is not None:
+                reasons.append(f"pool {candidate.name}: {'; '.join(refusal)}")
+                if short is not None:
+                    short.append(reasons[-1])
+        if not admitted:
+            return None
+        return min(admitted, key=room.order(subject, subject, tie=lambda c: c.position))
+
+    def candidates(self, cluster: Cluster, e: int, reasons: list[str] | None = None) -> list[PoolCandidate]:
         """The cluster's pools that match engine `e`, in pool order, with the members' placements and
         the nodes they cost. This depends on the pools' names and classes only, never on free nodes,
         so it is worked out once per layout of pools and engine (again only to collect reasons)."""
@@ -326,14 +310,15 @@ class _FleetScheduler:
         engine = self.request.engines[e]
         fits = [(pool, self.on_class(pool.class_name, e)) for pool in cluster.pools]
         # A member that can claim on some pool of this cluster is never stranded on a Synthetic match.
-        claimable = [any(fit is not None and fit.claims[m] for _, fit in fits) for m in range(len(engine.members))]
+        ask = EngineAsk(engine, tuple(any(fit is not None and fit.claims[m] for _, fit in fits)
+                                      for m in range(len(engine.members))))
         out = []
-        for pool, fit in fits:
-            reason = _refusal(engine, pool, fit, claimable)
-            if reason is None:
-                out.append((pool.name, self.placed_members(pool, e, fit), fit.cost))
+        for position, (pool, fit) in enumerate(fits):
+            refusal = self.pool_match.rejection(ask, PoolMatch(pool, fit))
+            if not refusal and fit is not None:
+                out.append(PoolCandidate(pool, self.placed_members(pool, e, fit), fit.cost, position))
             elif reasons is not None:
-                reasons.append(f"pool {pool.name}: {reason}")
+                reasons.append(f"pool {pool.name}: {'; '.join(refusal)}")
         if reasons is None:
             self._candidates[key] = out
         return out
@@ -361,9 +346,9 @@ class _FleetScheduler:
         give in a line: a matching pool short of free nodes before another pool's mismatch."""
         out, headlines = {}, {}
         for cluster in sorted(self.snapshot.clusters, key=lambda c: c.name):
-            refusal = next((r for f in NEW_REPLICA_FILTERS if (r := f.refuse(self.request, cluster))), None)
+            refusal = self.plugins.rejection(self.request, cluster)
             if refusal:
-                out[cluster.name] = (refusal,)
+                out[cluster.name] = tuple(refusal)
                 continue
             reasons: list[str] = []
             short: list[str] = []
@@ -374,62 +359,9 @@ class _FleetScheduler:
         return out, headlines
 
 
-@dataclass(frozen=True)
-class EngineOnClass:
-    """An engine against one class: why a member does not match, or what each member claims and the
-    nodes the engine costs (`pods x copies` for each member that claims)."""
-
-    reason: str | None
-    claims: tuple[bool, ...] = ()
-    requests: tuple[tuple[ResolvedRequest, ...], ...] = ()
-    cost: int = 0
-
-    @classmethod
-    def of(cls, engine: Engine, matches: Sequence[MemberMatch]) -> EngineOnClass:
-        for member, match in zip(engine.members, matches):
-            if not match.matched:
-                return cls(f"{member.role}: {match.reason}", (False,) * len(engine.members))
-        return cls(None, tuple(match.claims for match in matches), tuple(match.requests for match in matches),
-                   sum(member.pods * engine.copies for member, match in zip(engine.members, matches)
-                       if match.claims))
-
-
-def _refusal(engine: Engine, pool: Pool, fit: EngineOnClass | None, claimable: list[bool]) -> str | None:
-    """Why the engine cannot go on this pool whatever its free nodes, or None."""
-    if fit is None:
-        return f"class {pool.class_name} is not known"
-    if fit.reason is not None:
-        return fit.reason
-    for member, claims, can_claim in zip(engine.members, fit.claims, claimable):
-        if can_claim and not claims:
-            return f"{member.role} matches only Synthetic devices here and can claim on another pool"
-    if not any(fit.claims):
-        return f"engine {engine.name} matches only Synthetic devices here: nothing to claim"
-    return None
-
-
-_last_capacity: tuple[tuple[Cluster, ...], dict[str, dict[str, int]]] | None = None
-
-
-def capacity(clusters: tuple[Cluster, ...]) -> dict[str, dict[str, int]]:
-    """Nodes per cluster and pool (read only). Kept for the last clusters, by identity: callers that read
-    an unchanged fleet pass the same tuple (compose.model_deployment.fleet_clusters_of), which this holds."""
-    global _last_capacity
-    last = _last_capacity  # read once: the function server schedules from several threads
-    if last is None or last[0] is not clusters:
-        last = _last_capacity = (clusters, {c.name: {p.name: p.nodes for p in c.pools} for c in clusters})
-    return last[1]
-
-
-def scale_down(kept: list[Placement], wanted: int) -> list[Placement]:
-    """Drop from the cluster holding the most, then the later name, then the highest index."""
-    survivors = list(kept)
-    while len(survivors) > max(wanted, 0):
-        load: dict[str, int] = {}
-        for placement in survivors:
-            load[placement.cluster] = load.get(placement.cluster, 0) + 1
-        survivors.remove(max(survivors, key=lambda p: (load[p.cluster], p.cluster, p.index)))
-    return survivors
+def capacity(clusters: Sequence[Cluster]) -> dict[str, dict[str, int]]:
+    """Nodes per cluster and pool."""
+    return {c.name: {p.name: p.nodes for p in c.pools} for c in clusters}
 
 
 def schedule(request: PlacementRequest, snapshot: Snapshot) -> Schedule:

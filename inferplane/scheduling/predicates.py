@@ -14,12 +14,15 @@ object, wrapped in a NodeInfo that also counts what the pods already bound to it
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from inferplane.cel.quantity import parse_quantity
+
+from .framework import Filter
 
 PodSpec = Mapping[str, Any]
 Node = Mapping[str, Any]
@@ -48,9 +51,11 @@ class NodeInfo:
     pods: int = 0
     # The node's allocatable, parsed once: a node never changes within a snapshot.
     _allocatable: dict[str, Fraction] = field(default_factory=dict, repr=False, compare=False)
+    # How a pod's requests are read: pod_requests, or a caller's PodRequests memo shared by its nodes.
+    requests_of: Callable[[PodSpec], Mapping[str, Fraction]] | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
+    @functools.cached_property
+    def name(self) -> str:  # read for every node a pod is scored on: kept after the first read
         return self.node["metadata"]["name"]
 
     @property
@@ -67,37 +72,47 @@ class NodeInfo:
             self._allocatable[resource] = parse_quantity(str(value)) if value is not None else ZERO
         return self._allocatable[resource]
 
+    def requests(self, pod: PodSpec) -> Mapping[str, Fraction]:
+        return (self.requests_of or pod_requests)(pod)
+
     def bind(self, pod: PodSpec) -> None:
         """Account for a pod placed here, so the next pod sees what is left."""
-        for resource, amount in pod_requests(pod).items():
+        for resource, amount in self.requests(pod).items():
             self.requested[resource] = self.requested.get(resource, ZERO) + amount
         self.pods += 1
 
 
-# The containers (and init containers) pod_requests last read, and what they request: the pods of one
-# workload share their template's lists (nothing modifies a pod spec once built), and each is checked
-# against many nodes and then bound, so the same lists are read again and again in a row. Holding the
-# lists keeps their identities from being reused.
-_last_requests: tuple[Any, Any, dict[str, Fraction]] = (None, None, {})
-
-
-def pod_requests(pod: PodSpec) -> Mapping[str, Fraction]:
+def pod_requests(pod: PodSpec) -> dict[str, Fraction]:
     """The pod's effective requests: its containers' requests summed, or its largest init container's
-    request where that is larger (init containers run one at a time, before the others). Read only."""
-    global _last_requests
-    containers, init_containers = pod.get("containers"), pod.get("initContainers")
-    last_containers, last_init, last_total = _last_requests
-    if containers is last_containers and init_containers is last_init and containers is not None:
-        return last_total
+    request where that is larger (init containers run one at a time, before the others)."""
     total: dict[str, Fraction] = {}
-    for container in containers or []:
+    for container in pod.get("containers") or []:
         for resource, value in _requests(container).items():
             total[resource] = total.get(resource, ZERO) + value
-    for container in init_containers or []:
+    for container in pod.get("initContainers") or []:
         for resource, value in _requests(container).items():
             total[resource] = max(total.get(resource, ZERO), value)
-    _last_requests = (containers, init_containers, total)
     return total
+
+
+class PodRequests:
+    """pod_requests, remembering the containers (and init containers) it read last, and what they
+    request: the pods of one workload share their template's lists (nothing modifies a pod spec once
+    built), and each is checked against many nodes and then bound, so the same lists are read again and
+    again in a row. Kept by its caller (a simulation, for its nodes), not by this module; holding the
+    lists keeps their identities from being reused. Read only."""
+
+    def __init__(self) -> None:
+        self.last: tuple[Any, Any, dict[str, Fraction]] = (None, None, {})
+
+    def __call__(self, pod: PodSpec) -> Mapping[str, Fraction]:
+        containers, init_containers = pod.get("containers"), pod.get("initContainers")
+        last_containers, last_init, last_total = self.last
+        if containers is last_containers and init_containers is last_init and containers is not None:
+            return last_total
+        total = pod_requests(pod)
+        self.last = (containers, init_containers, total)
+        return total
 
 
 def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
@@ -106,14 +121,6 @@ def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
 
 
 # ---- the plugins
-
-
-class Filter(Protocol):
-    """A scheduling predicate: the reasons a node cannot run the pod (empty: it can)."""
-
-    name: str
-
-    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]: ...
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -146,14 +153,36 @@ def untolerated_taint(tolerations: Iterable[Mapping[str, Any]], taints: Iterable
     return None
 
 
+def node_taint_reason(taint: Mapping[str, Any]) -> str:
+    return UNTOLERATED_TAINT.format(key=taint.get("key", ""), value=taint.get("value") or "")
+
+
+class Tolerating(Protocol):
+    tolerations: Sequence[Mapping[str, Any]]
+
+
+class Tainted(Protocol):
+    @property
+    def taints(self) -> Sequence[Mapping[str, Any]]: ...
+
+
 class TaintToleration:
+    """kube-scheduler's TaintToleration filter (pkg/scheduler/framework/plugins/tainttoleration), at
+    both levels: a pod (its spec) against a node's taints, worded as the scheduler words it, and a
+    deployment (a PlacementRequest) against a cluster's fleet taints, with the fleet's wording."""
+
     name = "TaintToleration"
 
-    def filter(self, pod: PodSpec, node: NodeInfo) -> list[str]:
-        taint = untolerated_taint(pod.get("tolerations") or [], node.taints)
-        if taint is None:
-            return []
-        return [UNTOLERATED_TAINT.format(key=taint.get("key", ""), value=taint.get("value") or "")]
+    def __init__(self, effects: Sequence[str] = FILTERING_EFFECTS,
+                 reason: Callable[[Mapping[str, Any]], str] = node_taint_reason):
+        self.effects = tuple(effects)
+        self.reason = reason
+
+    def filter(self, subject: PodSpec | Tolerating, target: Tainted) -> list[str]:
+        # A pod spec is JSON, a dict (asking Mapping costs a deployment a microsecond per cluster).
+        tolerations = subject.get("tolerations") or () if isinstance(subject, dict) else subject.tolerations
+        taint = untolerated_taint(tolerations, target.taints, self.effects)
+        return [] if taint is None else [self.reason(taint)]
 
 
 class NodeSelector:
@@ -234,7 +263,7 @@ class NodeResourcesFit:
         reasons = []
         if node.pods + 1 > node.allocatable("pods"):
             reasons.append(TOO_MANY_PODS)
-        requests = pod_requests(pod)
+        requests = (node.requests_of or pod_requests)(pod)  # node.requests, inlined: run per node per pod
         for resource in self.resources:
             wanted = requests.get(resource, ZERO)
             # A resource the pod does not request never fails it, even on a full node.

@@ -170,11 +170,15 @@ class Replica:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The fleet at one moment: clusters, the classes their pools name, every existing replica."""
+    """The fleet at one moment: clusters, the classes their pools name, every existing replica.
+    `capacity`, nodes per cluster and pool, when the caller already worked it out for these clusters
+    (read only: a caller reading an unchanged fleet keeps it, `compose.model_deployment.FleetClusters`);
+    otherwise the scheduler counts it."""
 
     clusters: tuple[Cluster, ...] = ()
     classes: Mapping[str, PoolClass] = field(default_factory=dict)
     replicas: tuple[Replica, ...] = ()
+    capacity: Mapping[str, Mapping[str, int]] | None = None
 
 
 # ---- mapping the kinds

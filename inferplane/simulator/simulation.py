@@ -5,9 +5,10 @@ Releases and Kubernetes Objects its serving stack composed, it returns the Kuber
 cluster would then hold:
 - KWOK-shaped Nodes, `<cluster>-<pool>-<i>`, with the pool's labels, taints and allocatable;
 - each component's DaemonSets, Deployments and StatefulSets (from `accelerators.workloads`) and
-  their Pods, placed by the scheduling predicates: a DaemonSet pod on every node the DaemonSet
-  controller selects, replicas spread over feasible nodes in a fixed order, and a pod that fits
-  nowhere left Pending with the scheduler's message;
+  their Pods, placed by the node-level profile's filters and scores (`scheduling.profiles`): a
+  DaemonSet pod on every node the DaemonSet controller selects, replicas on the best-scored feasible
+  node (by default a workload's pods spread, then the emptiest node, then the name), and a pod that
+  fits nowhere left Pending with the scheduler's message;
 - a `resource.k8s.io/v1` ResourceSlice from every running DRA kubelet plugin, listing the devices
   its node's class declares for that driver, shaped like that driver's real slices; a driver the
   cluster's owner runs (an Existing cluster's `preinstalledDrivers`) publishes on every node whose
@@ -48,15 +49,19 @@ from inferplane.cel.quantity import format_quantity, parse_quantity
 from inferplane.compose.model_replica import REPLICA_LABEL
 from inferplane.simulator.simulation_slices import renamed_slice, resource_slice
 from inferplane.scheduling.dra import DRIVER_OF_CLASS, DeviceAllocator
+from inferplane.scheduling.framework import Filter
+from inferplane.scheduling.node_scores import WorkloadPods
 from inferplane.scheduling.predicates import (
+    DEFAULT_FILTERS,
     NodeAffinity,
     NodeInfo,
-    NodeResourcesFit,
     NodeSelector,
+    PodRequests,
     TaintToleration,
     filter_nodes,
     unschedulable_message,
 )
+from inferplane.scheduling.profiles import NODE, profile
 
 Resource = dict[str, Any]
 
@@ -95,8 +100,6 @@ DAEMONSET_TOLERATIONS = tuple(
 # What the DaemonSet controller checks before it creates a pod for a node: selector, affinity and
 # taints, but not resources (the scheduler then binds the pod, or leaves it Pending).
 DAEMONSET_PREDICATES = (TaintToleration(), NodeSelector(), NodeAffinity())
-# What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest there.
-PINNED_PREDICATES = (NodeResourcesFit(),)
 
 KIND_ORDER = {"Node": 0, "DaemonSet": 1, "Deployment": 2, "StatefulSet": 3, "LeaderWorkerSet": 4, "Pod": 5,
               "ResourceSlice": 6, "ResourceClaim": 7, "DeviceClass": 8}
@@ -168,12 +171,15 @@ class EngineObject:
 @dataclass
 class Unplaced:
     """A pod the scheduler left Pending, kept for the cluster autoscaler: its spec, its claims (an
-    engine pod's), the Pending message and, once the autoscaler gave up, why no pool grew for it."""
+    engine pod's), the Pending message, the filters that refused it (the autoscaler judges a new node
+    by them, as cluster-autoscaler runs the scheduler's filter plugins) and, once the autoscaler gave up,
+    why no pool grew for it."""
 
     pod: Resource
     spec: Resource
     claims: list[tuple[str, Mapping[str, Any]]]
     message: str
+    filters: tuple[Filter, ...] = DEFAULT_FILTERS
     at_maximum: str | None = None
 
 
@@ -211,6 +217,12 @@ class ClusterSimulation:
         self.pools = sorted(pools, key=lambda p: p.name)
         self.installed = dict(components)
         self.owner_classes = owner_device_classes(self.pools, self.preinstalled)
+        # The node-level profile, read once; its filters past the DaemonSet predicates it starts with
+        # (which `static_verdicts` answers once per pool) run on every node.
+        self.plugins = profile(NODE)
+        self.per_node = after_daemonset_predicates(self.plugins.filters)
+        # The pods of one workload share their template's containers: read once in a row, by every node.
+        self.pod_requests = PodRequests()
         self.reset()
 
     def reset(self) -> None:
@@ -265,7 +277,7 @@ class ClusterSimulation:
         for pool in self.pools:
             for index in range(pool.node_count):
                 node = kwok_node(node_name(self.cluster, pool.name, index), pool)
-                self.nodes.append(NodeInfo(node))
+                self.nodes.append(NodeInfo(node, requests_of=self.pod_requests))
                 self.node_by_name[node["metadata"]["name"]] = self.nodes[-1]
                 self.pool_of[node["metadata"]["name"]] = pool
                 self.objects.append(node)
@@ -308,23 +320,23 @@ class ClusterSimulation:
         controller already found that node passes the other predicates: only the resource fit is
         checked there. When it does not fit, every node is filtered, so that the Pending message counts
         every node's reasons as the scheduler's does."""
-        feasible, rejected = filter_nodes(spec, [pinned], PINNED_PREDICATES) if pinned is not None else ([], {})
+        # What is left to check on the node a DaemonSet pod is pinned to: the controller checked the rest.
+        feasible, rejected = filter_nodes(spec, [pinned], self.per_node) if pinned is not None else ([], {})
         if not feasible:
             feasible, rejected = self.filter_all(spec)
         chosen = None
         if feasible:
-            infos, running = self.node_by_name, self.running
-            # Spread one workload's replicas first, then fill the emptiest node; names break ties
-            # so that the same input always gives the same placement.
-            chosen = min(feasible, key=lambda n: (running.get((id(workload), n), 0), infos[n].pods, n))
+            infos, state = self.node_by_name, WorkloadPods(workload, self.running)
+            order = self.plugins.order(spec, state)
+            chosen = min([infos[n] for n in feasible], key=order).name
             infos[chosen].bind(spec)
-            running[(id(workload), chosen)] = running.get((id(workload), chosen), 0) + 1
+            state.bind(chosen)
         message = None if chosen else unschedulable_message(len(self.nodes), rejected)
         pod = pod_object(workload, name, spec, chosen, message)
         self.pods.append((workload, pod))
         self.objects.append(pod)
         if message is not None and pinned is None:  # a DaemonSet pod waits for its own node only
-            self.unplaced.append(Unplaced(pod, spec, [], message))
+            self.unplaced.append(Unplaced(pod, spec, [], message, self.plugins.filters))
         return chosen is not None and workload.crash is None
 
     def static_verdicts(self, pod: Resource) -> Callable[[NodeInfo], list[str]]:
@@ -345,11 +357,18 @@ class ClusterSimulation:
 
     def filter_all(self, spec: Resource) -> tuple[list[str], dict[str, list[str]]]:
         """filter_nodes with the default filters over every node, the static ones answered per pool."""
-        verdict, fit = self.static_verdicts(spec), PINNED_PREDICATES[0]
+        verdict, per_node = self.static_verdicts(spec), self.per_node
+        if len(per_node) == len(self.plugins.filters):  # a profile not led by them: every filter, every node
+            verdict = _none
         feasible: list[str] = []
         rejected: dict[str, list[str]] = {}
         for info in self.nodes:
-            reasons = verdict(info) or fit.filter(spec, info)
+            reasons = verdict(info)
+            if not reasons:  # a loop, not a generator: this runs for every node, for every pod
+                for plugin in per_node:
+                    reasons = plugin.filter(spec, info)
+                    if reasons:
+                        break
             if reasons:
                 rejected[info.name] = list(reasons)
             else:
@@ -392,15 +411,8 @@ class ClusterSimulation:
         claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
                   for c in spec.get("resourceClaims") or []]
         feasible, rejected = self.filter_all(spec)
-        infos = {info.name: info for info in self.nodes}
-        chosen, allocation = None, None
-        # The emptiest feasible node first (names break ties), as the scheduler's spreading would.
-        for node in sorted(feasible, key=lambda n: (infos[n].pods, n)):
-            allocation, reasons = allocator.try_allocate(node, claims)
-            if allocation is not None:
-                chosen = node
-                break
-            rejected[node] = reasons
+        infos = self.node_by_name
+        chosen, allocation = self.allocate_on_best(spec, claims, feasible, rejected, allocator)
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         annotations = {WORKLOAD_ANNOTATION: f"{engine.manifest['kind']}/{engine.manifest['metadata']['name']}",
                        OBJECT_ANNOTATION: engine.ref,
@@ -419,7 +431,7 @@ class ClusterSimulation:
             more = len(rejected) - len(named)
             why = (', '.join(named) or 'the cluster has no nodes') + (
                 f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else "")
-            self.unplaced.append(Unplaced(pod, spec, claims, why))
+            self.unplaced.append(Unplaced(pod, spec, claims, why, self.plugins.filters))
             return self.unplaced[-1]
         allocator.commit(chosen, allocation)
         infos[chosen].bind(spec)
@@ -436,6 +448,21 @@ class ClusterSimulation:
             pod["status"]["resourceClaimStatuses"] = statuses
         self.objects.append(pod)
         return None
+
+    def allocate_on_best(self, spec: Resource, claims: list[tuple[str, Mapping[str, Any]]], feasible: list[str],
+                         rejected: dict[str, list[str]], allocator: DeviceAllocator
+                         ) -> tuple[str | None, dict[str, Any] | None]:
+        """(node, its allocation) for the best-scored feasible node where every claim is allocated, each
+        node tried in turn (an engine pod's workload is not spread); (None, None) when none takes it,
+        each node tried added to `rejected` with why."""
+        order = self.plugins.order(spec, WorkloadPods())
+        for info in sorted([self.node_by_name[n] for n in feasible], key=order):
+            node = info.name
+            allocation, reasons = allocator.try_allocate(node, claims)
+            if allocation is not None:
+                return node, allocation
+            rejected[node] = reasons
+        return None, None
 
     # ---- the cluster autoscaler
 
@@ -471,14 +498,14 @@ class ClusterSimulation:
     def new_node(self, pool: Pool, index: int) -> tuple[NodeInfo, DeviceAllocator]:
         """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
         that would land on it bound, and the slices their plugins would publish."""
-        info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool))
+        info = NodeInfo(kwok_node(node_name(self.cluster, pool.name, index), pool), requests_of=self.pod_requests)
         drivers = list(self.preinstalled)
         for workload in self.workloads:
             if workload.kind != "DaemonSet":
                 continue
             template = workload.pod_spec()
             spec = {**template, "tolerations": with_daemonset_tolerations(template.get("tolerations"))}
-            if filter_nodes(spec, [info])[0]:
+            if filter_nodes(spec, [info], self.plugins.filters)[0]:
                 info.bind(spec)
                 if workload.publishes_slices_for:
                     drivers.append(workload.publishes_slices_for)
@@ -507,9 +534,20 @@ class ClusterSimulation:
                 not problems, "; ".join(problems) if problems else f"{count} of {count} pods running")
 
 
+def after_daemonset_predicates(filters: Sequence[Filter]) -> tuple[Filter, ...]:
+    """The filters after the DaemonSet predicates that lead them, or all of them when they do not."""
+    lead = len(DAEMONSET_PREDICATES)
+    names = [p.name for p in filters[:lead]]
+    return tuple(filters[lead:]) if names == [p.name for p in DAEMONSET_PREDICATES] else tuple(filters)
+
+
+def _none(info: NodeInfo) -> list[str]:
+    return []
+
+
 def _fits(pending: Unplaced, info: NodeInfo, allocator: DeviceAllocator) -> dict | None:
     """The pod's device allocation on the node (empty without claims) when the node takes it, else None."""
-    if not filter_nodes(pending.spec, [info])[0]:
+    if not filter_nodes(pending.spec, [info], pending.filters)[0]:
         return None
     return allocator.try_allocate(info.name, pending.claims)[0] if pending.claims else {}
 
