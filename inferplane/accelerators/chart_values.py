@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from inferplane.accelerators.component import Chart
+from inferplane import vendored_yaml
 
 CHARTS_DIR = Path(__file__).resolve().parent.parent / "data" / "charts"
 
@@ -73,10 +73,10 @@ def pinned_values(chart: Chart) -> PinnedValues | None:
     values_file = folder / "values.yaml"
     if not values_file.is_file():
         return None
-    defaults = yaml.load(values_file.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    defaults = vendored_yaml.load(values_file.read_text()) or {}
     schema_file = folder / "values.schema.json"
     schema = json.loads(schema_file.read_text()) if schema_file.is_file() else None
-    source = yaml.safe_load((folder / "SOURCE").read_text()) or {}
+    source = vendored_yaml.load((folder / "SOURCE").read_text()) or {}
     return PinnedValues(folder, defaults, schema, frozenset(source.get("open") or ()))
 
 

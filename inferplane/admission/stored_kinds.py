@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from inferplane.admission.object_meta import CORE_V1, definition_schema
 from inferplane.admission.openapi import CRDSchemas
 from inferplane.api.stored import CORE_KINDS, PROVIDER_CONFIG_KINDS, StoredObject
+from inferplane import vendored_yaml
 
 CRDS = Path(__file__).parents[1] / "data" / "crds"
 _ENVELOPE = ("apiVersion", "kind", "metadata")
@@ -60,9 +61,7 @@ def _provider_schemas() -> CRDSchemas:
 @functools.cache
 def printer_columns(kind: type[StoredObject]) -> tuple[tuple[str, str, int], ...]:
     """A provider config CRD's `additionalPrinterColumns`: (name, JSONPath, priority), as kubectl prints them."""
-    import yaml
-
-    crd = yaml.safe_load(provider_config_crd(kind).read_text())
+    crd = vendored_yaml.load(provider_config_crd(kind).read_text())
     version = next(v for v in crd["spec"]["versions"] if v["name"] == kind.VERSION)
     return tuple((c["name"], c["jsonPath"], c.get("priority", 0)) for c in version.get("additionalPrinterColumns", []))
 

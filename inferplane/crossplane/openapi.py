@@ -23,9 +23,9 @@ import hashlib
 import json
 from typing import Any
 
-import yaml
 
 from inferplane.crossplane import XRD_DIR
+from inferplane import vendored_yaml
 
 OBJECT_META_REF = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # k8s.io/apimachinery pkg/apis/meta/v1 TypeMeta and PartialObjectMetadata's field documentation, as
@@ -57,9 +57,7 @@ VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update
 @functools.cache
 def published() -> "Published":
     """What the committed XRDs publish."""
-    # libyaml where PyYAML has it: the XRDs are ~0.4 s of pure-Python parsing otherwise.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return Published(tuple(yaml.load(path.read_text(), Loader=loader) for path in sorted(XRD_DIR.glob("*.yaml"))))
+    return Published(tuple(vendored_yaml.load(path.read_text()) for path in sorted(XRD_DIR.glob("*.yaml"))))
 
 
 def schema_name(group: str, version: str, kind: str) -> str:

@@ -13,9 +13,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from inferplane.api.json_data import json_copy
+from inferplane import vendored_yaml
 
 INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
 INFERENCE_POOL_VERSION = "v1"
@@ -37,9 +37,7 @@ CRDS_FILE = Path(__file__).resolve().parents[1] / "data" / "gateway-api-inferenc
 
 @functools.cache
 def _crds() -> tuple[dict[str, Any], ...]:
-    # libyaml where PyYAML has it: the catalog reads these at import, which every command pays for.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    documents = yaml.load_all(CRDS_FILE.read_text(), Loader=loader)
+    documents = vendored_yaml.load_all(CRDS_FILE.read_text())  # the catalog reads these at import
     return tuple(d for d in documents if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition")
 
 

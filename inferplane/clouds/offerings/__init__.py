@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import yaml
 
 from inferplane.api.cloud import SETTINGS_BLOCKS, ZONED_SOURCES, block_name
 from inferplane.nearest import did_you_mean
+from inferplane import vendored_yaml
 
 HERE = Path(__file__).parent
 # How messages name a table: its path in the repository.
@@ -59,7 +59,7 @@ def offerings(cloud: str) -> Offerings | None:
     path = HERE / f"{block_name(cloud)}.yaml"
     if not path.exists():
         return None
-    data = yaml.safe_load(path.read_text())
+    data = vendored_yaml.load(path.read_text())
     platforms = data.get("platforms") or {}
     return Offerings(
         cloud=cloud, file=f"{TABLE_DIR}/{path.name}", read=str(data["read"]),
