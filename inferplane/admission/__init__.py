@@ -38,6 +38,8 @@ class AdmissionResult:
     # Crossplane install objects (packages, RBAC) the embedded engine does not need: accepted, not stored,
     # each named in a note on standard error.
     notes: list[AdmissionError] = field(default_factory=list)
+    # Objects of a set of files applied before and unchanged since, not admitted again (Runtime.apply).
+    unchanged: int = 0
 
     @property
     def ok(self) -> bool:
@@ -220,6 +222,20 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     kept.keep_admitted(newly_admitted)
     result.errors[:0] = load_errors
     return _checked_across(result, known_classes)
+
+
+def applied_set_key(paths: list[Path], limits: StreamLimits = StreamLimits()) -> bytes | None:
+    """The key of a set of inputs applied whole: its files' keys (path, bytes, limits, admitting code), in
+    order; None for standard input or an input that cannot be read (nothing to recognise them by)."""
+    digest = hashlib.sha256()
+    for path in inputs(paths):
+        if str(path) == STDIN:
+            return None
+        data = read_input(path, limits)
+        if isinstance(data, LoadError):
+            return None
+        digest.update(_file_key(path, data, limits))
+    return digest.digest()
 
 
 def _file_key(path: Path, data: bytes | bytearray, limits: StreamLimits) -> bytes:

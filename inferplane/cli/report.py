@@ -45,7 +45,7 @@ def print_not_found(messages: list[str]) -> None:
 
 def refuse_nothing_found(admission, paths: tuple[Path, ...], code: int = 1) -> None:
     """No objects in the input is an error, whatever the command (kubectl: "no objects passed to apply")."""
-    if not admission.admitted and not admission.errors and not admission.notes:
+    if not admission.admitted and not admission.errors and not admission.notes and not admission.unchanged:
         click.echo(f"Error: no objects found in {', '.join(map(str, paths))}: a manifest needs apiVersion, kind "
                    "and metadata", err=True)
         sys.exit(code)

@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from inferplane.admission import AdmissionResult, admit_manifests, admit_paths
+from inferplane.admission import AdmissionResult, admit_manifests, admit_paths, applied_set_key
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest
 from inferplane.admission.stored_kinds import update_problem
@@ -102,10 +102,36 @@ class Runtime:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
-        # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap.
+        # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
+        # the last set of files applied whole, which re-applied with no user's write since changes nothing.
         kept = self.store if self.store.path is not None else None
-        return self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept, limits=limits),
-                           on_applied)
+        set_key = applied_set_key(paths, limits) if kept is not None else None
+        said = self.store.applied_set(set_key) if set_key is not None else None
+        if said is not None:
+            return self._said_again(said, on_applied)
+        before = self.store.user_writes()
+        result = self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept, limits=limits),
+                             on_applied)
+        changed = sum(verb != "unchanged" for _, verb in result.applied)
+        # Kept only when every user write since `before` was this apply's own (another command's write in
+        # between would make the answer stale) and the fleet is at its fixpoint.
+        if set_key is not None and result.admission.ok and result.report.converged and \
+                self.store.user_writes() == before + changed:
+            self.store.keep_applied_set(set_key, said_of(result))
+        return result
+
+    def _said_again(self, said: dict, on_applied: Callable[[Key, str], None] | None) -> ApplyResult:
+        """What an apply of a set of files said, said again: every object unchanged, the same warnings."""
+        admission = AdmissionResult(warnings=[AdmissionError(*w) for w in said["warnings"]],
+                                    notes=[AdmissionError(*n) for n in said["notes"]],
+                                    unchanged=len(said["applied"]))
+        result = ApplyResult(admission)
+        for key in said["applied"]:
+            result.applied.append((Key(*key), "unchanged"))
+            if on_applied:
+                on_applied(Key(*key), "unchanged")
+        result.report = self.reconcile()
+        return result
 
     def scale(self, key: Key, replicas: int) -> ApplyResult:
         """Set the replica count of an object whose kind serves the scale subresource (as `kubectl
@@ -277,3 +303,11 @@ def serving_apart(reconciler: Reconciler, in_use: list[Key]) -> tuple[list[Key],
         if replica not in serving.setdefault(deployment, []):
             serving[deployment].append(replica)
     return others, {d: sorted(r) for d, r in serving.items()}
+
+
+def said_of(result: ApplyResult) -> dict:
+    """What an apply said, as a state keeps it for the same set of files applied again."""
+    fields = lambda e: [e.source, e.kind, e.name, e.path, e.message]  # noqa: E731
+    return {"warnings": [fields(w) for w in result.admission.warnings],
+            "notes": [fields(n) for n in result.admission.notes],
+            "applied": [list(key) for key, _ in result.applied]}

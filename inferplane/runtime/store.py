@@ -152,6 +152,10 @@ CREATE INDEX IF NOT EXISTS requirements_by_watcher ON requirements (watcher);
 -- Files admission accepted whole, by a hash of their path, bytes and the admitting code: the objects
 -- they admitted to, so that applying an unchanged file again does not parse and check it again.
 CREATE TABLE IF NOT EXISTS admitted_files (key BLOB PRIMARY KEY, objects BLOB NOT NULL);
+-- Sets of files applied whole, by a digest of their files' keys: what the apply said (its warnings and
+-- notes, the objects it named) and the count of users' writes after it. While that count stands, the
+-- same set applied again changes nothing, and says the same.
+CREATE TABLE IF NOT EXISTS applied_sets (key BLOB PRIMARY KEY, user_writes INTEGER NOT NULL, said BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
     name TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -622,6 +626,29 @@ class Store:
         except orjson.JSONDecodeError:
             raise self._undecodable() from None
 
+    # ---- users' writes, counted, and the sets of files applied whole
+
+    def _count_user_write(self) -> None:
+        """One more write of what users write (spec or metadata of an object no composite controls, or
+        its deletion): what an applied set's answer was given under no longer stands."""
+        self._db.execute("INSERT INTO counters (name, value) VALUES ('userWrites', 1) "
+                         "ON CONFLICT(name) DO UPDATE SET value = value + 1")
+
+    def user_writes(self) -> int:
+        row = self._db.execute("SELECT value FROM counters WHERE name='userWrites'").fetchone()
+        return row[0] if row else 0
+
+    def applied_set(self, key: bytes) -> Any:
+        """What the apply of this set of files said, while no user has written anything since; else None."""
+        row = self._db.execute("SELECT user_writes, said FROM applied_sets WHERE key = ?", (key,)).fetchone()
+        return self.decode(row[1]) if row is not None and row[0] == self.user_writes() else None
+
+    def keep_applied_set(self, key: bytes, said: Any) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM applied_sets")  # only the last set applied: the one re-applied
+            self._db.execute("INSERT INTO applied_sets (key, user_writes, said) VALUES (?, ?, ?)",
+                             (key, self.user_writes(), orjson.dumps(said)))
+
     def keep_admitted(self, files: dict[bytes, list[dict[str, Any]]]) -> None:
         """Remember files admitted whole; the oldest go beyond ADMITTED_FILES_KEPT."""
         if not files:
@@ -891,7 +918,10 @@ class Store:
             stored["metadata"] = {k: v for k, v in meta.items() if v is not None}
             if current is not None and "status" in current:
                 stored["status"] = current["status"]
-            return self._write(key, current, stored, status, written)
+            stored, changed = self._write(key, current, stored, status, written)
+            if changed and (controller_of(stored) is None or (current is not None and controller_of(current) is None)):
+                self._count_user_write()
+            return stored, changed
 
     def put_status(self, key: Key, status: dict[str, Any], known: Resource) -> tuple[Resource, bool]:
         """Replace only the status of `known`, the object as the caller read it (`Conflict` if it has
@@ -904,6 +934,8 @@ class Store:
 
     def delete(self, key: Key) -> bool:
         with self.transaction():
+            if self.controller_uid(key) is None and self.row(key) is not None:
+                self._count_user_write()  # an object users write is gone
             cursor = self._db.execute(
                 "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?", _where(key))
             # A later object of the same name starts with a history of its own.

@@ -1,0 +1,74 @@
+"""A set of files applied whole, applied again with no user's write since, changes nothing and says the
+same (its warnings, every object unchanged) without admitting the files again; any user's write since
+(another file, a label, a deletion) makes it admit them afresh."""
+
+from pathlib import Path
+
+import pytest
+
+from inferplane.engine import runtime as runtime_module
+from inferplane.engine.runtime import Runtime
+from inferplane.runtime.store import Key
+
+REPO = Path(__file__).resolve().parents[2]
+MIXED = REPO / "recipes" / "mixed-fleet"
+EKS_AMD = Key("inferplane.dev", "InferenceCluster", "", "eks-amd")
+
+
+def apply(state, *paths):
+    runtime = Runtime(state)
+    try:
+        return runtime.apply(list(paths))
+    finally:
+        runtime.close()
+
+
+def said(result):
+    return ([(str(k), verb) for k, verb in result.applied], [str(w) for w in result.admission.warnings],
+            result.admission.ok, result.report.converged)
+
+
+def refuse_admission(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("the set was admitted again")
+    monkeypatch.setattr(runtime_module, "admit_paths", refused)
+
+
+def test_the_same_set_applied_again_says_the_same_without_admitting_it(tmp_path, monkeypatch):
+    first = apply(tmp_path / "state", MIXED)
+    second = apply(tmp_path / "state", MIXED)  # records nothing new: nothing changed since the first
+    assert said(second)[0] == [(k, "unchanged") for k, _ in said(first)[0]]
+    assert said(second)[1] == said(first)[1] and any("eks-amd" in w for w in said(first)[1])
+    refuse_admission(monkeypatch)
+    assert said(apply(tmp_path / "state", MIXED)) == said(second)
+
+
+def test_a_users_write_since_makes_the_set_admitted_again(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    apply(state, MIXED)
+    runtime = Runtime(state)
+    runtime.update([(EKS_AMD, lambda body: body["metadata"].setdefault("labels", {}).update(team="a"))], "label")
+    runtime.close()
+    again = apply(state, MIXED)  # the label is undone: the file says otherwise
+    assert (EKS_AMD, "configured") in again.applied
+    # A deletion since, too: the set's object is created again.
+    runtime = Runtime(state)
+    runtime.delete(Key("inferplane.dev", "ModelService", "default", "qwen"))
+    runtime.close()
+    assert (Key("inferplane.dev", "ModelService", "default", "qwen"), "created") in apply(state, MIXED).applied
+
+
+def test_another_set_or_a_changed_file_is_admitted(tmp_path, monkeypatch):
+    state, folder = tmp_path / "state", tmp_path / "fleet"
+    folder.mkdir()
+    for path in sorted(MIXED.glob("*.yaml")):
+        (folder / path.name).write_text(path.read_text())
+    apply(state, folder)
+    apply(state, folder)
+    models = folder / "models.yaml"
+    models.write_text(models.read_text().replace("replicas: 2", "replicas: 1", 1))
+    changed = apply(state, folder)
+    assert (Key("inferplane.dev", "ModelDeployment", "default", "qwen2-5-7b"), "configured") in changed.applied
+    refuse_admission(monkeypatch)
+    with pytest.raises(AssertionError, match="admitted again"):
+        apply(state, folder / "models.yaml")  # a set never applied whole
