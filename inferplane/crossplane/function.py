@@ -29,6 +29,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, st
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
+from inferplane import API_GROUP
 from inferplane.api import KINDS
 from inferplane.api.xrd import openapi_schema
 from inferplane.compose.base import Desired, Request, Requirement, Response
@@ -57,7 +58,7 @@ RESERVED_CONDITIONS = ("Ready", "Synced", "Healthy")
 
 # A pipeline step's `input` selects what it runs: none composes the composite's kind; this one adds the
 # Usages of what the steps before it desired (see usages.py).
-INPUT_API_VERSION = "fn.inferplane.dev/v1alpha1"
+INPUT_API_VERSION = f"fn.{API_GROUP}/v1alpha1"
 USAGES_INPUT = {"apiVersion": INPUT_API_VERSION, "kind": "Usages"}
 
 
