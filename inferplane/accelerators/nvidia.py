@@ -68,7 +68,7 @@ def _model(product: str, architecture: str, compute: str, memory: str) -> Device
 
 # The models our clouds' instance types carry, by NVML's product name. Architecture names are
 # go-nvlib's (device.go); compute capabilities are NVIDIA's published ones. Memory is NVML's
-# total as the driver reports it: 81559Mi for the H100 80GB HBM3 (issue 23, from hardware);
+# total as the driver reports it: 81559Mi for the H100 80GB HBM3 (read from a slice on hardware);
 # the others are the totals nvidia-smi shows for those parts, *unconfirmed* against a slice from
 # each (a selector should ask for less than these, e.g. memory >= 20Gi on a 24 GB part).
 MODELS = (

@@ -1,11 +1,13 @@
 """The composition functions served over Crossplane's RunFunction protocol (v1).
 
-The adapter translates and nothing else: a RunFunctionRequest becomes the core's typed `Request`
-(observed composite, observed composed resources by their composition-resource names, required
-resources by requirement name) and the core's `Response` becomes a RunFunctionResponse (desired
-composed resources with readiness, the composite's status, conditions, events as results, and the
-resources it requires). Which function runs is decided by the composite's apiVersion and kind, so one
-server answers every Composition of the package.
+The adapter translates: a RunFunctionRequest becomes the core's typed `Request` (observed composite,
+observed composed resources by their composition-resource names, required resources by requirement
+name) and the core's `Response` becomes a RunFunctionResponse (desired composed resources with
+readiness, the composite's status, conditions, events as results, and the resources it requires).
+Which function runs is decided by the composite's apiVersion and kind, so one server answers every
+Composition of the package. Around that it refuses misshapen requests, learns whether each requirement
+asks for one object or a whole kind, keeps answers and decoded resources for requests seen again, runs
+the Usages step (usages.py) and serves the gRPC endpoint.
 """
 
 from __future__ import annotations
