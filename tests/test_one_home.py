@@ -33,6 +33,9 @@ FACTS = (
          allowed=(("crossplane/package.py", "xpkg.inferplane.dev/inferplane"),)),  # a registry's host
     # dra.cpu's minimum, which every cloud's default Kubernetes version is; "1.34" is a stale copy.
     Fact("the Kubernetes minimum", "api/drivers.py", r"1\.3[4-6]"),
+    Fact("the ClusterReady condition type", "api/inference_cluster.py", r"ClusterReady",
+         allowed=(("scheduling/cluster_filters.py", "ClusterReady"),)),  # a filter plugin's name
+    Fact("the StackReady condition type", "api/serving_stack.py", r"StackReady"),
     Fact("the instance-type node label", "accelerators/workload.py", r"node\.kubernetes\.io/instance-type"),
     Fact("the helm provider config's key", "compose/serving_stack.py", r"provider-config-(helm|kubernetes)"),
     Fact("kubeadm's ConfigMap", "compose/inference_cluster.py", r"kubeadm-config"),

@@ -14,7 +14,6 @@ from inferplane.api.managed import child_name
 # engines are pointed there, e.g. vLLM's --model=/mnt/models).
 CACHE_MOUNT_PATH = "/mnt/models"
 # The per-cluster phases of status.clusters[].phase, Modelplane's.
-PHASES = ("Pending", "Hydrating", "Ready", "Failed")
 Phase = Literal["Pending", "Hydrating", "Ready", "Failed"]
 
 
