@@ -292,7 +292,7 @@ DCGM_EXPORTER = Component(
 )
 
 
-# ---- NVIDIA: dra-driver-nvidia-gpu 0.4.0
+# ---- NVIDIA: dra-driver-nvidia-gpu, at the chart version pinned above
 
 # The kubelet plugin's default required affinity: NFD's PCI vendor 10de labels (any device, 3D
 # controller 0302, VGA 0300), NFD's Tegra CPU vendor, or the GPU operator's gpu.present label.
@@ -352,7 +352,7 @@ def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     return tuple(out)
 
 
-# dcgm-exporter 4.8.2, release `dcgm-exporter`: one DaemonSet named after the release (it contains
+# dcgm-exporter at the pinned chart, release `dcgm-exporter`: one DaemonSet named after the release (it contains
 # the chart's name), container `exporter`.
 DCGM_DEFAULTS: Values = {
     "nodeSelector": {}, "affinity": {},
