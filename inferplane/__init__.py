@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 API_GROUP = "inferplane.dev"
-INFRA_GROUP = "infrastructure.inferplane.dev"
+INFRA_GROUP = f"infrastructure.{API_GROUP}"
 API_VERSION = "v1alpha1"
 
 # One file or standard input of manifests is held whole while it is admitted (kubectl sets no limit; its

@@ -173,7 +173,7 @@ AMD_DEVICE_CONFIG = Component(
 )
 
 
-# ---- AMD: the GPU operator v1.5.1 and the operands of each DeviceConfig
+# ---- AMD: the GPU operator at the pinned chart, and the operands of each DeviceConfig
 
 AMD_OPERATOR_DEFAULTS: Values = {
     "controllerManager": {

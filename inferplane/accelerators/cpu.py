@@ -137,7 +137,7 @@ CPU_DRA_DRIVER = Component(
 )
 
 
-# ---- CPU: dra-driver-cpu 0.3.0, release `dra-driver-cpu` in kube-system
+# ---- CPU: dra-driver-cpu at the pinned chart, release `dra-driver-cpu` in kube-system
 
 CPU_DRIVER_DEFAULTS: Values = {
     "nodeSelector": {},

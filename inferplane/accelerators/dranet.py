@@ -16,8 +16,8 @@ from typing import Any
 from inferplane.accelerators.component import Chart, Component, DriverStack
 from inferplane.accelerators.devices import PCIE_ROOT, AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, \
     Varies, numa_of, pcie_root
-from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
-    tolerations_of
+from inferplane.accelerators.workload import INSTANCE_TYPE_LABEL, Installed, Placement, Rendered, Values, Workload, \
+    dig, helm_merge, tolerations_of
 from inferplane.api.drivers import DRANET, Taint
 from inferplane.api.serving_stack import ServingStackSpec
 
@@ -148,7 +148,7 @@ AWS_DRANET_EFA_INSTANCE_TYPES = (
 )
 AWS_DRANET_DEFAULTS: Values = {
     "nodeSelector": {}, "tolerations": [],
-    "supportedInstanceLabels": {"keys": ["node.kubernetes.io/instance-type"],
+    "supportedInstanceLabels": {"keys": [INSTANCE_TYPE_LABEL],
                                 "values": list(AWS_DRANET_EFA_INSTANCE_TYPES)},
     "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}},
 }

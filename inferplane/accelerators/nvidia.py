@@ -68,7 +68,7 @@ def _model(product: str, architecture: str, compute: str, memory: str) -> Device
 
 # The models our clouds' instance types carry, by NVML's product name. Architecture names are
 # go-nvlib's (device.go); compute capabilities are NVIDIA's published ones. Memory is NVML's
-# total as the driver reports it: 81559Mi for the H100 80GB HBM3 (issue 23, from hardware);
+# total as the driver reports it: 81559Mi for the H100 80GB HBM3 (read from a slice on hardware);
 # the others are the totals nvidia-smi shows for those parts, *unconfirmed* against a slice from
 # each (a selector should ask for less than these, e.g. memory >= 20Gi on a 24 GB part).
 MODELS = (
@@ -292,7 +292,7 @@ DCGM_EXPORTER = Component(
 )
 
 
-# ---- NVIDIA: dra-driver-nvidia-gpu 0.4.0
+# ---- NVIDIA: dra-driver-nvidia-gpu, at the chart version pinned above
 
 # The kubelet plugin's default required affinity: NFD's PCI vendor 10de labels (any device, 3D
 # controller 0302, VGA 0300), NFD's Tegra CPU vendor, or the GPU operator's gpu.present label.
@@ -352,7 +352,7 @@ def _nvidia(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
     return tuple(out)
 
 
-# dcgm-exporter 4.8.2, release `dcgm-exporter`: one DaemonSet named after the release (it contains
+# dcgm-exporter at the pinned chart, release `dcgm-exporter`: one DaemonSet named after the release (it contains
 # the chart's name), container `exporter`.
 DCGM_DEFAULTS: Values = {
     "nodeSelector": {}, "affinity": {},

@@ -32,7 +32,6 @@ INSTALL_OBJECTS: dict[tuple[str, str], str] = {
        for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")},
     ("v1", "ServiceAccount"): _RBAC,
 }
-INSTALL_KINDS = sorted({kind for _, kind in INSTALL_OBJECTS})
 
 
 def install_object_note(body: dict[str, Any]) -> str | None:

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 
 from inferplane.api.common import DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, KUBERNETES_VERSION, \
     VULTR_VERSION, ApiModel, ObjectName, rule
+from inferplane.api.drivers import CPU
 
 
 def block_name(source: str) -> str:
@@ -122,15 +123,16 @@ class Credentials(ApiModel):
 
 Region = Annotated[str, Field(min_length=1, max_length=32)]
 # Every cloud's default Kubernetes version, stored on the object by the XRD (a later change of
-# default never upgrades a running cluster). 1.36 everywhere: dra.cpu, served on every cloud, needs
-# it (consumable capacity, beta and on by default from Kubernetes 1.36: KEP-5075); Modelplane defaults GKE to 1.35 and AKS and Nebius to 1.34.
-DEFAULT_MINOR = "1.36"
+# default never upgrades a running cluster). dra.cpu's minimum everywhere: served on every cloud, it needs
+# consumable capacity (api/drivers.py states the version); Modelplane defaults GKE to 1.35 and AKS and Nebius to 1.34.
+DEFAULT_MINOR = CPU.min_kubernetes_version
 DEFAULT_VULTR_VERSION = "v1.36.1+3"
 
 
 def kubernetes_version(default: str, pattern: str) -> Any:
     return Field(default, pattern=pattern,
-                 description=f"Defaults to {default}: dra.cpu, served on every cloud, needs Kubernetes 1.36")
+                 description=f"Defaults to {default}: dra.cpu, served on every cloud, needs Kubernetes "
+                             f"{CPU.min_kubernetes_version}")
 
 
 class _ClusterBlock(ApiModel):

@@ -124,15 +124,10 @@ def taint_text(key: str, value: str | None, effect: str) -> str:
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
-class LabelSelectorRequirement(ApiModel):
-    key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: list[str] = Field(default_factory=list)
-
-
-class LabelSelector(ApiModel):
-    match_labels: dict[str, str] = Field(default_factory=dict)
-    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+# The InferenceClusters a ModelDeployment or ModelCache selects, by their labels (a comment: a docstring
+# would become the schema's description).
+class ClusterSelector(ApiModel):
+    match_labels: dict[str, str] | None = None
 
 
 class Resource(BaseModel):

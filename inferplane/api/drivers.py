@@ -87,7 +87,7 @@ CPU = Driver(
     pool_taint=Taint(CPU_TAINT_KEY),
     node_labels={CPU_LABEL: "true"},
     # Grouped mode (the default: one device per NUMA node, shared by consumable capacity) needs
-    # DRAConsumableCapacity, beta and on by default from Kubernetes 1.36.
+    # DRAConsumableCapacity (KEP-5075), beta and on by default from Kubernetes 1.36.
     min_kubernetes_version="1.36",
 )
 # DRANET, as EKS runs it: AWS's aws-dranet chart publishes each node's EFA interfaces under the

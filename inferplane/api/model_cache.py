@@ -7,14 +7,13 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.common import ApiModel, Condition, ObjectName, Resource, list_map, rule
+from inferplane.api.common import ApiModel, ClusterSelector, Condition, ObjectName, Resource, list_map, rule
 from inferplane.api.managed import child_name
 
 # Where every engine pod of a replica that references a cache mounts its volume (Modelplane's contract:
 # engines are pointed there, e.g. vLLM's --model=/mnt/models).
 CACHE_MOUNT_PATH = "/mnt/models"
 # The per-cluster phases of status.clusters[].phase, Modelplane's.
-PHASES = ("Pending", "Hydrating", "Ready", "Failed")
 Phase = Literal["Pending", "Hydrating", "Ready", "Failed"]
 
 
@@ -40,10 +39,6 @@ class HuggingFace(ApiModel):
                           description="Capacity of the cache volume on each matched cluster, in GiB.")
 
 
-class CacheClusterSelector(ApiModel):
-    match_labels: dict[str, str] | None = None
-
-
 class ModelCacheSpec(ApiModel):
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
         rule("self.source != 'HuggingFace' || has(self.huggingFace)",
@@ -53,7 +48,7 @@ class ModelCacheSpec(ApiModel):
     source: Literal["HuggingFace"] = Field(description="Which kind of artifact source to stage from; the matching "
                                                        "source object (spec.huggingFace) must be set.")
     hugging_face: HuggingFace | None = Field(None, description="Required when source is HuggingFace.")
-    cluster_selector: CacheClusterSelector | None = Field(
+    cluster_selector: ClusterSelector | None = Field(
         None, description="The InferenceClusters that stage this artifact; omitted, every cluster. Narrowing it "
                           "also narrows where a referencing ModelDeployment places new replicas.")
 

@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.common import DNS_LABEL, ApiModel, Condition, Resource, list_map, rule
+from inferplane.api.common import DNS_LABEL, ApiModel, ClusterSelector, Condition, Resource, list_map, rule
 
 # Label keys under our group are the ones inferplane sets on what it composes (which deployment,
 # which replica): a user's value there could not be honoured.
@@ -187,10 +187,6 @@ class Engine(ApiModel):
     copies: Copies = 1
     phase: Phase | None = None
     members: list[Member] = Field(min_length=1, max_length=2, json_schema_extra=ATOMIC)
-
-
-class ClusterSelector(ApiModel):
-    match_labels: dict[str, str] | None = None
 
 
 class ModelCacheRef(ApiModel):

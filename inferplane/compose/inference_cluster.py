@@ -38,8 +38,9 @@ STACK_KEY = "serving-stack"
 # ClusterProviderConfig reaches the cluster before the serving stack (which waits for the answer).
 VERSION_PROBE_KEY = "kubernetes-version"
 VERSION_PROBE_CONFIG_KEY = "kubernetes-version-provider-config"
+KUBEADM_CONFIG_NAMESPACE, KUBEADM_CONFIG_NAME = "kube-system", "kubeadm-config"
 KUBEADM_CONFIG = {"apiVersion": "v1", "kind": "ConfigMap",
-                  "metadata": {"name": "kubeadm-config", "namespace": "kube-system"}}
+                  "metadata": {"name": KUBEADM_CONFIG_NAME, "namespace": KUBEADM_CONFIG_NAMESPACE}}
 # On a stack kept as it was while the gate holds its cluster: why it is held. Its components still run,
 # but it is not the stack the cluster's classes ask for, so views show it as held rather than Ready.
 HELD_ANNOTATION = f"{API_GROUP}/held"
@@ -199,8 +200,8 @@ class InferenceClusterComposer(Composer):
             return None
         return ("WaitingForKubernetesVersion",
                 f"InferenceCluster {self.name} declares no Kubernetes version, and the cluster has not reported "
-                "one yet (inferplane reads the ConfigMap kube-system/kubeadm-config): wait, or set "
-                "spec.cluster.existing.kubernetesVersion to the version the cluster runs")
+                f"one yet (inferplane reads the ConfigMap {KUBEADM_CONFIG_NAMESPACE}/{KUBEADM_CONFIG_NAME}): "
+                "wait, or set spec.cluster.existing.kubernetesVersion to the version the cluster runs")
 
     def gate_kubernetes_version(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
         problems = kubernetes_version_problems(self.cluster, classes, self.reported_version)

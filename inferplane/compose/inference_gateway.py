@@ -23,9 +23,10 @@ from inferplane.api.inference_gateway import DEFAULT_GATEWAY_NAME, InferenceGate
 from inferplane.api.managed import HELM_API_VERSION, PROVIDER_CONFIG_KIND, composed_name, helm_release
 from inferplane.compose.base import Composer, Desired, Event, Request, Response, composite_name, condition_of, \
     is_ready, validation_problems
+from inferplane.compose.serving_stack import PROVIDER_CONFIG_KEYS
 from inferplane.routing import gateway as gw
 
-PROVIDER_CONFIG_KEY = "provider-config-helm"
+PROVIDER_CONFIG_KEY = PROVIDER_CONFIG_KEYS["helm"]
 METALLB_KEY = "metallb"
 POOL_KEY = "metallb-pool"
 L2_KEY = "metallb-l2"

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inferplane import API_GROUP
 from inferplane.accelerators.component import is_pinned_image
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
@@ -37,9 +38,9 @@ CLUSTERS_REQUIREMENT = "clusters"
 AUTH_REQUIREMENT = "auth-secret"
 CLUSTERS_MATCHED = "ClustersMatched"
 ARTIFACT_READY = "ArtifactReady"
-CACHE_LABEL = "inferplane.dev/modelcache"
+CACHE_LABEL = f"{API_GROUP}/modelcache"
 # What the simulated provider reports of a running hydration Job: the GiB downloaded so far.
-DOWNLOADED_ANNOTATION = "simulation.inferplane.dev/downloaded-gib"
+DOWNLOADED_ANNOTATION = f"simulation.{API_GROUP}/downloaded-gib"
 
 # The hydration Job's image and the downloader it installs, each pinned to one exact release (a
 # floating tag would stage with whatever it is that day). `hf download` is huggingface_hub's CLI

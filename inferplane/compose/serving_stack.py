@@ -28,6 +28,9 @@ from inferplane.compose.base import Composer, Desired, Event, Request, Resource,
 RELEASE_API_VERSION = HELM_API_VERSION
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJECT_API_VERSION}
+# The composition resource key of the ProviderConfig each provider reaches a cluster with (the gateway's
+# composition names its helm one the same).
+PROVIDER_CONFIG_KEYS = {"helm": "provider-config-helm", "kubernetes": "provider-config-kubernetes"}
 # provider-helm names the Helm release after the external name (EXTERNAL_NAME_ANNOTATION): the
 # component key keeps release names on the target cluster stable whatever the stack is called.
 
@@ -116,12 +119,11 @@ class ServingStackComposer(Composer):
         identity = self.spec.identity_secret_ref
         if identity is not None:
             spec["identity"] = {"type": identity.type, "source": "Secret", "secretRef": secret_ref(identity)}
-        for key, api_version in (("provider-config-helm", PROVIDER_CONFIG_API_VERSIONS["helm"]),
-                                 ("provider-config-kubernetes", PROVIDER_CONFIG_API_VERSIONS["kubernetes"])):
+        for provider, api_version in PROVIDER_CONFIG_API_VERSIONS.items():
             config = {"apiVersion": api_version, "kind": PROVIDER_CONFIG_KIND,
                       "metadata": {"name": self.spec.cluster_name}, "spec": json_copy(spec)}
             # A ProviderConfig reports no Ready condition: it is usable as soon as it exists.
-            self.response.desired[key] = Desired(config, ready=True)
+            self.response.desired[PROVIDER_CONFIG_KEYS[provider]] = Desired(config, ready=True)
 
     def compose_components(self) -> None:
         for component in self.installed:

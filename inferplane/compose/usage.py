@@ -17,11 +17,12 @@ An object uses:
 from __future__ import annotations
 
 from inferplane.clouds import CLOUD_MODULES
+from inferplane.api.inference_class import InferenceClass
 from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.runtime.store import Key, Resource
 from inferplane.routing.gateway import GATEWAY_API_GROUP, GATEWAY_API_VERSION
 
-_INFERENCE_CLASS = ("inferplane.dev", "InferenceClass")
+_INFERENCE_CLASS = (InferenceClass.GROUP, InferenceClass.KIND)
 # A cloud's node pool (apiVersion, kind) -> (the field referencing its cluster, the cluster's kind).
 _POOL_CLUSTER_REFS = {(module.api_version, module.pool_kind): (module.cluster_ref, module.cluster_kind)
                       for module in CLOUD_MODULES.values() if getattr(module, "pool_kind", None)}

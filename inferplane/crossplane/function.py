@@ -1,11 +1,13 @@
 """The composition functions served over Crossplane's RunFunction protocol (v1).
 
-The adapter translates and nothing else: a RunFunctionRequest becomes the core's typed `Request`
-(observed composite, observed composed resources by their composition-resource names, required
-resources by requirement name) and the core's `Response` becomes a RunFunctionResponse (desired
-composed resources with readiness, the composite's status, conditions, events as results, and the
-resources it requires). Which function runs is decided by the composite's apiVersion and kind, so one
-server answers every Composition of the package.
+The adapter translates: a RunFunctionRequest becomes the core's typed `Request` (observed composite,
+observed composed resources by their composition-resource names, required resources by requirement
+name) and the core's `Response` becomes a RunFunctionResponse (desired composed resources with
+readiness, the composite's status, conditions, events as results, and the resources it requires).
+Which function runs is decided by the composite's apiVersion and kind, so one server answers every
+Composition of the package. Around that it refuses misshapen requests, learns whether each requirement
+asks for one object or a whole kind, keeps answers and decoded resources for requests seen again, runs
+the Usages step (usages.py) and serves the gRPC endpoint.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, st
 from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
+from inferplane import API_GROUP
 from inferplane.api import KINDS
 from inferplane.api.xrd import openapi_schema
 from inferplane.compose.base import Desired, Request, Requirement, Response
@@ -57,7 +60,7 @@ RESERVED_CONDITIONS = ("Ready", "Synced", "Healthy")
 
 # A pipeline step's `input` selects what it runs: none composes the composite's kind; this one adds the
 # Usages of what the steps before it desired (see usages.py).
-INPUT_API_VERSION = "fn.inferplane.dev/v1alpha1"
+INPUT_API_VERSION = f"fn.{API_GROUP}/v1alpha1"
 USAGES_INPUT = {"apiVersion": INPUT_API_VERSION, "kind": "Usages"}
 
 

@@ -23,6 +23,7 @@ from inferplane.api import ALL_KINDS
 from inferplane.api.cloud import SOURCES
 from inferplane.api.xrd import xrd_files
 from inferplane.crossplane.function import USAGES_INPUT
+from inferplane.compose.model_cache import HYDRATION_IMAGE
 from inferplane.compose.registry import composition_functions
 from inferplane.engine.runtime import Runtime
 from inferplane.simulator.synthetic_fleet import fleet_manifests
@@ -35,8 +36,8 @@ CONFIGURATION_PACKAGE = f"{REGISTRY}/configuration-inferplane"
 # v2: namespaced managed resources (`*.m.*`), apiextensions.crossplane.io/v2 XRDs and
 # protection.crossplane.io Usages.
 CROSSPLANE_VERSION = ">=v2.0.0"
-# The image the Function runs on; a pinned patch release, never a floating tag.
-PYTHON_IMAGE = "python:3.11.11-slim-bookworm"
+# The image the Function runs on: the pinned Python image the model cache's hydration Job runs on too.
+PYTHON_IMAGE = HYDRATION_IMAGE
 
 # The provider package serving each API group the cloud modules compose, pinned exactly to the
 # versions Modelplane v0.3.1 ships together (its crossplane-project.yaml). A composed group absent here

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane import API_GROUP
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.serving_stack import ServingStack
 from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
@@ -28,7 +29,7 @@ Resource = dict[str, Any]
 USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 # Stamped on a consumer so that its Usage's `by` selects it alone: the value is its composition
 # resource name, unique within the composite.
-CONSUMER_LABEL = "inferplane.dev/usage-consumer"
+CONSUMER_LABEL = f"{API_GROUP}/usage-consumer"
 # What holds a provider config: the kinds the serving stack and the model replicas compose on a
 # cluster through its ClusterProviderConfigs.
 CONSUMERS = {(RELEASE_API_VERSION, "Release"), (OBJECT_API_VERSION, "Object")}

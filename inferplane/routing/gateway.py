@@ -24,8 +24,6 @@ TRAEFIK_CONTROLLER = "traefik.io/gateway-controller"
 GATEWAY_CLASS = "traefik"
 # A Gateway listener's port is the entryPoint's port inside Traefik ("web": 8000), not the Service's (80).
 TRAEFIK_WEB_PORT = 8000
-# The port clients reach the gateway at: the chart's Service exposes "web" on 80.
-GATEWAY_SERVICE_PORT = 80
 # MetalLB, for control planes without a cloud load balancer (kind, bare metal). 0.14.9 is the chart
 # Modelplane v0.3.1 installs.
 METALLB_CHART = "metallb"

@@ -22,6 +22,7 @@ from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.accelerators.workload import INSTANCE_TYPE_LABEL
 from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
@@ -30,7 +31,6 @@ from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.simulator.audits import audit
 from inferplane.simulator.simulation import (
-    INSTANCE_TYPE_LABEL,
     ClusterSimulation,
     EngineObject,
     Pool,

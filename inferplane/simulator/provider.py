@@ -29,8 +29,10 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
+from inferplane.api.json_data import json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.clouds import refusal
+from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
@@ -48,7 +50,7 @@ OBSERVE_ONLY = ["Observe"]
 
 def kubeadm_config(version: str) -> Resource:
     """The ConfigMap kubeadm writes at `kubeadm init`, reduced to the field that names the version."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kubeadm-config", "namespace": "kube-system"},
+    return {**json_copy(KUBEADM_CONFIG),
             "data": {"ClusterConfiguration": ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
                                               f"kubernetesVersion: {version}\n")}}
 

@@ -82,9 +82,6 @@ HELD_DRIVERS_ANNOTATION = f"{API_GROUP}/held-drivers"
 APP_LABEL = "app.kubernetes.io/name"
 # The kubelet's label naming its node: the only label that differs between the nodes of one pool.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-# The kubelet's label naming its node's machine type, as the cloud reports it (aws-dranet's affinity
-# reads it on EKS).
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 # A node without a declared size: a common 8-core general-purpose machine. A CPU pool's cores come
 # from its class's `cpu` capacity, which is what the CPU driver hands out, plus the CPUs it keeps back.

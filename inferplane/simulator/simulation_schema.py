@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import jsonschema
 from referencing import Registry, Resource
 
+from inferplane.api.cloud import DEFAULT_MINOR
 from inferplane.clouds.kubernetes_version import minor
 
 
@@ -24,7 +25,7 @@ class SchemaUnavailable(RuntimeError):
     """kubernetes-validate is not installed, or has no schema for that Kubernetes version."""
 
 
-def schema_errors(objects: Iterable[dict[str, Any]], kubernetes_version: str = "1.34") -> list[str]:
+def schema_errors(objects: Iterable[dict[str, Any]], kubernetes_version: str = DEFAULT_MINOR) -> list[str]:
     """Every schema error of every object, as `<kind>/<name>: <path>: <message>`; empty when valid."""
     errors = []
     for obj in objects:

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from inferplane.api.cloud import SOURCES
+from inferplane.api.cloud import DEFAULT_MINOR, SOURCES
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
@@ -34,7 +34,7 @@ CLUSTER_SETTINGS: dict[str, dict[str, Any]] = {
     "Vultr": {"region": "ewr"},
     "Civo": {"region": "LON1"},
     "Existing": {"secretRef": {"name": "kubeconfig", "namespace": "inferplane-system", "key": "value"},
-                 "kubernetesVersion": "1.36"},
+                 "kubernetesVersion": DEFAULT_MINOR},
 }
 _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
            "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "23034Mi"}}}
