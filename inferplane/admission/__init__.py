@@ -224,18 +224,18 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     return _checked_across(result, known_classes)
 
 
-def applied_set_key(paths: list[Path], limits: StreamLimits = StreamLimits()) -> bytes | None:
-    """The key of a set of inputs applied whole: its files' keys (path, bytes, limits, admitting code), in
-    order; None for standard input or an input that cannot be read (nothing to recognise them by)."""
-    digest = hashlib.sha256()
+def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits()) -> list[tuple[Path, str]] | None:
+    """The inputs of a set applied whole, in order, each with its file's key (path, bytes, limits, admitting
+    code) as hex; None for standard input or an input that cannot be read (nothing to recognise them by)."""
+    out = []
     for path in inputs(paths):
         if str(path) == STDIN:
             return None
         data = read_input(path, limits)
         if isinstance(data, LoadError):
             return None
-        digest.update(_file_key(path, data, limits))
-    return digest.digest()
+        out.append((path, _file_key(path, data, limits).hex()))
+    return out
 
 
 def _file_key(path: Path, data: bytes | bytearray, limits: StreamLimits) -> bytes:

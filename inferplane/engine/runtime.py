@@ -16,9 +16,9 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from inferplane.admission import AdmissionResult, admit_manifests, admit_paths, applied_set_key
+from inferplane.admission import AdmissionResult, admit_manifests, admit_paths, applied_files
 from inferplane.admission.limits import StreamLimits
-from inferplane.admission.manifests import Manifest
+from inferplane.admission.manifests import Manifest, source_name
 from inferplane.admission.stored_kinds import update_problem
 from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
@@ -41,6 +41,11 @@ POLL_EVERY = 0.1
 # A user's objects are committed (and acknowledged) this many at a time: one fsync each batch rather
 # than each object, while another process waits for the write lock no longer than a few milliseconds.
 WRITE_BATCH = 64
+# The state keeps what the last set of files applied whole said, under this key.
+LAST_SET = b"last"
+# A set of which at most one file in this many changed since it was applied whole applies those files
+# alone, the others saying what they said (a one-cluster change to a fleet's folder).
+DELTA_SHARE = 4
 
 
 @dataclass
@@ -103,35 +108,73 @@ class Runtime:
 
         `on_applied` hears of each object once its write is committed (acknowledged)."""
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
-        # the last set of files applied whole, which re-applied with no user's write since changes nothing.
-        kept = self.store if self.store.path is not None else None
-        set_key = applied_set_key(paths, limits) if kept is not None else None
-        said = self.store.applied_set(set_key) if set_key is not None else None
-        if said is not None:
-            return self._said_again(said, on_applied)
+        # what the last set of files applied whole said, file by file: with no user's write since, its
+        # files applied again unchanged change nothing, and say the same.
+        files = applied_files(paths, limits) if self.store.path is not None else None
+        record = self.store.applied_set(LAST_SET) if files else None
+        if record is not None:
+            recorded = dict(record["files"])
+            if [key for _, key in files] == [key for key, _ in record["files"]]:
+                return self._said_again(files, recorded, {}, ApplyResult(AdmissionResult()), on_applied)
+            changed_files = [path for path, key in files if key not in recorded]
+            if len(changed_files) * DELTA_SHARE <= len(files):
+                delta = self._apply_changed(files, recorded, changed_files, on_applied, limits)
+                if delta is not None:
+                    return delta
         before = self.store.user_writes()
-        result = self._store(admit_paths(paths, known_classes=self.known_classes(), kept=kept, limits=limits),
-                             on_applied)
-        changed = sum(verb != "unchanged" for _, verb in result.applied)
-        # Kept only when every user write since `before` was this apply's own (another command's write in
-        # between would make the answer stale) and the fleet is at its fixpoint.
-        if set_key is not None and result.admission.ok and result.report.converged and \
-                self.store.user_writes() == before + changed:
-            self.store.keep_applied_set(set_key, said_of(result))
+        result = self._store(admit_paths(paths, known_classes=self.known_classes(), kept=self.store
+                                         if self.store.path is not None else None, limits=limits), on_applied)
+        self._keep_said(files, {}, result, before)
         return result
 
-    def _said_again(self, said: dict, on_applied: Callable[[Key, str], None] | None) -> ApplyResult:
-        """What an apply of a set of files said, said again: every object unchanged, the same warnings."""
-        admission = AdmissionResult(warnings=[AdmissionError(*w) for w in said["warnings"]],
-                                    notes=[AdmissionError(*n) for n in said["notes"]],
-                                    unchanged=len(said["applied"]))
-        result = ApplyResult(admission)
-        for key in said["applied"]:
-            result.applied.append((Key(*key), "unchanged"))
-            if on_applied:
-                on_applied(Key(*key), "unchanged")
-        result.report = self.reconcile()
-        return result
+    def _apply_changed(self, files: list[tuple[Path, str]], recorded: dict[str, dict], changed: list[Path],
+                       on_applied: Callable[[Key, str], None] | None, limits: StreamLimits) -> ApplyResult | None:
+        """Apply the files of a set that changed since it was last applied whole, the others saying what
+        they said; None when a changed file holds a class (its clusters' verdicts may change with it)."""
+        admission = admit_paths(changed, known_classes=self.known_classes(), kept=self.store, limits=limits)
+        if any(isinstance(obj, InferenceClass) for _, obj in admission.admitted):
+            return None
+        before = self.store.user_writes()
+        result = self._store(admission)
+        fresh = said_by_file(result, [(path, key) for path, key in files if key not in recorded])
+        said = self._said_again(files, recorded, fresh or {}, result, on_applied, reconcile=False)
+        if fresh is not None:
+            self._keep_said(files, recorded, result, before, fresh)
+        return said
+
+    def _said_again(self, files: list[tuple[Path, str]], recorded: dict[str, dict], fresh: dict[str, dict],
+                    result: ApplyResult, on_applied: Callable[[Key, str], None] | None,
+                    reconcile: bool = True) -> ApplyResult:
+        """The set's answer in file order: what each unchanged file said before (its objects unchanged),
+        what each changed one says now (`result`, from applying those alone)."""
+        verbs = dict(result.applied)
+        merged = AdmissionResult(errors=result.admission.errors, admitted=result.admission.admitted)
+        out = ApplyResult(merged, report=result.report)
+        for _, key in files:
+            said = recorded.get(key) or fresh.get(key) or {"warnings": [], "notes": [], "applied": []}
+            merged.warnings += [AdmissionError(*w) for w in said["warnings"]]
+            merged.notes += [AdmissionError(*n) for n in said["notes"]]
+            for applied in said["applied"]:
+                verb = "unchanged" if key in recorded else verbs.get(Key(*applied), "unchanged")
+                merged.unchanged += key in recorded
+                out.applied.append((Key(*applied), verb))
+                if on_applied:
+                    on_applied(Key(*applied), verb)
+        if reconcile:
+            out.report = self.reconcile()
+        return out
+
+    def _keep_said(self, files: list[tuple[Path, str]] | None, recorded: dict[str, dict], result: ApplyResult,
+                   before: int, fresh: dict[str, dict] | None = None) -> None:
+        """Keep what the set said, file by file, when every user write since `before` was this apply's own
+        (another command's write in between would make it stale) and the fleet is at its fixpoint."""
+        changed = sum(verb != "unchanged" for _, verb in result.applied)
+        if fresh is None and files is not None:
+            fresh = said_by_file(result, files)
+        if files is None or fresh is None or not result.admission.ok or not result.report.converged or \
+                self.store.user_writes() != before + changed:
+            return
+        self.store.keep_applied_set(LAST_SET, {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]})
 
     def scale(self, key: Key, replicas: int) -> ApplyResult:
         """Set the replica count of an object whose kind serves the scale subresource (as `kubectl
@@ -305,9 +348,20 @@ def serving_apart(reconciler: Reconciler, in_use: list[Key]) -> tuple[list[Key],
     return others, {d: sorted(r) for d, r in serving.items()}
 
 
-def said_of(result: ApplyResult) -> dict:
-    """What an apply said, as a state keeps it for the same set of files applied again."""
+
+def said_by_file(result: ApplyResult, files: list[tuple[Path, str]]) -> dict[str, dict] | None:
+    """What an apply said, file by file (by file key): each file's warnings, notes and objects, as a state
+    keeps them for the same files applied again; None when a source names no file of the set."""
+    keys = {source_name(path): key for path, key in files}
+    said = {key: {"warnings": [], "notes": [], "applied": []} for _, key in files}
     fields = lambda e: [e.source, e.kind, e.name, e.path, e.message]  # noqa: E731
-    return {"warnings": [fields(w) for w in result.admission.warnings],
-            "notes": [fields(n) for n in result.admission.notes],
-            "applied": [list(key) for key, _ in result.applied]}
+    entries = [("warnings", w.source, fields(w)) for w in result.admission.warnings]
+    entries += [("notes", n.source, fields(n)) for n in result.admission.notes]
+    entries += [("applied", manifest.source, list(key))
+                for (manifest, _), (key, _) in zip(result.admission.admitted, result.applied)]
+    for part, source, entry in entries:
+        key = keys.get(source.split("#", 1)[0].split(" items[", 1)[0])
+        if key is None:
+            return None
+        said[key][part].append(entry)
+    return said

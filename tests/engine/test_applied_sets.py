@@ -72,3 +72,38 @@ def test_another_set_or_a_changed_file_is_admitted(tmp_path, monkeypatch):
     refuse_admission(monkeypatch)
     with pytest.raises(AssertionError, match="admitted again"):
         apply(state, folder / "models.yaml")  # a set never applied whole
+
+
+def test_a_few_changed_files_of_a_set_are_admitted_alone_and_the_rest_say_what_they_said(tmp_path, monkeypatch):
+    import yaml
+
+    from inferplane.simulator.synthetic_fleet import write_fleet
+
+    state, folder = tmp_path / "state", write_fleet(tmp_path / "fleet", 8)
+    files = sorted(folder.glob("*.yaml"))
+    first = apply(state, folder)
+    changed = next(p for p in files if p.name.endswith("-0004.yaml"))
+    cluster = yaml.safe_load(changed.read_text())
+    cluster["spec"]["nodePools"][0]["nodeCount"] += 1
+    changed.write_text(yaml.safe_dump(cluster))
+    admitted = []
+    admit_paths = runtime_module.admit_paths
+
+    def recording(paths, *args, **kwargs):
+        admitted.append(sorted(p.name for p in paths))
+        return admit_paths(paths, *args, **kwargs)
+
+    monkeypatch.setattr(runtime_module, "admit_paths", recording)
+    again = apply(state, folder)
+    assert admitted == [[changed.name]]
+    key = Key("inferplane.dev", "InferenceCluster", "", cluster["metadata"]["name"])
+    assert again.applied == [(k, "configured" if k == key else "unchanged") for k, _ in first.applied]
+    assert [str(w) for w in again.admission.warnings] == [str(w) for w in first.admission.warnings]
+    assert again.report.converged and again.admission.unchanged == len(first.applied) - 1
+    # A changed file that holds a class may change other clusters' verdicts: the whole set is admitted.
+    admitted.clear()
+    klass = next(p for p in files if "InferenceClass" in p.read_text())
+    klass.write_text(klass.read_text().replace("description:", "description: changed", 1)
+                     if "description:" in klass.read_text() else klass.read_text() + "\n")
+    apply(state, folder)
+    assert admitted == [[klass.name], [folder.name]]
