@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 
 def timed_apply(state: Path, manifests: Path) -> dict:
@@ -48,7 +49,9 @@ def timed_apply(state: Path, manifests: Path) -> dict:
             "objects": objects, "deployment_reconciles": deployments}
 
 
-def measure(clusters: int, models: bool) -> dict:
+def measure(clusters: int, models: bool, then: Callable[[Path, str], dict] | None = None) -> dict:
+    """Full apply, no-op re-apply and a one-cluster change of a synthetic fleet; `then(state, cluster)`
+    measures more on the state the change left (its figures are added to the result)."""
     import yaml
 
     from inferplane.simulator.synthetic_fleet import write_fleet
@@ -64,8 +67,9 @@ def measure(clusters: int, models: bool) -> dict:
         cluster["spec"]["nodePools"][0]["nodeCount"] += 1
         changed_file.write_text(yaml.safe_dump(cluster))
         change = timed_apply(state, manifests)
+        more = then(state, cluster["metadata"]["name"]) if then else {}
     return {"clusters": clusters, "models": clusters // 10 if models else 0, "full": full, "noop": noop,
-            "change": change}
+            "change": change, **more}
 
 
 def main(sizes: list[int]) -> None:

@@ -71,16 +71,18 @@ SHARED = Kept(64 * MIB)
 
 
 def shared_copy(value: Any) -> Any:
-    """A copy of JSON-like data, one for all equal data, that refuses to be changed (SharedDict)."""
+    """A copy of JSON-like data, one for all equal data written in the same key order (so that what is
+    printed never depends on which came first), that refuses to be changed (SharedDict)."""
     if not isinstance(value, (dict, list)):
         return value
     try:
-        encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        encoded = orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         return _walked_copy(value)
     found = SHARED.get(encoded)
     if found is None:
-        found = _shared(json_copy(value))
+        copy = orjson.loads(encoded)  # json_copy's own check: kept only if JSON changed nothing
+        found = _shared(copy if copy == value else _walked_copy(value))
         SHARED.put(encoded, found)
     return found
 

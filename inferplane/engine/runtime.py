@@ -124,7 +124,8 @@ class Runtime:
         before = self.store.user_writes()
         result = self._store(admit_paths(paths, known_classes=self.known_classes(), kept=self.store
                                          if self.store.path is not None else None, limits=limits), on_applied)
-        self._keep_said(files, {}, result, before)
+        if files is not None:
+            self._keep_said(files, {}, said_by_file(result, files), result, before)
         return result
 
     def _apply_changed(self, files: list[tuple[Path, str]], recorded: dict[str, dict], changed: list[Path],
@@ -138,8 +139,7 @@ class Runtime:
         result = self._store(admission)
         fresh = said_by_file(result, [(path, key) for path, key in files if key not in recorded])
         said = self._said_again(files, recorded, fresh or {}, result, on_applied, reconcile=False)
-        if fresh is not None:
-            self._keep_said(files, recorded, result, before, fresh)
+        self._keep_said(files, recorded, fresh, result, before)
         return said
 
     def _said_again(self, files: list[tuple[Path, str]], recorded: dict[str, dict], fresh: dict[str, dict],
@@ -164,14 +164,13 @@ class Runtime:
             out.report = self.reconcile()
         return out
 
-    def _keep_said(self, files: list[tuple[Path, str]] | None, recorded: dict[str, dict], result: ApplyResult,
-                   before: int, fresh: dict[str, dict] | None = None) -> None:
-        """Keep what the set said, file by file, when every user write since `before` was this apply's own
-        (another command's write in between would make it stale) and the fleet is at its fixpoint."""
+    def _keep_said(self, files: list[tuple[Path, str]], recorded: dict[str, dict], fresh: dict[str, dict] | None,
+                   result: ApplyResult, before: int) -> None:
+        """Keep what the set said, file by file (`recorded` for files unchanged, `fresh` for those applied),
+        when every user write since `before` was this apply's own (another command's write in between
+        would make it stale) and the fleet is at its fixpoint."""
         changed = sum(verb != "unchanged" for _, verb in result.applied)
-        if fresh is None and files is not None:
-            fresh = said_by_file(result, files)
-        if files is None or fresh is None or not result.admission.ok or not result.report.converged or \
+        if fresh is None or not result.admission.ok or not result.report.converged or \
                 self.store.user_writes() != before + changed:
             return
         self.store.keep_applied_set(LAST_SET, {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]})

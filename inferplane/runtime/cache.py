@@ -160,26 +160,27 @@ class Cache:
         if kind in self.kinds and key not in self.kinds[kind]:
             self.kinds[kind].add(key)
             self.sorted_kinds.pop(kind, None)
-        controller = controller_of(after)
-        if controller and controller in self.controlled:
-            self.controlled[controller].add(key)
-        for index_kind, path in self.field_indexes:
-            value = field_value(after, path) if index_kind == key.kind else None
-            if value is not None and (key.kind, path, value) in self.fields:
-                self.fields[(key.kind, path, value)].add(key)
+        for held in self._answers_by_value(key, after):
+            held.add(key)
         uid = after["metadata"].get("uid")
         if uid:
             self.uids[uid] = key
 
     def _unindex(self, key: Key, obj: Resource) -> None:
         """Take an object's former version out of the answers that hold it by a value it may change."""
+        for held in self._answers_by_value(key, obj):
+            held.discard(key)
+
+    def _answers_by_value(self, key: Key, obj: Resource) -> list[set[Key]]:
+        """The answers read so far that hold this version of the object by a value of it: its
+        controller's, and each indexed field's."""
         controller = controller_of(obj)
-        if controller and controller in self.controlled:
-            self.controlled[controller].discard(key)
+        out = [self.controlled[controller]] if controller and controller in self.controlled else []
         for index_kind, path in self.field_indexes:
             value = field_value(obj, path) if index_kind == key.kind else None
             if value is not None and (key.kind, path, value) in self.fields:
-                self.fields[(key.kind, path, value)].discard(key)
+                out.append(self.fields[(key.kind, path, value)])
+        return out
 
     def _name_new(self, key: Key) -> None:
         named = self.named.get((key.kind, key.namespace, key.name))

@@ -767,25 +767,27 @@ class Store:
         self.index_field(path)
         return self.rows(f"kind=? AND json_extract(body, '$.{path}')=?", (kind, value))
 
+    def _column(self, key: Key, expression: str) -> tuple[Any] | None:
+        """One column (or expression) of an object's row, read without decoding its body; None: no such object."""
+        return self._db.execute(f"SELECT {expression} FROM resources WHERE api_group=? AND kind=? AND namespace=? "
+                                "AND name=?", _where(key)).fetchone()
+
     def written(self, key: Key) -> str | None:
         """The digest of what a user last wrote to the object (`put`'s `written`); None without one."""
-        row = self._db.execute("SELECT written FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?",
-                               _where(key)).fetchone()
+        row = self._column(key, "written")
         return (row[0] or None) if row else None
 
     def conditions(self, key: Key) -> list[dict[str, Any]] | None:
         """An object's status conditions, read without decoding the rest of it (None: no such object)."""
-        row = self._db.execute("SELECT json_extract(body, '$.status.conditions') FROM resources WHERE api_group=? "
-                               "AND kind=? AND namespace=? AND name=?", _where(key)).fetchone()
+        row = self._column(key, "json_extract(body, '$.status.conditions')")
         if row is None:
             return None
         conditions = self.decode(row[0]) if isinstance(row[0], str) else []
         return conditions if isinstance(conditions, list) else []
 
     def controller_uid(self, key: Key) -> str | None:
-        """The uid of what controls the object (None: nothing, or no such object), read without its body."""
-        row = self._db.execute("SELECT controller FROM resources WHERE api_group=? AND kind=? AND namespace=? "
-                               "AND name=?", _where(key)).fetchone()
+        """The uid of what controls the object (None: nothing, or no such object)."""
+        row = self._column(key, "controller")
         return (row[0] or None) if row else None
 
     def key_of_uid(self, uid: str) -> Key | None:
@@ -934,7 +936,8 @@ class Store:
 
     def delete(self, key: Key) -> bool:
         with self.transaction():
-            if self.controller_uid(key) is None and self.row(key) is not None:
+            found = self._column(key, "controller")
+            if found is not None and not found[0]:
                 self._count_user_write()  # an object users write is gone
             cursor = self._db.execute(
                 "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?", _where(key))

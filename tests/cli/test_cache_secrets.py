@@ -9,23 +9,13 @@ from pathlib import Path
 
 import yaml
 
-from click.testing import CliRunner
-
-from inferplane.cli.main import cli
 from inferplane.simulator import provider
+from test_kubectl_conventions import run
 
 REPO = Path(__file__).resolve().parents[2]
 CODER = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests" / "examples" / "qwen3-coder"
 TOKEN = "hf_KNOWNtoken9876543210leakcheck"
 TOKEN_BASE64 = base64.b64encode(TOKEN.encode()).decode()
-
-
-def run(*args, state=None, code=0):
-    argv = [str(a) for a in args] + (["--state", str(state)] if state is not None else [])
-    result = CliRunner().invoke(cli, argv)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    return result
 
 
 def fleet(tmp_path: Path) -> Path:
