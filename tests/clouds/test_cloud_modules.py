@@ -658,7 +658,8 @@ FOUNDATION_KINDS = {
     "EKS": {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
             "Role", "RolePolicyAttachment", "Addon", "ClusterAuth", "FileSystem", "MountTarget", "SecurityGroup",
             "SecurityGroupIngressRule", "PodIdentityAssociation"},
-    "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember"},
+    # The Filestore API is enabled on the project whatever the user brings.
+    "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember", "ProjectService"},
     "AKS": {"ResourceGroup", "VirtualNetwork", "Subnet"},
     "Nebius": {"Network", "Subnet", "Filesystem"},
 }

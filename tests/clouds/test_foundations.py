@@ -280,6 +280,9 @@ def test_gke_composes_network_subnetwork_and_node_account_with_its_roles():
         "iam-member-registry": mr(CLOUDPLATFORM, "ProjectIAMMember", "iam-member-registry", {
             "project": "acme-ml", "role": "roles/artifactregistry.reader",
             "member": "serviceAccount:c1-service-account@acme-ml.iam.gserviceaccount.com"}),
+        # Filestore, where ModelCache volumes live, is an API a fresh project has off.
+        "projectservice-filestore": mr(CLOUDPLATFORM, "ProjectService", "projectservice-filestore", {
+            "project": "acme-ml", "service": "file.googleapis.com", "disableOnDestroy": False}),
     }
     assert out.cluster_fields == {"networkRef": ref("network"), "subnetworkRef": ref("subnetwork"),
                                   "ipAllocationPolicy": {"clusterSecondaryRangeName": "pods",
@@ -297,7 +300,9 @@ def test_gke_without_a_project_grants_the_roles_once_the_account_reports_its_ema
 
 def test_gke_bring_your_own_network_and_account():
     out = gke(network="shared-vpc", subnetwork="gpu-subnet", service_account="nodes@acme.iam.gserviceaccount.com")
-    assert out.resources == {}
+    # Only the project's Filestore API is composed: it is not the user's network or identity.
+    assert out.resources == {"projectservice-filestore": mr(CLOUDPLATFORM, "ProjectService", "projectservice-filestore",
+                                                            {"service": "file.googleapis.com", "disableOnDestroy": False})}
     assert out.cluster_fields == {"network": "shared-vpc", "subnetwork": "gpu-subnet"}
     assert out.pool_fields["gpu"] == {"nodeConfig": {
         "serviceAccount": "nodes@acme.iam.gserviceaccount.com",

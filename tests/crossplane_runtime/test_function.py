@@ -115,6 +115,7 @@ CLOUD_CLUSTERS = {
                    "iam-attach-efs-csi-policy": "RolePolicyAttachment", "pod-identity-efs-csi": "PodIdentityAssociation",
                    **EFS_MOUNT_TARGETS},
     "GKECluster": {"cluster": "Cluster", "iam-member-node": "ProjectIAMMember", "iam-member-registry": "ProjectIAMMember",
+                   "projectservice-filestore": "ProjectService",
                    "network": "Network", **{f"nodepool-{p}": "NodePool" for p in (*POOLS, "system")},
                    "service-account": "ServiceAccount", "subnetwork": "Subnetwork", **STORAGE_CLASS},
     "NebiusCluster": {"cluster": "Cluster", "filesystem": "Filesystem",
