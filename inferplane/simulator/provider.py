@@ -247,31 +247,37 @@ def unserved_provisioner(spec: Resource, of_kind: Callable[[str], list[Resource]
     volume to be created, either by external provisioner". None when the claim can bind."""
     claim = (spec.get("forProvider") or {}).get("manifest") or {}
     class_name = (claim.get("spec") or {}).get("storageClassName")
-    cluster = kubeconfig_of(OBJECT_API_VERSION, spec, of_kind)
-    provisioner = next((manifest.get("provisioner") for other in of_kind("Object")
-                        if (manifest := ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {})
-                        .get("kind") == "StorageClass" and (manifest.get("metadata") or {}).get("name") == class_name
-                        and kubeconfig_of(OBJECT_API_VERSION, other.get("spec") or {}, of_kind) == cluster), None)
-    chart = CHART_PROVISIONERS.get(provisioner)
+    on_cluster = cluster_configs(OBJECT_API_VERSION, spec, of_kind("ClusterProviderConfig"))
+
+    def here(api_version: str, obj: Resource) -> bool:
+        return (api_version, ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name")) in on_cluster
+
+    classes = [manifest for other in of_kind("Object") if here(OBJECT_API_VERSION, other)
+               and (manifest := ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {})
+               .get("kind") == "StorageClass" and (manifest.get("metadata") or {}).get("name") == class_name]
+    chart = CHART_PROVISIONERS.get(classes[0].get("provisioner")) if classes else None
     if chart is None:
         return None
     for release in of_kind("Release"):
         pinned = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
         if (pinned.get("name"), pinned.get("version")) == (chart.name, chart.version) and is_ready(release) \
-                and kubeconfig_of(RELEASE_API_VERSION, release.get("spec") or {}, of_kind) == cluster:
+                and here(RELEASE_API_VERSION, release):
             return None
-    return provisioner
+    return chart.provisioner
 
 
-def kubeconfig_of(api_version: str, spec: Resource, of_kind: Callable[[str], list[Resource]]) -> tuple | None:
-    """The kubeconfig Secret (namespace, name) a managed resource's ClusterProviderConfig reaches its cluster
-    with: what tells two provider configs of one cluster apart from another's."""
+def cluster_configs(api_version: str, spec: Resource, configs: list[Resource]) -> set[tuple[str, str]]:
+    """(apiVersion, name) of every ClusterProviderConfig reaching the same cluster as a managed resource's,
+    of any provider: those naming the same kubeconfig Secret (empty when its own is not found)."""
+    def secret(config: Resource) -> tuple:
+        ref = ((config.get("spec") or {}).get("credentials") or {}).get("secretRef") or {}
+        return ref.get("namespace"), ref.get("name")
+
     name = (spec.get("providerConfigRef") or {}).get("name")
-    for config in of_kind("ClusterProviderConfig"):
-        if config.get("apiVersion") == api_version and (config.get("metadata") or {}).get("name") == name:
-            ref = ((config.get("spec") or {}).get("credentials") or {}).get("secretRef") or {}
-            return ref.get("namespace"), ref.get("name")
-    return None
+    own = next((secret(c) for c in configs if c.get("apiVersion") == api_version
+                and (c.get("metadata") or {}).get("name") == name), None)
+    return {(c.get("apiVersion"), (c.get("metadata") or {}).get("name")) for c in configs if secret(c) == own} \
+        if own is not None else set()
 
 
 def hydration_status(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> Resource | None:
