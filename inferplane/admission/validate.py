@@ -33,8 +33,10 @@ from inferplane.api.stored import STORED_KINDS, StoredObject
 from inferplane import API_GROUP
 from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, \
     KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
+from inferplane.api.cloud import block_name
 from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
+from inferplane.clouds import CLOUD_MODULES
 from inferplane.routing.addresses import pool_range, url_target
 
 if TYPE_CHECKING:
@@ -467,21 +469,18 @@ def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
             yield from _cpu_problems(path, body["spec"].get("provisioning"), capacity.get("cpu"))
 
 
-# Each cloud's machine field in a class's provisioning block.
-_MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize", "Nebius": "preset", "Vultr": "plan",
-                  "Civo": "size"}
-
-
 def _cpu_problems(path: str, provisioning: dict[str, Any] | None, declared: str | None) -> Iterable[tuple[str, str]]:
     """On a machine whose CPUs we know, the `cpu` capacity is what the CPU driver counts there."""
     if not provisioning:
         return
     provider = provisioning.get("provider", "")
-    machine = (provisioning.get(provider.lower()) or {}).get(_MACHINE_FIELD.get(provider, ""), "")
-    want = cpu_driver.claimable_cpus(provider, machine)
-    if want is None:
+    cloud = CLOUD_MODULES.get(provider)
+    known = cloud.machine_vcpus(provisioning.get(block_name(provider)) or {}) if cloud else None
+    if known is None:
         return
-    why = (f"dra-driver-cpu publishes {want} on {machine} ({cpu_driver.machine_vcpus(provider, machine)} vCPUs less "
+    machine, vcpus = known
+    want = cpu_driver.claimable_cpus(vcpus)
+    why = (f"dra-driver-cpu publishes {want} on {machine} ({vcpus} vCPUs less "
            f"reservedCPUs {cpu_driver.RESERVED_CPUS})")
     if declared is None:
         yield f"{path}.capacity.cpu", f"required on a provisioned machine: {why}: set cpu: {{value: \"{want}\"}}"

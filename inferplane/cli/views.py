@@ -7,6 +7,7 @@ from typing import Any, Callable, NamedTuple
 
 from inferplane.accelerators import CLOUDS, serving
 from inferplane.api import KINDS_BY_NAME
+from inferplane.api.cloud import PROVIDERS
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_cluster import CLUSTER_READY
@@ -176,7 +177,7 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
              [(p["name"], p.get("role"), p.get("nodeCount"),
                ", ".join(f"{d['count']}x{d['driver']} ({d['claim']})" for d in p.get("devices", [])))
               for p in status.get("schedulablePools") or []])
-    owners = (settings.get("preinstalledDrivers") or []) if source == "Existing" else []
+    owners = (settings.get("preinstalledDrivers") or []) if source not in PROVIDERS else []
     _section(lines, "DRA Drivers", ("DRIVER", "SERVED BY"),
              [(d, _served_by(source, d, owners)) for d in status.get("draDrivers") or []])
 

@@ -16,16 +16,14 @@ from typing import Any, Callable
 import orjson
 
 from inferplane.accelerators.catalog import supported_drivers
-from inferplane.accelerators.nvidia import GKE_ACCELERATOR_LABEL
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.accelerators.workload import INSTANCE_TYPE_LABEL
 from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
+from inferplane.clouds.base import SYSTEM_POOL_NODES, CloudModule, scaling_of
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
@@ -64,14 +62,15 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     source = cluster["spec"]["cluster"]["source"]
     pool_classes = {p["name"]: p["className"] for p in cluster["spec"].get("nodePools") or []}
     classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
-    if source == "Existing":
+    cloud = CLOUD_MODULES[source]
+    if not cloud.provisioned:
         if any(klass is None for klass in classes.values()):
             return None
         typed = InferenceCluster.model_validate(cluster)
         entries = [EXISTING_SYSTEM_POOL]
         entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
                     for pool in typed.spec.node_pools]
-        if not CLOUD_MODULES[source].autoscales_pools:
+        if not cloud.autoscales_pools:
             entries = [without_maximum(e) for e in entries]
     else:
         cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
@@ -81,14 +80,14 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
         if name in refused:
             return None
-        entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]
+        entries = [simulated_size(cloud, e) for e in cloud_cluster["spec"]["nodePools"]
                    if composed_name(name, e["name"]) not in refused]
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
     composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}
     pools = []
     for entry in entries:
-        entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
+        entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud.node_labels(entry.get("machine") or {})}}
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pool: dict[str, Any] = {"entry": entry, "devices": devices}
@@ -134,7 +133,7 @@ def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list
             "runs": sorted(runs), "heldBack": sorted(claimed(wanted) - served)}
 
 
-def simulated_size(module: ProvisionedCloud, entry: dict[str, Any]) -> dict[str, Any]:
+def simulated_size(module: CloudModule, entry: dict[str, Any]) -> dict[str, Any]:
     """A cloud pool's entry with the nodes the cloud creates for it, and the maximum its cluster
     autoscaler may grow it to, only where the cloud autoscales it (GKE counts both per zone)."""
     zones = entry.get("zones") or []
@@ -266,18 +265,6 @@ def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
                        {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
     return {"atProvider": {}, "conditions": [
         ready_condition, {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
-
-
-def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
-    """Labels the cloud itself puts on a pool's nodes, where a chart reads them: GKE marks GPU nodes
-    with their accelerator, and EKS nodes carry their instance type (aws-dranet's affinity)."""
-    machine = entry.get("machine") or {}
-    accelerator = (machine.get("accelerator") or {}).get("type")
-    if source == "GKE" and accelerator:
-        return {GKE_ACCELERATOR_LABEL: accelerator}
-    if source == "EKS" and machine.get("instanceType"):
-        return {INSTANCE_TYPE_LABEL: machine["instanceType"]}
-    return {}
 
 
 def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
