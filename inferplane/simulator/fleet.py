@@ -63,25 +63,10 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     pool_classes = {p["name"]: p["className"] for p in cluster["spec"].get("nodePools") or []}
     classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
     cloud = CLOUD_MODULES[source]
-    if not cloud.provisioned:
-        if any(klass is None for klass in classes.values()):
-            return None
-        typed = InferenceCluster.model_validate(cluster)
-        entries = [EXISTING_SYSTEM_POOL]
-        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
-                    for pool in typed.spec.node_pools]
-        if not cloud.autoscales_pools:
-            entries = [without_maximum(e) for e in entries]
-    else:
-        cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
-        if cloud_cluster is None:
-            return None
-        # What the cloud refused to create has no nodes: a cluster never created, a pool never created.
-        refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
-        if name in refused:
-            return None
-        entries = [simulated_size(cloud, e) for e in cloud_cluster["spec"]["nodePools"]
-                   if composed_name(name, e["name"]) not in refused]
+    entries = (pool_entries(cluster, cloud, classes) if not cloud.provisioned
+               else cloud_pool_entries(name, cloud, lookup, children))
+    if entries is None:
+        return None
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
     composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}
@@ -103,6 +88,34 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
             "preinstalled": sorted(preinstalled_drivers(stack)),
             "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+
+
+def pool_entries(cluster: Resource, cloud: CloudModule, classes: dict[str, Resource | None]
+                 ) -> list[dict[str, Any]] | None:
+    """The pools of a cluster inferplane does not provision, from its own spec (with a System pool standing
+    in for its owner's untainted nodes); None until every class its pools name exists."""
+    if any(klass is None for klass in classes.values()):
+        return None
+    typed = InferenceCluster.model_validate(cluster)
+    entries = [EXISTING_SYSTEM_POOL]
+    entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), cloud.source)
+                for pool in typed.spec.node_pools]
+    return entries if cloud.autoscales_pools else [without_maximum(e) for e in entries]
+
+
+def cloud_pool_entries(name: str, cloud: CloudModule, lookup: Lookup, children: Children
+                       ) -> list[dict[str, Any]] | None:
+    """The pools of a provisioned cluster as its cloud cluster composes them, sized as the cloud creates
+    them; None until the cloud cluster exists, or when the cloud refused to create it."""
+    cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[cloud.source].KIND, name)
+    if cloud_cluster is None:
+        return None
+    # What the cloud refused to create has no nodes: a cluster never created, a pool never created.
+    refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
+    if name in refused:
+        return None
+    return [simulated_size(cloud, e) for e in cloud_cluster["spec"]["nodePools"]
+            if composed_name(name, e["name"]) not in refused]
 
 
 def served_drivers(stack: Resource) -> set[str]:
