@@ -14,12 +14,12 @@ from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors,
 from inferplane.accelerators.component import Chart
 from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
-from inferplane.engine.legs import LEGS
 from inferplane.engine.runtime import Runtime
 from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every folder of manifests a user or the tests reconcile: the bundled recipes and the seven legs.
+LEGS = ROOT / "tests" / "legs"
 FOLDERS = sorted([p for p in (ROOT / "recipes").iterdir() if p.is_dir()] + [p for p in LEGS.iterdir() if p.is_dir()])
 
 
