@@ -297,17 +297,6 @@ def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
             for cluster in everything if cluster["kind"] == "InferenceCluster"]
 
 
-def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
-    """Simulate every cluster again, whatever its fingerprint; the placement audit's findings by cluster."""
-    findings: dict[str, list[dict[str, Any]]] = {}
-    templates = Templates()
-    for cluster, inputs in fleet_inputs(store):
-        found, _ = simulate(store, cluster, inputs, templates)
-        if inputs is not None:
-            findings[cluster["metadata"]["name"]] = found
-    return findings
-
-
 def _keep_creation_times(simulated: list[Resource], previous: list[Resource], now: str) -> None:
     """An object that was already there keeps its creation time (its AGE); a new one is created now."""
     def identity(o: Resource) -> tuple[str, str, str]:
