@@ -21,7 +21,8 @@ class Existing:
     machine_field = None
     machine_word = None
     provider_packages: dict[str, ProviderPackage] = {}
-    # AMD, NVIDIA and CPU pools, the drivers an owner's cluster may run that no cloud of ours serves alike.
+    # An AMD, an NVIDIA and two CPU pools, with classes that provision nothing (AMD GPUs are served on
+    # Existing clusters alone).
     sample = SampleFleet(
         settings={"secretRef": {"name": "kubeconfig", "namespace": MANAGED_NAMESPACE, "key": "value"},
                   "kubernetesVersion": DEFAULT_MINOR},

@@ -116,3 +116,11 @@ def test_a_clouds_helper_files_are_reached_only_through_its_module():
                      for helper in imported(path) & set(helpers)
                      if path.relative_to(PACKAGE).as_posix() not in own_modules(helpers[helper]))
     assert reached == []
+
+
+def test_the_registry_and_the_apis_blocks_name_the_same_clouds_alike():
+    # The API's blocks (api/cloud.py) are the kinds' embedding of the clouds the registry lists.
+    from inferplane.api.cloud import PROVIDERS, SOURCES
+
+    assert list(CLOUD_MODULES) == list(SOURCES)
+    assert [source for source, module in CLOUD_MODULES.items() if module.provisioned] == list(PROVIDERS)
