@@ -217,7 +217,7 @@ def test_wait_for_delete_sees_another_commands_deletion(tmp_path):
     manifest.write_text(yaml.safe_dump_all(classes(("doomed", {}),)))
     run("apply", "-f", manifest, state=state)
     waiter = subprocess.Popen([sys.executable, "-m", "inferplane", "wait", "iclass/doomed", "--for=delete",
-                               "--timeout=60s", "--state", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               "--timeout=600s", "--state", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     # The deletion comes from another process, as from a second terminal, once the waiter has read the
     # state and found the object: it holds the store open while it reads, then closes it between polls.
