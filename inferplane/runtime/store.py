@@ -754,6 +754,25 @@ class Store:
         """The objects written after `version`, oldest first: how a reader with a cache watches the store."""
         return self.rows("rv > ?", (version,), order="rv")
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator["Store"]:
+        """Several reads that see one version of the store (a deferred transaction: SQLite's WAL gives it a
+        snapshot and takes no write lock, so writers are never held up by a reader)."""
+        assert self._depth == 0, "not inside a write transaction"
+        self._db.execute("BEGIN DEFERRED")
+        try:
+            yield self
+        finally:
+            self._db.execute("COMMIT")
+
+    def count(self) -> int:
+        """How many objects the store holds: a watcher that saw every write knows by it whether any was deleted."""
+        return self._db.execute("SELECT COUNT(*) FROM resources").fetchone()[0]
+
+    def keys(self) -> set[Key]:
+        """The key of every object, read without their bodies."""
+        return {Key(*row) for row in self._db.execute("SELECT api_group, kind, namespace, name FROM resources")}
+
     def rows_controlled_by(self, uid: str) -> list[tuple[Key, int, str]]:
         """The objects whose controller has this uid: what it composed."""
         return self.rows("controller=?", (uid,))
