@@ -155,7 +155,7 @@ class App:
     # ---- reads
 
     def _get(self, request: Request, target: Target) -> Answer:
-        watching = request.query.get("watch") in ("1", "true")
+        watching = reads.flag(request.query, "watch")
         with self.runtime() as runtime:
             if watching:
                 return self._watch(request, target)
@@ -192,7 +192,7 @@ class App:
                 target.name is None or key.name == target.name)
 
         # A watch-list starts from the current state whatever version it names (resourceVersionMatch=NotOlderThan).
-        since = None if request.query.get("sendInitialEvents") == "true" else \
+        since = None if reads.flag(request.query, "sendInitialEvents") else \
             reads.parse_version(request.query.get("resourceVersion"))
         subscription, first, seen = self.hub.subscribe(match, since)
         table = (lambda objects, headers: self._table(request, target, objects, str(seen), headers)) \

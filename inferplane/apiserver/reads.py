@@ -107,6 +107,11 @@ def list_body(served: Served, items: list[dict[str, Any]], version: str, token: 
     return {"kind": f"{served.kind}List", "apiVersion": served.api_version, "metadata": metadata, "items": items}
 
 
+def flag(query: dict[str, str], name: str) -> bool:
+    """A boolean query parameter as Go's strconv.ParseBool reads it (`true`, `True`, `1`, ...)."""
+    return (query.get(name) or "").lower() in ("1", "t", "true")
+
+
 def parse_version(text: str | None) -> int | None:
     """A watch's resourceVersion: None (unset or "0": start from the current state) or the version."""
     if not text or text == "0":

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from inferplane.apiserver.reads import ListQuery
+from inferplane.apiserver.reads import ListQuery, flag
 from inferplane.apiserver.watches import Event, Hub, Subscription
 
 # How often a quiet watch that allows bookmarks gets one (kube-apiserver sends one about a minute; a
@@ -26,7 +26,7 @@ def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query
                  kind: tuple[str, str] = ("", "")) -> Iterator[bytes]:
     timeout = float(params.get("timeoutSeconds") or 0)
     deadline = time.monotonic() + timeout if timeout > 0 else None
-    bookmarks = params.get("allowWatchBookmarks") in ("1", "true")
+    bookmarks = flag(params, "allowWatchBookmarks")
     state = {"headers": True}
 
     def line(event: Event) -> bytes | None:
@@ -49,7 +49,7 @@ def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query
         for event in first:
             if (out := line(event)) is not None:
                 yield out
-        if params.get("sendInitialEvents") == "true":
+        if flag(params, "sendInitialEvents"):
             # A watch-list (client-go's WatchListClient, kubectl wait): the initial state ends with this
             # bookmark (k8s.io/apimachinery pkg/apis/meta/v1 InitialEventsAnnotationKey).
             yield bookmark({INITIAL_EVENTS_END: "true"})
