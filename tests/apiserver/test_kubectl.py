@@ -164,3 +164,24 @@ def test_secrets_and_namespaces_by_strategic_merge(server, tmp_path):
     assert rows(server.kubectl("get", "ns").stdout)[1][:2] == ["ml-team", "Active"]
     # Secret data is in the answer to an authenticated read of it, never in the server's log.
     assert "hf_sekrit_value" not in server.stop() and "aGZf" not in server.log.read_text()
+
+
+def test_patch_types_server_side_apply_and_events(server, tmp_path):
+    folder = rewritten(tmp_path / "flow", ["eks/platform.yaml"])
+    server.kubectl("apply", "-f", str(folder))
+    server.kubectl("wait", "--for=condition=Ready", "ic/eks-us-east", "--timeout=120s")
+    server.kubectl("patch", "ic", "eks-us-east", "--type", "json", "-p",
+                   json.dumps([{"op": "add", "path": "/metadata/labels/via", "value": "json-patch"}]))
+    assert server.kubectl("get", "ic", "eks-us-east", "-o", "jsonpath={.metadata.labels.via}").stdout == "json-patch"
+    # A custom resource takes no strategic merge patch (415, as kube-apiserver answers for a CRD).
+    strategic = server.kubectl("patch", "ic", "eks-us-east", "--type", "strategic", "-p", "{}", code=1)
+    assert "application/strategic-merge-patch+json is not supported" in strategic.stderr
+    # Server-side apply is refused with what to do instead; nothing is written.
+    refused = server.kubectl("apply", "--server-side", "-f", str(folder), code=1)
+    assert "server-side apply is not supported by inferplane serve: use client-side apply" in refused.stderr
+    # describe reads the object's events, as the engine recorded them.
+    described = server.kubectl("describe", "ic", "eks-us-east").stdout
+    assert "Normal  Available" in described and "EKS cluster eks-us-east is ready" in described
+    events = rows(server.kubectl("get", "events", "-A").stdout)
+    assert events[0] == ["NAMESPACE", "NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert "inferencecluster/eks-us-east" in {row[5] for row in events[1:]}
