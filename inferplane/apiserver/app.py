@@ -136,7 +136,7 @@ class App:
         if served.namespaced and len(rest) > 1 and not namespace:
             raise APIError(404, "NotFound", f"{served.plural} are namespaced: name the namespace in the URL")
         subresource = rest[2] if len(rest) == 3 else None
-        if subresource not in (None, "status"):
+        if subresource not in (None, "status") and not (subresource == "scale" and served.scale):
             raise APIError(404, "NotFound", f"{served.plural} have no {subresource} subresource here")
         return Target(served, namespace, rest[1] if len(rest) > 1 else None, subresource)
 
@@ -162,6 +162,8 @@ class App:
             version = str(runtime.store.latest_version())
             if target.name is not None:
                 obj = reads.one(runtime.store, target.served, target.namespace, target.name, self.events)
+                if target.subresource == "scale":
+                    return Answer(200, writes.scale_of(target.served, obj))
                 if tables.wants_table(request.headers.get("accept", "")):
                     return Answer(200, self._table(request, target, [obj], version))
                 return Answer(200, obj)
@@ -220,11 +222,14 @@ class App:
             runtime, target.served, body, create=True, dry_run=request.dry_run))
 
     def _update(self, request: Request, target: Target) -> Answer:
-        body = writes.checked_body(target.served, target.namespace, target.name,
-                                   writes.decoded(request.body, request.headers.get("content-type", "")))
-        return self._replace(request, target, body)
+        sent = writes.decoded(request.body, request.headers.get("content-type", ""))
+        if target.subresource == "scale":
+            return self._scale(request, target, sent)
+        return self._replace(request, target, writes.checked_body(target.served, target.namespace, target.name, sent))
 
     def _replace(self, request: Request, target: Target, body: dict[str, Any]) -> Answer:
+        if target.subresource == "scale":
+            return self._scale(request, target, body)
         if target.subresource == "status":
             key = writes.key_of(target.served, target.namespace, target.name or "")
             return self._written(request, target, lambda runtime: writes.write_status(
@@ -232,12 +237,30 @@ class App:
         return self._written(request, target, lambda runtime: writes.write(
             runtime, target.served, body, create=False, dry_run=request.dry_run))
 
+    def _scale(self, request: Request, target: Target, scale: Any) -> Answer:
+        """A Scale written (PUT) or patched: the object with its replicas set, written as any update."""
+        key = writes.key_of(target.served, target.namespace, target.name or "")
+        with self.runtime() as runtime:
+            current = runtime.get(key)
+        if current is None:
+            raise not_found(target.served.plural, target.served.group, key.name)
+        body = writes.scaled(target.served, current, scale)
+        answer = self._written(request, target, lambda runtime: writes.write(
+            runtime, target.served, body, create=False, dry_run=request.dry_run))
+        if answer.code < 300:
+            answer.body = writes.scale_of(target.served, answer.body)
+        return answer
+
     def _patch(self, request: Request, target: Target) -> Answer:
         key = writes.key_of(target.served, target.namespace, target.name or "")
         with self.runtime() as runtime:
             current = runtime.get(key)
         if current is None:
             raise not_found(target.served.plural, target.served.group, key.name)
+        if target.subresource == "scale":
+            current = writes.scale_of(target.served, current)
+            scale = writes.patched(target.served, current, request.headers.get("content-type", ""), request.body)
+            return self._scale(request, target, scale)
         after = writes.patched(target.served, current, request.headers.get("content-type", ""), request.body)
         after = writes.checked_body(target.served, target.namespace, target.name, after)
         # A patch is based on the version it was applied to, unless it names another (then that one).

@@ -12,7 +12,7 @@ import yaml
 
 from inferplane.admission.manifests import Manifest
 from inferplane.api.json_data import json_copy
-from inferplane.apiserver import patches
+from inferplane.apiserver import patches, protobuf
 from inferplane.apiserver.catalog import Served
 from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
                                          unsupported_media_type)
@@ -33,13 +33,18 @@ class Written:
     warnings: list[str]
 
 
-# The bodies this server reads (Kubernetes' protobuf is not one: a client sent 415 falls back to JSON).
-BODY_TYPES = ["application/json", "application/yaml"]
+# The bodies this server reads: JSON, YAML, and protobuf for the core kinds kubectl creates itself.
+BODY_TYPES = ["application/json", "application/yaml", protobuf.MEDIA_TYPE]
 
 
 def decoded(raw: bytes, content_type: str) -> Any:
-    """A request's body: JSON, or YAML where the client says so."""
+    """A request's body: JSON, or YAML or Kubernetes protobuf where the client says so."""
     media = content_type.split(";", 1)[0].strip()
+    if media == protobuf.MEDIA_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.NotDecodable as error:
+            raise APIError(415, "UnsupportedMediaType", str(error)) from None
     if media and media not in BODY_TYPES and not media.endswith("+json"):
         raise unsupported_media_type(media, BODY_TYPES)
     try:
@@ -171,3 +176,39 @@ def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagatio
         raise APIError(409, "Conflict", str(refused), {"name": key.name, "group": served.group,
                                                        "kind": served.plural}) from None
     return current
+
+
+def _at(obj: dict[str, Any], path: str) -> Any:
+    node: Any = obj
+    for part in path.strip(".").split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def scale_of(served: Served, obj: dict[str, Any]) -> dict[str, Any]:
+    """The scale subresource of an object (autoscaling/v1 Scale), by its kind's specReplicasPath and
+    statusReplicasPath, as kube-apiserver serves a custom resource's."""
+    paths = served.scale or {}
+    meta = {k: obj["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in obj["metadata"]}
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,
+            "spec": {"replicas": _at(obj, paths["specReplicasPath"]) or 0},
+            "status": {"replicas": _at(obj, paths["statusReplicasPath"]) or 0}}
+
+
+def scaled(served: Served, current: dict[str, Any], scale: Any) -> dict[str, Any]:
+    """The object with the replicas a Scale asks for, to be written as any update (admission checks them)."""
+    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool):
+        raise invalid("Scale", "autoscaling", current["metadata"]["name"],
+                      [("spec.replicas", "spec.replicas must be a whole number")])
+    body = json_copy({k: v for k, v in current.items() if k != "status"})
+    based_on = (scale.get("metadata") or {}).get("resourceVersion")
+    if based_on is not None:
+        body["metadata"]["resourceVersion"] = based_on
+    *parents, leaf = (served.scale or {})["specReplicasPath"].strip(".").split(".")
+    node = body
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = replicas
+    return body

@@ -185,3 +185,35 @@ def test_patch_types_server_side_apply_and_events(server, tmp_path):
     events = rows(server.kubectl("get", "events", "-A").stdout)
     assert events[0] == ["NAMESPACE", "NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert "inferencecluster/eks-us-east" in {row[5] for row in events[1:]}
+
+
+def test_kubectl_create_of_core_kinds_sent_as_protobuf(server, tmp_path):
+    # kubectl sends the objects it makes itself as Kubernetes protobuf; what is stored is what the same
+    # object applied as YAML stores.
+    assert server.kubectl("create", "namespace", "ml-team").stdout == "namespace/ml-team created\n"
+    assert server.kubectl("create", "secret", "generic", "hf-token", "-n", "ml-team",
+                          "--from-literal=HF_TOKEN=hf_value").stdout == "secret/hf-token created\n"
+    server.kubectl("create", "configmap", "settings", "-n", "ml-team", "--from-literal=mode=fast")
+    secret = json.loads(server.kubectl("get", "secret", "hf-token", "-n", "ml-team", "-o", "json").stdout)
+    assert (secret["type"], secret["data"]) == ("Opaque", {"HF_TOKEN": "aGZfdmFsdWU="})
+    config = json.loads(server.kubectl("get", "cm", "settings", "-n", "ml-team", "-o", "json").stdout)
+    assert config["data"] == {"mode": "fast"}
+    made = server.kubectl("create", "secret", "generic", "other", "-n", "ml-team", "--from-literal=HF_TOKEN=hf_value",
+                          "--dry-run=client", "-o", "yaml").stdout
+    server.kubectl("apply", "-f", "-", stdin=made)
+    other = json.loads(server.kubectl("get", "secret", "other", "-n", "ml-team", "-o", "json").stdout)
+    assert (other["type"], other["data"]) == (secret["type"], secret["data"])
+    assert rows(server.kubectl("get", "ns").stdout)[1][:2] == ["ml-team", "Active"]
+
+
+def test_scale_subresource(server, tmp_path):
+    folder = rewritten(tmp_path / "flow", ["eks/platform.yaml", "eks/model-deployment.yaml"])
+    server.kubectl("apply", "-f", str(folder))
+    scaled = server.kubectl("scale", "modeldeployment", "qwen-demo", "-n", "ml-team", "--replicas", "2")
+    assert scaled.stdout == "modeldeployment.inferplane.dev/qwen-demo scaled\n"
+    replicas = server.kubectl("get", "md", "qwen-demo", "-n", "ml-team", "-o", "jsonpath={.spec.replicas}").stdout
+    assert replicas == "2"
+    # The new count goes through admission as any write does.
+    refused = server.kubectl("scale", "md", "qwen-demo", "-n", "ml-team", "--replicas", "20", code=1)
+    assert refused.stderr == ('The ModelDeployment "qwen-demo" is invalid: spec.replicas: must be at most 10, got 20: '
+                              'set it to 10 or less\n')
