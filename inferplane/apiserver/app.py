@@ -16,7 +16,7 @@ from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
 from inferplane.apiserver.streams import watch_stream
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
-from inferplane.apiserver.watches import Hub
+from inferplane.apiserver.watches import Hub, log_line
 from inferplane.engine.runtime import Runtime
 from inferplane.runtime.store import Key, Store
 
@@ -278,13 +278,18 @@ class App:
         return Answer(200, gone)
 
 
+# How soon the reconciler tries again after a round that failed, or that found another process's
+# reconcile under way (which it waited for up to WRITE_WAIT).
+RETRY_SECONDS = 5.0
+
+
 class Reconciling:
     """The server's controller loop: after each write (and once at start), the engine's reconciler
     works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a write that
-    comes in meanwhile is reconciled in the next round."""
+    comes in meanwhile is reconciled in the next round. A round that fails is logged and tried again."""
 
-    def __init__(self, open_runtime: Callable[[], Runtime]):
-        self.open_runtime = open_runtime
+    def __init__(self, open_runtime: Callable[[], Runtime], log: Callable[[str], None] = log_line):
+        self.open_runtime, self.log = open_runtime, log
         self.woken = threading.Event()
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="reconcile", daemon=True)
@@ -305,13 +310,27 @@ class Reconciling:
 
     def _run(self) -> None:
         runtime = self.open_runtime()
+        retry = None
         try:
             while not self.stopped.is_set():
-                self.woken.wait()
+                self.woken.wait(retry)
                 self.woken.clear()
                 if self.stopped.is_set():
                     break
-                self.last_report = runtime.reconcile()
-                self.rounds += 1
+                retry = self._round(runtime)
         finally:
             runtime.close()
+
+    def _round(self, runtime: Runtime) -> float | None:
+        """One reconcile to the fixpoint; how long to wait before the next unwoken one (None: until woken)."""
+        try:
+            self.last_report = report = runtime.reconcile()
+        except Exception as error:  # noqa: BLE001 (logged; the server keeps serving and tries again)
+            self.log(f"reconcile failed: {runtime.store.failure(error) or error!r}; trying again in {RETRY_SECONDS:g} s")
+            return RETRY_SECONDS
+        self.rounds += 1
+        if not report.converged:
+            self.log(f"reconcile: the fleet is not at its fixpoint ({report.waited_for or 'see the events'}); "
+                     f"trying again in {RETRY_SECONDS:g} s")
+            return RETRY_SECONDS
+        return None

@@ -43,12 +43,16 @@ def conflict(plural: str, group: str, name: str, why: str) -> APIError:
 
 
 def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str]]) -> APIError:
-    """422 with one cause per (field path, message); the message lists them all, as NewInvalid does."""
+    """422 with one cause per (field path, message); the message lists them all, as NewInvalid does. Where
+    no error has a field path (an unknown kind), no cause is given: kubectl then prints the message
+    rather than `: message` for each."""
     qualified = f"{kind}.{group}" if group else kind
     listed = "; ".join(f"{path}: {message}" if path else message for path, message in causes)
-    return APIError(422, "Invalid", f'{qualified} "{name}" is invalid: {listed}', {
-        "name": name, "group": group, "kind": kind,
-        "causes": [{"reason": "FieldValueInvalid", "message": message, "field": path} for path, message in causes]})
+    details: dict = {"name": name, "group": group, "kind": kind}
+    if any(path for path, _ in causes):
+        details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": path or "metadata"}
+                             for path, message in causes]
+    return APIError(422, "Invalid", f'{qualified} "{name}" is invalid: {listed}', details)
 
 
 def bad_request(message: str) -> APIError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import queue
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -55,9 +56,15 @@ def _with_version(body: bytes, version: int) -> bytes:
     return orjson.dumps(obj)
 
 
+def log_line(line: str) -> None:
+    """The server's log: one line on standard error."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class Hub:
-    def __init__(self, open_store: Callable[[], Store], poll: float = POLL_SECONDS, history: int = HISTORY):
-        self.open_store = open_store
+    def __init__(self, open_store: Callable[[], Store], poll: float = POLL_SECONDS, history: int = HISTORY,
+                 log: Callable[[str], None] = log_line):
+        self.open_store, self.log = open_store, log
         self.poll = poll
         self.history: collections.deque[Event] = collections.deque(maxlen=history)
         self.held: dict[Key, _Held] = {}
@@ -106,9 +113,10 @@ class Hub:
                 self.woken.wait(self.poll)
                 self.woken.clear()
                 self.read(store)
-        except BaseException as error:  # noqa: BLE001 (kept for the server to report; the watches end)
+        except BaseException as error:  # noqa: BLE001 (reported; the watches end, and clients list again)
             self.failure = error
             self.stopped.set()
+            self.log(f"watch failed, every watch ends: {error!r}")
         finally:
             ready.set()
             if store is not None:

@@ -16,8 +16,8 @@ from inferplane.apiserver import patches, protobuf
 from inferplane.apiserver.catalog import Served
 from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
                                          unsupported_media_type)
-from inferplane.engine.runtime import InUse, Runtime
-from inferplane.runtime.store import Key, resource_version
+from inferplane.engine.runtime import InUse, Runtime, composed_refusal
+from inferplane.runtime.store import Key, controller_ref, resource_version
 
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 # What a custom resource takes as a patch; the core kinds take a strategic merge patch too
@@ -93,6 +93,11 @@ def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, 
         raise already_exists(served.plural, served.group, key.name)
     if not create and current is None:
         raise not_found(served.plural, served.group, key.name)
+    owner = controller_ref(current) if current is not None else None
+    if owner is not None:  # whatever the write, as apply refuses it (before admission: a composed kind may
+        # be one users cannot write at all)
+        raise APIError(403, "Forbidden", f'{served.kind} "{key.name}": {composed_refusal(owner)}',
+                       {"name": key.name, "group": served.group, "kind": served.plural})
     based_on = body["metadata"].pop("resourceVersion", None)
     if current is not None and based_on is not None and based_on != resource_version(current):
         raise conflict(served.plural, served.group, key.name, STALE)

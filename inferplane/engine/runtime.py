@@ -256,11 +256,8 @@ class Runtime:
                 bodies.append(body)
                 admitted.append((manifest, obj))
                 continue
-            composite = f"{owner['kind']}/{owner['name']}"
-            admission.errors.append(AdmissionError(
-                manifest.source, body["kind"], body["metadata"]["name"], "",
-                f"composed and controlled by {composite}, whose next reconcile would undo any change made "
-                f"here: change {composite} instead (nothing was written)"))
+            admission.errors.append(AdmissionError(manifest.source, body["kind"], body["metadata"]["name"], "",
+                                                   composed_refusal(owner)))
         admission.admitted = admitted
         return bodies
 
@@ -313,6 +310,13 @@ class Runtime:
 
     def list(self, kind: str | None = None) -> list[Resource]:
         return self.store.list(kind)
+
+
+def composed_refusal(owner: dict) -> str:
+    """Why a write to an object a composite controls is refused (`owner`: its controller reference)."""
+    composite = f"{owner['kind']}/{owner['name']}"
+    return (f"composed and controlled by {composite}, whose next reconcile would undo any change made here: "
+            f"change {composite} instead (nothing was written)")
 
 
 # How many users a refused deletion names (a Namespace's may be thousands).

@@ -46,6 +46,13 @@ def test_getting_started_with_kubectl(server, tmp_path):
     assert "Name:         eks-us-east" in described and "Kind:         InferenceCluster" in described
     assert "Type:     ClusterReady" in described
 
+    # What a composite composed is readable, and protected by it: a write names the composite to change.
+    assert rows(server.kubectl("get", "httproutes", "-n", "ml-team").stdout)[1][0] == "qwen"
+    refused = server.kubectl("label", "httproute", "qwen", "-n", "ml-team", "tier=gold", code=1)
+    assert refused.stderr == ('Error from server (Forbidden): HTTPRoute "qwen": composed and controlled by '
+                              "ModelService/qwen, whose next reconcile would undo any change made here: change "
+                              "ModelService/qwen instead (nothing was written)\n")
+
     # Applied again unchanged: kubectl sends no patch for what did not change.
     again = server.kubectl("apply", "-f", str(folder / "2-eks-platform.yaml")).stdout
     assert again.splitlines() == ["inferenceclass.inferplane.dev/l4-1x-g6 unchanged",
