@@ -169,7 +169,9 @@ def test_secrets_and_namespaces_by_strategic_merge(server, tmp_path):
     server.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
                                                              "metadata": {"name": "ml-team"}}))
     assert rows(server.kubectl("get", "ns").stdout)[1][:2] == ["ml-team", "Active"]
-    # Secret data is in the answer to an authenticated read of it, never in the server's log.
+    # Secret data is in the answer to an authenticated read of it, never in events or the server's log.
+    events = server.kubectl("get", "events", "-A", "-o", "json").stdout
+    assert "hf_" not in events and "aGZf" not in events
     assert "hf_sekrit_value" not in server.stop() and "aGZf" not in server.log.read_text()
 
 
@@ -190,7 +192,7 @@ def test_patch_types_server_side_apply_and_events(server, tmp_path):
     described = server.kubectl("describe", "ic", "eks-us-east").stdout
     assert "Normal  Available" in described and "EKS cluster eks-us-east is ready" in described
     events = rows(server.kubectl("get", "events", "-A").stdout)
-    assert events[0] == ["NAMESPACE", "NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert events[0] == ["NAMESPACE", "NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
     assert "inferencecluster/eks-us-east" in {row[5] for row in events[1:]}
 
 

@@ -29,15 +29,10 @@ def catalog():
     from inferplane.apiserver.catalog import Catalog, Served
     from inferplane.cli.output import cell
     from inferplane.cli.resources import resource_types
-    from inferplane.cli.views import columns_of, since
-
-    event_columns = [("LAST SEEN", lambda e: since(e["lastTimestamp"]) if e.get("lastTimestamp") else "<unknown>"),
-                     ("TYPE", lambda e: e.get("type")), ("REASON", lambda e: e.get("reason")),
-                     ("OBJECT", lambda e: f"{e['involvedObject']['kind'].lower()}/{e['involvedObject']['name']}"),
-                     ("MESSAGE", lambda e: e.get("message"))]
+    from inferplane.cli.views import columns_of, event_columns
 
     def columns(kind: str, api_version: str, wide: bool):
-        found = event_columns if (kind, api_version) == ("Event", "v1") else columns_of(kind, wide, api_version)
+        found = event_columns() if (kind, api_version) == ("Event", "v1") else columns_of(kind, wide, api_version)
         return [(header, lambda obj, show=show: cell(show(obj))) for header, show in found]
 
     types = tuple(Served(t.kind, t.api_version, t.plural, t.namespaced, t.short_names)
@@ -53,10 +48,10 @@ def events(store):
     out = event_objects(store.events())
     for event in out:
         subject = event["involvedObject"]
-        found = store.get(Key(subject["apiVersion"], subject["kind"], subject.get("namespace", ""), subject["name"]))
+        group = subject["apiVersion"]  # event_objects names the object's group there
+        found = store.get(Key(group, subject["kind"], subject.get("namespace", ""), subject["name"]))
         if found is not None:
             subject["uid"] = found["metadata"].get("uid")
-            subject["apiVersion"] = found["apiVersion"]
     return out
 
 
