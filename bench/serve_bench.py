@@ -10,7 +10,7 @@ write is committed, and that line is timestamped as it arrives: an event's laten
 less its line's (negative where the event beat the line). Baseline: one cluster applied while the
 server is idle (the fleet's first cluster, which the fleet's apply then leaves unchanged). Then, on the converged fleet, `kubectl get inferenceclusters` (a Table of CLUSTERS rows)
 and `kubectl get ic -o json`, each the median of RUNS fresh processes, against `inferplane get ic`
-on the same state. Nothing is asserted: figures are printed.
+on the same state, and the server's peak resident memory. Nothing is asserted: figures are printed.
 """
 
 from __future__ import annotations
@@ -82,6 +82,14 @@ def median_seconds(argv: list[str], env: dict | None = None) -> tuple[float, int
     return statistics.median(times), size
 
 
+def peak_mib(pid: int) -> float:
+    """A process's peak resident memory (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def summary(values: list[float]) -> str:
     ms = [1000 * v for v in values]
     return (f"median {statistics.median(ms):7.1f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:7.1f} ms, "
@@ -119,6 +127,7 @@ def main(clusters: int) -> None:
             as_json, _ = median_seconds([*kubectl, "get", "ic", "-o", "json"], env)
             ours, our_rows = median_seconds([sys.executable, "-m", "inferplane", "get", "ic", "--state",
                                              str(server.state)])
+            peak = peak_mib(server.process.pid)
         finally:
             log = server.stop()
     print(f"fleet: {clusters} clusters (+1 baseline), `inferplane apply` took {applied:.1f} s with the server watching")
@@ -127,7 +136,8 @@ def main(clusters: int) -> None:
     print(f"kubectl get inferenceclusters ({rows - 1} rows): {table:.2f} s median of {RUNS}; "
           f"kubectl get ic -o json: {as_json:.2f} s; baseline inferplane get ic ({our_rows - 1} rows): {ours:.2f} s "
           f"(kubectl {table / ours:.2f}x)")
-    print(f"server log: {len(log.splitlines())} requests")
+    print(f"server: peak {peak:.0f} MiB resident (the watch holds every object's last body), "
+          f"{len(log.splitlines())} requests logged")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -18,7 +19,7 @@ from inferplane.apiserver.streams import watch_stream
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
 from inferplane.apiserver.watches import Hub, log_line
 from inferplane.engine.runtime import Runtime
-from inferplane.runtime.store import Key, Store
+from inferplane.runtime.store import Conflict, Key, Store, StoreError
 
 # How long a write waits for another process's write lock or reconcile before it answers 500.
 WRITE_WAIT = 60.0
@@ -87,10 +88,19 @@ class App:
     # ---- routing
 
     def answer(self, request: Request) -> Answer:
+        """The answer to a request; whatever fails is a Status, never a dropped connection."""
         try:
             return self._route(request)
         except APIError as error:
             return Answer(error.code, error.status())
+        except Conflict as error:  # another writer came in between a read and a write of this request
+            return Answer(409, APIError(409, "Conflict", f"{error}: read it again and retry").status())
+        except StoreError as error:  # told with its fix (busy, read-only, damaged)
+            return Answer(503, APIError(503, "ServiceUnavailable", str(error)).status())
+        except Exception:  # noqa: BLE001 (a bug of ours: logged with its traceback, answered without it)
+            log_line(f"{request.method} {request.path} failed:\n{traceback.format_exc()}")
+            return Answer(500, APIError(500, "InternalError", "the server failed to answer this request: its "
+                                        "log says why").status())
 
     def _route(self, request: Request) -> Answer:
         path = request.path.rstrip("/") or "/"
@@ -228,8 +238,6 @@ class App:
         return self._replace(request, target, writes.checked_body(target.served, target.namespace, target.name, sent))
 
     def _replace(self, request: Request, target: Target, body: dict[str, Any]) -> Answer:
-        if target.subresource == "scale":
-            return self._scale(request, target, body)
         if target.subresource == "status":
             key = writes.key_of(target.served, target.namespace, target.name or "")
             return self._written(request, target, lambda runtime: writes.write_status(
