@@ -47,6 +47,7 @@ class Answer:
     warnings: list[str] = field(default_factory=list)
     # A watch: the events to stream after the headers, instead of `body`.
     stream: Iterator[bytes] | None = None
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,10 @@ class App:
         path = request.path.rstrip("/") or "/"
         fixed = {"/api": lambda: discovery.api_versions(self.address), "/apis": lambda: discovery.api_group_list(
             self.catalog), "/version": lambda: VERSION, "/openapi/v3": self.openapi.index}
+        if path in ("/api", "/apis") and discovery.wants_aggregated(request.headers.get("accept", "")):
+            answer = self._read_only(request, discovery.aggregated(self.catalog, core=path == "/api"))
+            answer.content_type = discovery.AGGREGATED
+            return answer
         if path in fixed:
             return self._read_only(request, fixed[path]())
         if path in ("/healthz", "/livez", "/readyz"):

@@ -1,7 +1,8 @@
 """Discovery as kube-apiserver serves it (k8s.io/apimachinery pkg/apis/meta/v1 types.go, v0.37.0:
-APIVersions, APIGroupList, APIResourceList): `/api`, `/api/v1`, `/apis` and `/apis/GROUP/VERSION`.
-Plain JSON only: a client asking for aggregated discovery (apidiscovery.k8s.io/v2) gets this and falls
-back to it, as kubectl does against an older server."""
+APIVersions, APIGroupList, APIResourceList): `/api`, `/api/v1`, `/apis` and `/apis/GROUP/VERSION`; and
+aggregated discovery (k8s.io/api apidiscovery/v2 types.go, v0.37.0: APIGroupDiscoveryList), every
+group's resources in the one answer to `/api` or `/apis`, for a client that asks for it in Accept (kubectl
+does, and then needs no request per group version)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,35 @@ def api_resource_list(catalog: Catalog, api_version: str) -> dict[str, Any] | No
         return None
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version,
             "resources": [r for s in served for r in _resources(s)]}
+
+
+# The media type of aggregated discovery, as a client asks for it and the server names its answer.
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    return any(part.replace(" ", "").startswith(AGGREGATED) for part in accept.split(","))
+
+
+def _discovered(served: Served) -> dict[str, Any]:
+    kind = {"group": served.group, "version": served.version, "kind": served.kind}
+    subresources = [{"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}]
+    if served.scale:
+        subresources.append({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1",
+                                                                      "kind": "Scale"},
+                             "verbs": ["get", "patch", "update"]})
+    return {"resource": served.plural, "responseKind": kind, "scope": "Namespaced" if served.namespaced else "Cluster",
+            "singularResource": served.kind.lower(), "verbs": VERBS,
+            **({"shortNames": list(served.short_names)} if served.short_names else {}), "subresources": subresources}
+
+
+def aggregated(catalog: Catalog, core: bool) -> dict[str, Any]:
+    """`/api` (`core`) or `/apis` as aggregated discovery: each group, its version, its resources."""
+    versions = ["v1"] if core else catalog.group_versions()
+    items = []
+    for api_version in versions:
+        group, _, version = api_version.rpartition("/")
+        items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": [
+            {"version": version, "resources": [_discovered(s) for s in catalog.of(api_version)],
+             "freshness": "Current"}]})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}

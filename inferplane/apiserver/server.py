@@ -63,7 +63,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, answer: Answer) -> None:
         self.send_response(answer.code)
-        self.send_header("Content-Type", "application/json" if answer.body != "ok" else "text/plain")
+        self.send_header("Content-Type", answer.content_type if answer.body != "ok" else "text/plain")
         self.send_header("Cache-Control", "no-cache, private")
         for warning in answer.warnings:
             # RFC 7234 Warning, as kube-apiserver sends admission warnings (kubectl prints `Warning: ...`).

@@ -226,3 +226,13 @@ def test_scale_subresource(server, tmp_path):
     refused = server.kubectl("scale", "md", "qwen-demo", "-n", "ml-team", "--replicas", "20", code=1)
     assert refused.stderr == ('The ModelDeployment "qwen-demo" is invalid: spec.replicas: must be at most 10, got 20: '
                               'set it to 10 or less\n')
+
+
+def test_discovery_is_aggregated_for_kubectl(server):
+    listed = rows(server.kubectl("api-resources").stdout)
+    assert ["inferenceclusters", "icluster,ic", "inferplane.dev/v1alpha1", "false", "InferenceCluster"] in listed
+    assert ["secrets", "v1", "true", "Secret"] in listed
+    assert ["modeldeployments", "md", "inferplane.dev/v1alpha1", "true", "ModelDeployment"] in listed
+    # One answer to /api and one to /apis held every group's resources: kubectl asked for no group version.
+    log = server.stop()
+    assert "GET /apis 200" in log and "GET /apis/inferplane.dev/v1alpha1 " not in log
