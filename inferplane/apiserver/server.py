@@ -25,7 +25,8 @@ from inferplane.apiserver.app import Answer, App, Request
 from inferplane.apiserver.credentials import Credentials
 from inferplane.apiserver.status import unauthorized
 
-# The largest request body taken (kube-apiserver's limit is 3 MiB, its etcd's 1.5 MiB a value).
+# The largest request body taken: kube-apiserver's (k8s.io/apiserver pkg/server/config.go, v0.37.0,
+# MaxRequestBodyBytes: 3 MiB).
 MAX_BODY = 3 * 1024 * 1024
 # Seconds a connection may stay idle (or take to say hello) before its thread lets it go.
 IDLE_TIMEOUT = 120

@@ -13,8 +13,9 @@ import orjson
 from inferplane.apiserver.reads import ListQuery, flag
 from inferplane.apiserver.watches import Event, Hub, Subscription
 
-# How often a quiet watch that allows bookmarks gets one (kube-apiserver sends one about a minute; a
-# client resumes from the latest it got, so more often costs a line and saves a relist).
+# How often a quiet watch that allows bookmarks gets one (kube-apiserver about once a minute:
+# k8s.io/apiserver pkg/storage/cacher/cacher.go, v0.37.0, defaultBookmarkFrequency; a client resumes from
+# the latest it got, so more often costs a line and saves a relist).
 BOOKMARK_SECONDS = 1.0
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 # How often a quiet watch looks whether the server is stopping.

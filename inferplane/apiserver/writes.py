@@ -177,7 +177,8 @@ def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagatio
     try:
         runtime.delete(key)
     except InUse as refused:
-        # Crossplane's Usage webhook answers 409 (internal/webhook/protection/usage/handler.go, v2.1).
+        # Crossplane's Usage webhook answers 409 (crossplane/crossplane internal/webhook/protection/usage/
+        # handler.go, v2: `Code: int32(http.StatusConflict)` with the users named in the message).
         raise APIError(409, "Conflict", str(refused), {"name": key.name, "group": served.group,
                                                        "kind": served.plural}) from None
     return current

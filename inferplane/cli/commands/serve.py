@@ -8,7 +8,8 @@ import click
 
 from inferplane.cli.options import STATE_OPTION
 
-# kube-apiserver's secure port; on loopback unless --address says otherwise.
+# kube-apiserver's secure port (k8s.io/apiserver pkg/server/options/serving.go, v0.37.0: BindPort 6443);
+# on loopback unless --address says otherwise.
 DEFAULT_ADDRESS = "127.0.0.1:6443"
 # Where the kubeconfig goes unless --kubeconfig-out says otherwise: inside the state folder.
 KUBECONFIG_NAME = "kubeconfig"
