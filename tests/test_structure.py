@@ -13,6 +13,8 @@ PACKAGE = Path(inferplane.__file__).parent
 # constants, which sit under everything).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"cli"}),
+    # The Kubernetes API over the engine's state; the CLI hands it its resource types and columns.
+    frozenset({"apiserver"}),
     # The Crossplane runtime serves compose's registry of composition functions and packages them.
     frozenset({"crossplane"}),
     # The embedded engine: admission, then the runtime hosting the functions and the simulator.

@@ -14,7 +14,7 @@ import click
 COMMANDS = {name: name.replace("-", "_") for name in (
     "validate", "apply", "diff", "get", "describe", "trace", "delete", "label", "wait", "scale", "fleet", "explain",
     "why", "route", "render", "audit", "stacks", "api-resources", "completion", "metrics", "xrds", "function",
-    "package")}
+    "package", "serve")}
 
 
 class _Commands(click.Group):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from inferplane.cli.resources import ResourceType, resolve
-from inferplane.cli.selectors import parse_selector
+from inferplane.api.selectors import SelectorError, parse_selector
 
 if TYPE_CHECKING:
     from inferplane.engine.runtime import Runtime
@@ -45,7 +45,10 @@ def select(types: list[ResourceType], objects_of, names: tuple[str, ...], namesp
            selector: str | None) -> Selection:
     """`objects_of(type)` gives every object of a type; keep those in the namespace (namespaced types
     only), of the names given and matching the label selector."""
-    matches = parse_selector(selector)
+    try:
+        matches = parse_selector(selector)
+    except SelectorError as error:
+        raise click.BadParameter(str(error), param_hint="'-l' / '--selector'") from None
     found, missing = [], []
     for type_ in types:
         objects = [o for o in objects_of(type_) if _in(o, type_)

@@ -277,17 +277,26 @@ def event_objects(events: list[dict[str, Any]]) -> list[Resource]:
     return out
 
 
+def _event_subject(event: Resource) -> str:
+    subject = event["involvedObject"]
+    kind = display_kind(subject["kind"], f"{subject['apiVersion']}/v") if subject["apiVersion"] else subject["kind"]
+    return f"{kind.lower()}/{subject['name']}"
+
+
+def event_columns(now: datetime | None = None) -> list[Column]:
+    """An Event's columns after its namespace, as `get events` prints them (and `inferplane serve`'s Table)."""
+    return [("LAST SEEN", lambda e: since(e["lastTimestamp"], now) if e["lastTimestamp"] else "<unknown>"),
+            ("TYPE", lambda e: e["type"]), ("REASON", lambda e: e["reason"]), ("OBJECT", _event_subject),
+            ("COUNT", lambda e: e["count"]), ("MESSAGE", lambda e: e["message"])]
+
+
 def events_table(events: list[Resource], wide: bool = False, namespaces: bool = False, qualify: bool = False,
                  now: datetime | None = None, show_labels: bool = False, no_headers: bool = False) -> str:
-    headers = ((["NAMESPACE"] if namespaces else []) + ["LAST SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
+    columns = event_columns(now)
+    headers = ((["NAMESPACE"] if namespaces else []) + [header for header, _ in columns]
                + (["LABELS"] if show_labels else []))
-    rows = []
-    for e in events:
-        subject = e["involvedObject"]
-        kind = display_kind(subject["kind"], f"{subject['apiVersion']}/v") if subject["apiVersion"] else subject["kind"]
-        rows.append(([e["metadata"]["namespace"]] if namespaces else []) + [
-            since(e["lastTimestamp"], now) if e["lastTimestamp"] else "<unknown>", e["type"], e["reason"],
-            f"{kind.lower()}/{subject['name']}", e["count"], e["message"]] + ([labels_text(e)] if show_labels else []))
+    rows = [([e["metadata"]["namespace"]] if namespaces else []) + [show(e) for _, show in columns]
+            + ([labels_text(e)] if show_labels else []) for e in events]
     return table(headers, rows, no_headers=no_headers)
 
 

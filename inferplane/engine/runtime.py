@@ -206,8 +206,19 @@ class Runtime:
             manifests.append(Manifest(f"{source} {key.qualified()}", body))
         return self._store(admit_manifests(manifests, known_classes=self.known_classes()))
 
+    def write(self, manifests: list[Manifest], reconcile: bool = True, dry_run: bool = False) -> ApplyResult:
+        """Objects a client sent whole (`inferplane serve`'s creates, updates and patches): the same
+        admission and ownership checks as `apply`, then stored. `reconcile=False` leaves the queued work
+        to whoever reconciles next (the server's reconciler thread), so that the write is answered at once;
+        `dry_run` checks and stores nothing."""
+        admission = admit_manifests(manifests, known_classes=self.known_classes())
+        if dry_run:
+            self._refuse_composed(admission)
+            return ApplyResult(admission)
+        return self._store(admission, reconcile=reconcile)
+
     def _store(self, admission: AdmissionResult,
-               on_applied: Callable[[Key, str], None] | None = None) -> ApplyResult:
+               on_applied: Callable[[Key, str], None] | None = None, reconcile: bool = True) -> ApplyResult:
         result = ApplyResult(admission)
         writer = self._reconciler()
         bodies = self._refuse_composed(admission)
@@ -220,7 +231,7 @@ class Runtime:
                 result.applied.append((key, verb))
                 if on_applied:
                     on_applied(key, verb)
-        result.report = self.reconcile()
+        result.report = self.reconcile() if reconcile else None
         return result
 
     def _refuse_composed(self, admission: AdmissionResult) -> list[Resource]:
@@ -245,11 +256,8 @@ class Runtime:
                 bodies.append(body)
                 admitted.append((manifest, obj))
                 continue
-            composite = f"{owner['kind']}/{owner['name']}"
-            admission.errors.append(AdmissionError(
-                manifest.source, body["kind"], body["metadata"]["name"], "",
-                f"composed and controlled by {composite}, whose next reconcile would undo any change made "
-                f"here: change {composite} instead (nothing was written)"))
+            admission.errors.append(AdmissionError(manifest.source, body["kind"], body["metadata"]["name"], "",
+                                                   composed_refusal(owner)))
         admission.admitted = admitted
         return bodies
 
@@ -302,6 +310,13 @@ class Runtime:
 
     def list(self, kind: str | None = None) -> list[Resource]:
         return self.store.list(kind)
+
+
+def composed_refusal(owner: dict) -> str:
+    """Why a write to an object a composite controls is refused (`owner`: its controller reference)."""
+    composite = f"{owner['kind']}/{owner['name']}"
+    return (f"composed and controlled by {composite}, whose next reconcile would undo any change made here: "
+            f"change {composite} instead (nothing was written)")
 
 
 # How many users a refused deletion names (a Namespace's may be thousands).

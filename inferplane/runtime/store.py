@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -323,6 +324,11 @@ def unwritable(folder: Path) -> str | None:
     return None
 
 
+# How many open stores of this process use each database file (by resolved path): see Store._check_file.
+_OPEN_FILES: dict[str, int] = {}
+_OPEN_LOCK = threading.Lock()
+
+
 class Store:
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
                  read_only: bool = False):
@@ -347,6 +353,7 @@ class Store:
         # Set by `trust_cached_copies` for the rest of the transaction.
         self._cache_trusted = False
         self._field_indexes: set[str] = set()  # made by index_field
+        self._counted = False  # counted in _OPEN_FILES (see _check_file)
         if path is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None)
             self._set_up()
@@ -366,7 +373,12 @@ class Store:
                 self._create()
             self._check_file()
             self._connect(self.file)
-            self._set_up()
+            self._remember_open()
+            try:
+                self._set_up()
+            except BaseException:
+                self._forget_open()
+                raise
 
     def _connect(self, file: Path) -> None:
         self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout)
@@ -410,6 +422,7 @@ class Store:
         with self._errors_explained():
             self._db = sqlite3.connect(f"{self.file.absolute().as_uri()}?{options}", uri=True, isolation_level=None,
                                        timeout=self.busy_timeout)
+            self._remember_open()
             found = self._layout()
             if found != SCHEMA_VERSION:
                 self._db.close()
@@ -420,7 +433,15 @@ class Store:
 
     def _check_file(self) -> None:
         """Refuse a file that cannot be an inferplane store before SQLite reads it: SQLite takes an empty
-        file for a new database and would set it up as one."""
+        file for a new database and would set it up as one.
+
+        Not where this process already holds a connection to the file (a server's threads each open one):
+        closing any other descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+        included, and another process closing its last connection would then take itself for the last one
+        and remove the write-ahead log from under ours (sqlite.org/howtocorrupt.html, section 2.2). That
+        connection's file passed this check when it was opened."""
+        if _OPEN_FILES.get(self._file_id(), 0):
+            return
         try:
             with open(self.file, "rb") as handle:
                 head = handle.read(SQLITE_HEADER_SIZE)
@@ -543,6 +564,22 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._forget_open()
+
+    def _file_id(self) -> str:
+        return str(self.file.resolve()) if self.file is not None else ""
+
+    def _remember_open(self) -> None:
+        if self.file is not None and not self._counted:
+            with _OPEN_LOCK:
+                _OPEN_FILES[self._file_id()] = _OPEN_FILES.get(self._file_id(), 0) + 1
+            self._counted = True
+
+    def _forget_open(self) -> None:
+        if self._counted:
+            with _OPEN_LOCK:
+                _OPEN_FILES[self._file_id()] -= 1
+            self._counted = False
 
     def snapshot(self) -> "Store":
         """An in-memory copy, for a dry run: what is done to it never reaches this store."""
@@ -753,6 +790,25 @@ class Store:
     def rows_changed_since(self, version: int) -> list[tuple[Key, int, str]]:
         """The objects written after `version`, oldest first: how a reader with a cache watches the store."""
         return self.rows("rv > ?", (version,), order="rv")
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator["Store"]:
+        """Several reads that see one version of the store (a deferred transaction: SQLite's WAL gives it a
+        snapshot and takes no write lock, so writers are never held up by a reader)."""
+        assert self._depth == 0, "not inside a write transaction"
+        self._db.execute("BEGIN DEFERRED")
+        try:
+            yield self
+        finally:
+            self._db.execute("COMMIT")
+
+    def count(self) -> int:
+        """How many objects the store holds: a watcher that saw every write knows by it whether any was deleted."""
+        return self._db.execute("SELECT COUNT(*) FROM resources").fetchone()[0]
+
+    def keys(self) -> set[Key]:
+        """The key of every object, read without their bodies."""
+        return {Key(*row) for row in self._db.execute("SELECT api_group, kind, namespace, name FROM resources")}
 
     def rows_controlled_by(self, uid: str) -> list[tuple[Key, int, str]]:
         """The objects whose controller has this uid: what it composed."""

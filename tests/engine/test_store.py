@@ -222,3 +222,22 @@ def test_a_version_2_store_gains_event_counts(tmp_path):
     store = Store(tmp_path)
     store.record_event(KEY, "Warning", "Old", "kept")
     assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("Old", 2)]
+
+
+def test_a_second_store_in_one_process_leaves_the_first_seeing_other_processes_writes(tmp_path):
+    # A server opens a store a thread; opening (and closing) another must not drop the first one's locks,
+    # or a writer process closing last would remove the write-ahead log the first one still reads.
+    import subprocess
+    import sys
+
+    first = Store(tmp_path)
+    key = Key("", "ConfigMap", "default", "from-another-process")
+    assert first.get(key) is None
+    Store(tmp_path).close()
+    writer = ("import sys; from pathlib import Path; from inferplane.runtime.store import Store; "
+              "s = Store(Path(sys.argv[1])); s.put({'apiVersion': 'v1', 'kind': 'ConfigMap', "
+              "'metadata': {'name': sys.argv[2], 'namespace': 'default'}}); s.close()")
+    for name in ("from-another-process", "and-again"):
+        subprocess.run([sys.executable, "-c", writer, str(tmp_path), name], check=True)
+        assert first.get(Key("", "ConfigMap", "default", name)) is not None, name
+    first.close()

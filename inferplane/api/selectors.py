@@ -1,12 +1,16 @@
 """Kubernetes label selectors as `-l` takes them: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
-`a` (exists) and `!a` (does not exist), comma-separated, all of which must hold."""
+`a` (exists) and `!a` (does not exist), comma-separated, all of which must hold. One home for the
+command line's `-l` and the API server's `labelSelector`."""
 
 from __future__ import annotations
 
 import re
 from typing import Callable, Mapping
 
-import click
+
+class SelectorError(ValueError):
+    """A selector that is not one: the message says how to write it."""
+
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -45,8 +49,8 @@ def _requirement(term: str) -> Requirement:
     if m := _EXISTS.match(term):
         negated, key = m.group(1) == "!", m.group(2)
         return lambda labels: (key in labels) != negated
-    raise click.BadParameter(f"{term.strip()!r} is not a label requirement: write key=value, key!=value, "
-                             "'key in (a,b)', 'key notin (a)', key or !key", param_hint="'-l' / '--selector'")
+    raise SelectorError(f"{term.strip()!r} is not a label requirement: write key=value, key!=value, "
+                        "'key in (a,b)', 'key notin (a)', key or !key")
 
 
 def parse_selector(selector: str | None) -> Callable[[Mapping[str, str]], bool]:

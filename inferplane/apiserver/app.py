@@ -1,0 +1,349 @@
+"""The API as a function of a request: routes a method and a URL to discovery, OpenAPI, reads, watches
+and writes, and answers with an object or a Status. HTTP, TLS and the token are `server.py`'s."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+
+from inferplane.apiserver import discovery, reads, tables, writes
+from inferplane.apiserver.catalog import Catalog, Served
+from inferplane.apiserver.openapi import OpenAPI
+from inferplane.apiserver.streams import watch_stream
+from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
+from inferplane.apiserver.watches import Hub, log_line
+from inferplane.engine.runtime import Runtime
+from inferplane.runtime.store import Conflict, Key, Store, StoreError
+
+# How long a write waits for another process's write lock or reconcile before it answers 500.
+WRITE_WAIT = 60.0
+# kube-apiserver's version this server answers as: the Kubernetes whose definitions admission reads.
+VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0", "platform": "linux/amd64"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
+    body: bytes = b""
+
+    @property
+    def dry_run(self) -> bool:
+        return self.query.get("dryRun") == "All"
+
+
+@dataclass
+class Answer:
+    code: int
+    body: Any
+    warnings: list[str] = field(default_factory=list)
+    # A watch: the events to stream after the headers, instead of `body`.
+    stream: Iterator[bytes] | None = None
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a resource URL names."""
+    served: Served
+    namespace: str  # "" for cluster-scoped kinds, and for a namespaced kind listed across namespaces
+    name: str | None
+    subresource: str | None
+
+
+class App:
+    def __init__(self, state: Path, catalog: Catalog, events: Callable[[Store], list[dict[str, Any]]],
+                 address: str = ""):
+        self.state, self.catalog, self.events, self.address = state, catalog, events, address
+        self.openapi = OpenAPI(catalog)
+        self.local = threading.local()  # each thread's runtime: a SQLite connection serves its own thread
+        self.write_lock = threading.Lock()
+        self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store)
+        self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT))
+
+    def start(self) -> None:
+        self.hub.start()
+        self.reconciler.start()
+
+    def stop(self) -> None:
+        self.hub.stop()
+        self.reconciler.stop()
+
+    @contextlib.contextmanager
+    def runtime(self) -> Iterator[Runtime]:
+        """This thread's runtime over the state (opened on its first request; a connection's thread
+        serves all its requests, and its runtime goes with it)."""
+        runtime = getattr(self.local, "runtime", None)
+        if runtime is None:
+            runtime = self.local.runtime = Runtime(self.state, wait=WRITE_WAIT)
+        yield runtime
+
+    # ---- routing
+
+    def answer(self, request: Request) -> Answer:
+        """The answer to a request; whatever fails is a Status, never a dropped connection."""
+        try:
+            return self._route(request)
+        except APIError as error:
+            return Answer(error.code, error.status())
+        except Conflict as error:  # another writer came in between a read and a write of this request
+            return Answer(409, APIError(409, "Conflict", f"{error}: read it again and retry").status())
+        except StoreError as error:  # told with its fix (busy, read-only, damaged)
+            return Answer(503, APIError(503, "ServiceUnavailable", str(error)).status())
+        except Exception:  # noqa: BLE001 (a bug of ours: logged with its traceback, answered without it)
+            log_line(f"{request.method} {request.path} failed:\n{traceback.format_exc()}")
+            return Answer(500, APIError(500, "InternalError", "the server failed to answer this request: its "
+                                        "log says why").status())
+
+    def _route(self, request: Request) -> Answer:
+        path = request.path.rstrip("/") or "/"
+        fixed = {"/api": lambda: discovery.api_versions(self.address), "/apis": lambda: discovery.api_group_list(
+            self.catalog), "/version": lambda: VERSION, "/openapi/v3": self.openapi.index}
+        if path in ("/api", "/apis") and discovery.wants_aggregated(request.headers.get("accept", "")):
+            answer = self._read_only(request, discovery.aggregated(self.catalog, core=path == "/api"))
+            answer.content_type = discovery.AGGREGATED
+            return answer
+        if path in fixed:
+            return self._read_only(request, fixed[path]())
+        if path in ("/healthz", "/livez", "/readyz"):
+            return self._read_only(request, "ok")
+        if path.startswith("/openapi/v3/"):
+            return self._read_only(request, orjson.Fragment(self.openapi.served(path.removeprefix("/openapi/v3/"))))
+        api_version, rest = self._split(path)
+        if not rest:
+            found = discovery.api_resource_list(self.catalog, api_version)
+            if found is None:
+                raise APIError(404, "NotFound", f"the server could not find the requested resource ({path})")
+            return self._read_only(request, found)
+        return self._resource(request, self._target(api_version, rest))
+
+    @staticmethod
+    def _read_only(request: Request, body: Any) -> Answer:
+        if request.method != "GET":
+            raise method_not_supported(request.path, request.method)
+        return Answer(200, body)
+
+    @staticmethod
+    def _split(path: str) -> tuple[str, list[str]]:
+        parts = path.strip("/").split("/")
+        if parts[0] == "api" and len(parts) >= 2:
+            return parts[1], parts[2:]
+        if parts[0] == "apis" and len(parts) >= 3:
+            return f"{parts[1]}/{parts[2]}", parts[3:]
+        raise APIError(404, "NotFound", f"the server could not find the requested resource ({path})")
+
+    def _target(self, api_version: str, rest: list[str]) -> Target:
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3 and self.catalog.by_plural(api_version, rest[2]):
+            namespace, rest = rest[1], rest[2:]
+        served = self.catalog.by_plural(api_version, rest[0])
+        if served is None or len(rest) > 3:
+            raise APIError(404, "NotFound", f"the server could not find the requested resource "
+                           f"({api_version} {'/'.join(rest)})")
+        if served.namespaced and len(rest) > 1 and not namespace:
+            raise APIError(404, "NotFound", f"{served.plural} are namespaced: name the namespace in the URL")
+        subresource = rest[2] if len(rest) == 3 else None
+        if subresource not in (None, "status") and not (subresource == "scale" and served.scale):
+            raise APIError(404, "NotFound", f"{served.plural} have no {subresource} subresource here")
+        return Target(served, namespace, rest[1] if len(rest) > 1 else None, subresource)
+
+    def _resource(self, request: Request, target: Target) -> Answer:
+        verbs = {"GET": self._get, "POST": self._create, "PUT": self._update, "PATCH": self._patch,
+                 "DELETE": self._delete}
+        if request.method not in verbs:
+            raise method_not_supported(target.served.plural, request.method)
+        if request.method != "GET" and target.served.kind == reads.EVENT:
+            raise method_not_supported("events (the engine records them)", request.method)
+        if request.method != "GET" and (request.method == "POST") != (target.name is None):
+            raise method_not_supported(f"{target.served.plural}{'' if target.name is None else ' by name'}",
+                                       request.method)
+        return verbs[request.method](request, target)
+
+    # ---- reads
+
+    def _get(self, request: Request, target: Target) -> Answer:
+        watching = reads.flag(request.query, "watch")
+        with self.runtime() as runtime:
+            if watching:
+                return self._watch(request, target)
+            version = str(runtime.store.latest_version())
+            if target.name is not None:
+                obj = reads.one(runtime.store, target.served, target.namespace, target.name, self.events)
+                if target.subresource == "scale":
+                    return Answer(200, writes.scale_of(target.served, obj))
+                if tables.wants_table(request.headers.get("accept", "")):
+                    return Answer(200, self._table(request, target, [obj], version))
+                return Answer(200, obj)
+            query = reads.list_query(target.served, target.namespace or None, request.query)
+            objects = reads.objects_of(runtime.store, target.served, self.events)
+        items, token = reads.page(objects, query)
+        if tables.wants_table(request.headers.get("accept", "")):
+            return Answer(200, self._table(request, target, items, version, token=token))
+        return Answer(200, reads.list_body(target.served, items, version, token))
+
+    def _table(self, request: Request, target: Target, objects: list[dict[str, Any]], version: str,
+               headers: bool = True, token: str | None = None) -> dict[str, Any]:
+        include = request.query.get("includeObject", "Metadata")
+        if include not in tables.INCLUDE:
+            raise bad_request(f"includeObject: {include!r} is none of {', '.join(tables.INCLUDE)}")
+        return tables.table(self.catalog, target.served.kind, target.served.api_version, objects, version,
+                            include, headers, token)
+
+    def _watch(self, request: Request, target: Target) -> Answer:
+        served = target.served
+        if served.kind == reads.EVENT and served.group == "":
+            raise method_not_supported("events (list them instead)", "watch")
+        query = reads.list_query(served, target.namespace or None, request.query)
+
+        def match(key: Key) -> bool:
+            return (key.group, key.kind) == (served.group, served.kind) and (
+                not target.namespace or key.namespace == target.namespace) and (
+                target.name is None or key.name == target.name)
+
+        # A watch-list starts from the current state whatever version it names (resourceVersionMatch=NotOlderThan).
+        since = None if reads.flag(request.query, "sendInitialEvents") else \
+            reads.parse_version(request.query.get("resourceVersion"))
+        subscription, first, seen = self.hub.subscribe(match, since)
+        table = (lambda objects, headers: self._table(request, target, objects, str(seen), headers)) \
+            if tables.wants_table(request.headers.get("accept", "")) else None
+        return Answer(200, None, stream=watch_stream(self.hub, subscription, first, query, request.query, table,
+                                                     (served.api_version, served.kind)))
+
+    # ---- writes
+
+    def _written(self, request: Request, target: Target, change: Callable[[Runtime], writes.Written | dict],
+                 code: int = 200) -> Answer:
+        with self.write_lock, self.runtime() as runtime:
+            done = change(runtime)
+        if not request.dry_run:
+            self.hub.wake()
+            self.reconciler.wake()
+        if isinstance(done, writes.Written):
+            return Answer(201 if done.created else code, done.obj, done.warnings)
+        return Answer(code, done)
+
+    def _create(self, request: Request, target: Target) -> Answer:
+        body = writes.checked_body(target.served, target.namespace, None,
+                                   writes.decoded(request.body, request.headers.get("content-type", "")))
+        return self._written(request, target, lambda runtime: writes.write(
+            runtime, target.served, body, create=True, dry_run=request.dry_run))
+
+    def _update(self, request: Request, target: Target) -> Answer:
+        sent = writes.decoded(request.body, request.headers.get("content-type", ""))
+        if target.subresource == "scale":
+            return self._scale(request, target, sent)
+        return self._replace(request, target, writes.checked_body(target.served, target.namespace, target.name, sent))
+
+    def _replace(self, request: Request, target: Target, body: dict[str, Any]) -> Answer:
+        if target.subresource == "status":
+            key = writes.key_of(target.served, target.namespace, target.name or "")
+            return self._written(request, target, lambda runtime: writes.write_status(
+                runtime, target.served, key, body, request.dry_run))
+        return self._written(request, target, lambda runtime: writes.write(
+            runtime, target.served, body, create=False, dry_run=request.dry_run))
+
+    def _scale(self, request: Request, target: Target, scale: Any) -> Answer:
+        """A Scale written (PUT) or patched: the object with its replicas set, written as any update."""
+        key = writes.key_of(target.served, target.namespace, target.name or "")
+        with self.runtime() as runtime:
+            current = runtime.get(key)
+        if current is None:
+            raise not_found(target.served.plural, target.served.group, key.name)
+        body = writes.scaled(target.served, current, scale)
+        answer = self._written(request, target, lambda runtime: writes.write(
+            runtime, target.served, body, create=False, dry_run=request.dry_run))
+        if answer.code < 300:
+            answer.body = writes.scale_of(target.served, answer.body)
+        return answer
+
+    def _patch(self, request: Request, target: Target) -> Answer:
+        key = writes.key_of(target.served, target.namespace, target.name or "")
+        with self.runtime() as runtime:
+            current = runtime.get(key)
+        if current is None:
+            raise not_found(target.served.plural, target.served.group, key.name)
+        if target.subresource == "scale":
+            current = writes.scale_of(target.served, current)
+            scale = writes.patched(target.served, current, request.headers.get("content-type", ""), request.body)
+            return self._scale(request, target, scale)
+        after = writes.patched(target.served, current, request.headers.get("content-type", ""), request.body)
+        after = writes.checked_body(target.served, target.namespace, target.name, after)
+        # A patch is based on the version it was applied to, unless it names another (then that one).
+        after["metadata"].setdefault("resourceVersion", current["metadata"].get("resourceVersion"))
+        return self._replace(request, target, after)
+
+    def _delete(self, request: Request, target: Target) -> Answer:
+        options = writes.decoded(request.body, "application/json") if request.body else {}
+        propagation = request.query.get("propagationPolicy") or (options or {}).get("propagationPolicy")
+        dry_run = request.dry_run or "All" in ((options or {}).get("dryRun") or [])
+        key = writes.key_of(target.served, target.namespace, target.name or "")
+        with self.write_lock, self.runtime() as runtime:
+            gone = writes.delete(runtime, target.served, key, dry_run, propagation)
+        self.hub.wake()
+        return Answer(200, gone)
+
+
+# How soon the reconciler tries again after a round that failed, or that found another process's
+# reconcile under way (which it waited for up to WRITE_WAIT).
+RETRY_SECONDS = 5.0
+
+
+class Reconciling:
+    """The server's controller loop: after each write (and once at start), the engine's reconciler
+    works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a write that
+    comes in meanwhile is reconciled in the next round. A round that fails is logged and tried again."""
+
+    def __init__(self, open_runtime: Callable[[], Runtime], log: Callable[[str], None] = log_line):
+        self.open_runtime, self.log = open_runtime, log
+        self.woken = threading.Event()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="reconcile", daemon=True)
+        self.rounds = 0
+        self.last_report = None
+
+    def start(self) -> None:
+        self.woken.set()
+        self.thread.start()
+
+    def wake(self) -> None:
+        self.woken.set()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.woken.set()
+        self.thread.join(timeout=30)
+
+    def _run(self) -> None:
+        runtime = self.open_runtime()
+        retry = None
+        try:
+            while not self.stopped.is_set():
+                self.woken.wait(retry)
+                self.woken.clear()
+                if self.stopped.is_set():
+                    break
+                retry = self._round(runtime)
+        finally:
+            runtime.close()
+
+    def _round(self, runtime: Runtime) -> float | None:
+        """One reconcile to the fixpoint; how long to wait before the next unwoken one (None: until woken)."""
+        try:
+            self.last_report = report = runtime.reconcile()
+        except Exception as error:  # noqa: BLE001 (logged; the server keeps serving and tries again)
+            self.log(f"reconcile failed: {runtime.store.failure(error) or error!r}; trying again in {RETRY_SECONDS:g} s")
+            return RETRY_SECONDS
+        self.rounds += 1
+        if not report.converged:
+            self.log(f"reconcile: the fleet is not at its fixpoint ({report.waited_for or 'see the events'}); "
+                     f"trying again in {RETRY_SECONDS:g} s")
+            return RETRY_SECONDS
+        return None

@@ -1,0 +1,220 @@
+"""Writes as kube-apiserver takes them, through the engine's own admission: create (POST), update
+(PUT), patch (PATCH) and delete, each with server-side dry run; the status subresource; optimistic
+concurrency by resourceVersion (409 on a stale one); deletion with Crossplane's Usage protection."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from inferplane.admission.manifests import Manifest
+from inferplane.api.json_data import json_copy
+from inferplane.apiserver import patches, protobuf
+from inferplane.apiserver.catalog import Served
+from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
+                                         unsupported_media_type)
+from inferplane.engine.runtime import InUse, Runtime, composed_refusal
+from inferplane.runtime.store import Key, controller_ref, resource_version
+
+STALE = "the object has been modified; please apply your changes to the latest version and try again"
+# What a custom resource takes as a patch; the core kinds take a strategic merge patch too
+# (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.37.0).
+CUSTOM_PATCHES = [patches.JSON_PATCH, patches.MERGE]
+CORE_PATCHES = [*CUSTOM_PATCHES, patches.STRATEGIC]
+
+
+@dataclass
+class Written:
+    obj: dict[str, Any]
+    created: bool
+    warnings: list[str]
+
+
+# The bodies this server reads: JSON, YAML, and protobuf for the core kinds kubectl creates itself.
+BODY_TYPES = ["application/json", "application/yaml", protobuf.MEDIA_TYPE]
+
+
+def decoded(raw: bytes, content_type: str) -> Any:
+    """A request's body: JSON, or YAML or Kubernetes protobuf where the client says so."""
+    media = content_type.split(";", 1)[0].strip()
+    if media == protobuf.MEDIA_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.NotDecodable as error:
+            raise APIError(415, "UnsupportedMediaType", str(error)) from None
+    if media and media not in BODY_TYPES and not media.endswith("+json"):
+        raise unsupported_media_type(media, BODY_TYPES)
+    try:
+        if "yaml" in content_type:
+            return yaml.safe_load(raw.decode())
+        return json.loads(raw or b"null")
+    except (ValueError, yaml.YAMLError) as error:
+        raise bad_request(f"the request's body is not {'YAML' if 'yaml' in content_type else 'JSON'}: {error}") from None
+
+
+def checked_body(served: Served, namespace: str, name: str | None, body: Any) -> dict[str, Any]:
+    """The sent object, its kind, version, namespace and name agreeing with the URL (as the API server
+    requires); a namespaced object without a namespace takes the URL's."""
+    if not isinstance(body, dict) or not isinstance(body.get("metadata", {}), dict):
+        raise bad_request(f"the body is not a {served.kind} object: send a JSON object with metadata")
+    body = json_copy(body)
+    if body.get("kind", served.kind) != served.kind or body.get("apiVersion", served.api_version) != served.api_version:
+        raise bad_request(f"the body is a {body.get('kind')} of {body.get('apiVersion')}, but it was sent to "
+                          f"{served.plural} of {served.api_version}: send it to its own kind's URL")
+    body["kind"], body["apiVersion"] = served.kind, served.api_version
+    meta = body.setdefault("metadata", {})
+    if served.namespaced:
+        if meta.get("namespace") not in (None, "", namespace):
+            raise bad_request(f"the namespace of the provided object ({meta['namespace']}) does not match the "
+                              f"namespace sent on the request ({namespace})")
+        meta["namespace"] = namespace
+    if name is not None and meta.get("name", name) != name:
+        raise bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+    if name is not None:
+        meta["name"] = name
+    if not meta.get("name"):
+        raise invalid(served.kind, served.group, "", [("metadata.name", "name is required: set metadata.name")])
+    return body
+
+
+def key_of(served: Served, namespace: str, name: str) -> Key:
+    return Key(served.group, served.kind, namespace if served.namespaced else "", name)
+
+
+def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, dry_run: bool) -> Written:
+    """Create (`create`) or replace an object through admission, as `inferplane apply` writes it; the
+    fleet is reconciled by the server's reconciler, not here."""
+    key = key_of(served, body["metadata"].get("namespace", ""), body["metadata"]["name"])
+    current = runtime.get(key)
+    if create and current is not None:
+        raise already_exists(served.plural, served.group, key.name)
+    if not create and current is None:
+        raise not_found(served.plural, served.group, key.name)
+    owner = controller_ref(current) if current is not None else None
+    if owner is not None:  # whatever the write, as apply refuses it (before admission: a composed kind may
+        # be one users cannot write at all)
+        raise APIError(403, "Forbidden", f'{served.kind} "{key.name}": {composed_refusal(owner)}',
+                       {"name": key.name, "group": served.group, "kind": served.plural})
+    based_on = body["metadata"].pop("resourceVersion", None)
+    if current is not None and based_on is not None and based_on != resource_version(current):
+        raise conflict(served.plural, served.group, key.name, STALE)
+    body.pop("status", None)
+    result = runtime.write([Manifest(f"{served.kind}/{key.name}", body)], reconcile=False, dry_run=dry_run)
+    errors = result.admission.errors
+    if errors:
+        raise invalid(served.kind, served.group, key.name,
+                      [(getattr(e, "path", ""), getattr(e, "message", str(e))) for e in errors])
+    warnings = [f"{w.path}: {w.message}" if w.path else w.message for w in result.admission.warnings]
+    if dry_run:
+        return Written(_would_store(result, current), current is None, warnings)
+    return Written(runtime.get(key) or {}, current is None, warnings)
+
+
+def _would_store(result, current: dict[str, Any] | None) -> dict[str, Any]:
+    """What a dry run would have stored: the admitted object, with the stored one's identity."""
+    [(_, obj)] = result.admission.admitted
+    body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if current is not None:
+        kept = {k: current["metadata"][k] for k in ("uid", "creationTimestamp", "generation", "resourceVersion")
+                if k in current["metadata"]}
+        body["metadata"] = {**body["metadata"], **kept}
+        if "status" in current:
+            body["status"] = current["status"]
+    return body
+
+
+def patched(served: Served, current: dict[str, Any], content_type: str, raw: bytes) -> dict[str, Any]:
+    """The current object with the patch applied, by the patch's media type."""
+    media = content_type.split(";", 1)[0].strip()
+    accepted = CORE_PATCHES if served.group == "" else CUSTOM_PATCHES
+    if media == patches.APPLY:
+        raise APIError(415, "UnsupportedMediaType", "server-side apply is not supported by inferplane serve: use "
+                       "client-side apply (kubectl apply without --server-side), or `inferplane apply -f`")
+    if media not in accepted:
+        raise unsupported_media_type(media, accepted)
+    patch = decoded(raw, media)
+    try:
+        if media == patches.MERGE:
+            return patches.merge_patch(current, patch)
+        if media == patches.JSON_PATCH:
+            return patches.json_patch(current, patch)
+        return patches.strategic_merge_patch(served.kind, current, patch)
+    except patches.PatchError as error:
+        raise APIError(422, "Invalid", f'{served.kind} "{current["metadata"]["name"]}": {error}') from None
+
+
+def write_status(runtime: Runtime, served: Served, key: Key, body: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+    """The status subresource: only the status of what was sent is written (spec and metadata stay)."""
+    current = runtime.get(key)
+    if current is None:
+        raise not_found(served.plural, served.group, key.name)
+    based_on = (body.get("metadata") or {}).get("resourceVersion")
+    if based_on is not None and based_on != resource_version(current):
+        raise conflict(served.plural, served.group, key.name, STALE)
+    status = body.get("status")
+    if not isinstance(status, dict):
+        raise invalid(served.kind, served.group, key.name, [("status", "status must be an object")])
+    if dry_run:
+        return {**current, "status": status}
+    stored, _ = runtime.store.put_status(key, status, current)
+    return stored
+
+
+def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagation: str | None) -> dict[str, Any]:
+    """Delete an object and what it composed (Background and Foreground alike: both are gone when this
+    answers). Orphan is refused: a composite's composed objects never outlive it."""
+    if propagation not in (None, "Background", "Foreground"):
+        raise bad_request(f"propagationPolicy {propagation} is not supported: what a composite composed goes with "
+                          "it; use Background or Foreground")
+    current = runtime.get(key)
+    if current is None:
+        raise not_found(served.plural, served.group, key.name)
+    if dry_run:
+        return current
+    try:
+        runtime.delete(key)
+    except InUse as refused:
+        # Crossplane's Usage webhook answers 409 (crossplane/crossplane internal/webhook/protection/usage/
+        # handler.go, v2: `Code: int32(http.StatusConflict)` with the users named in the message).
+        raise APIError(409, "Conflict", str(refused), {"name": key.name, "group": served.group,
+                                                       "kind": served.plural}) from None
+    return current
+
+
+def _at(obj: dict[str, Any], path: str) -> Any:
+    node: Any = obj
+    for part in path.strip(".").split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def scale_of(served: Served, obj: dict[str, Any]) -> dict[str, Any]:
+    """The scale subresource of an object (autoscaling/v1 Scale), by its kind's specReplicasPath and
+    statusReplicasPath, as kube-apiserver serves a custom resource's."""
+    paths = served.scale or {}
+    meta = {k: obj["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in obj["metadata"]}
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,
+            "spec": {"replicas": _at(obj, paths["specReplicasPath"]) or 0},
+            "status": {"replicas": _at(obj, paths["statusReplicasPath"]) or 0}}
+
+
+def scaled(served: Served, current: dict[str, Any], scale: Any) -> dict[str, Any]:
+    """The object with the replicas a Scale asks for, to be written as any update (admission checks them)."""
+    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool):
+        raise invalid("Scale", "autoscaling", current["metadata"]["name"],
+                      [("spec.replicas", "spec.replicas must be a whole number")])
+    body = json_copy({k: v for k, v in current.items() if k != "status"})
+    based_on = (scale.get("metadata") or {}).get("resourceVersion")
+    if based_on is not None:
+        body["metadata"]["resourceVersion"] = based_on
+    *parents, leaf = (served.scale or {})["specReplicasPath"].strip(".").split(".")
+    node = body
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = replicas
+    return body
