@@ -35,6 +35,7 @@ from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Requ
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.scheduling.fleet import Placement, Schedule, capacity, schedule
 from inferplane.scheduling.matching import InvalidSelectors
+from inferplane.scheduling.shares import PodAsk
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
     PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
@@ -91,7 +92,8 @@ def placement_request(deployment: ModelDeployment, excluded: dict[str, str] | No
         members = []
         for member in engine.members:
             devices = tuple(
-                DeviceRequest(d.name, d.count, tuple(s.cel for s in d.selectors if s.cel is not None))
+                DeviceRequest(d.name, d.count, tuple(s.cel for s in d.selectors if s.cel is not None),
+                              tuple((k, str(v)) for k, v in d.capacity.requests.items()) if d.capacity else ())
                 for d in (member.node_selector.devices if member.node_selector else ()))
             members.append(Member(member.role, devices, member.worker.nodes if member.worker else 1))
         engines.append(Engine(engine.name, tuple(members), engine.copies))
@@ -121,11 +123,18 @@ def snapshot_replica(obj: dict[str, Any]) -> Replica:
     engines = tuple(
         ReplicaEngine(e.get("name", ""), tuple(
             ReplicaMember(m.get("role", "Standalone"), m.get("nodePoolName", ""), bool(m.get("deviceRequests")),
-                          (m.get("worker") or {}).get("nodes", 1))
+                          (m.get("worker") or {}).get("nodes", 1), pod_ask(m.get("deviceRequests")))
             for m in e.get("members") or ()), e.get("copies", 1))
         for e in spec.get("engines") or ())
     return Replica(metadata.get("name", ""), deployment_id(metadata.get("namespace") or "default", owner) if owner
                    else "", spec.get("clusterName", ""), int(index) if str(index).isdigit() else 0, engines)
+
+
+def pod_ask(requests: Any) -> PodAsk:
+    """What each pod of a stored replica's member claims: device class, count and capacity per request."""
+    return PodAsk(tuple((r.get("deviceClassName", ""), int(r.get("count", 1)),
+                         tuple((k, str(v)) for k, v in ((r.get("capacity") or {}).get("requests") or {}).items()))
+                        for r in requests or () if isinstance(r, dict)))
 
 
 # Every call reads the whole fleet: only the clusters and replicas that changed since are read again.
@@ -336,7 +345,9 @@ class ModelDeploymentComposer(Composer):
                 if placed.requests:
                     out["deviceRequests"] = [
                         {"name": r.name, "deviceClassName": r.device_class_name, "count": r.count,
-                         "selectors": [{"cel": s} for s in r.selectors]} for r in placed.requests]
+                         "selectors": [{"cel": s} for s in r.selectors],
+                         **({"capacity": {"requests": dict(r.capacity)}} if r.capacity else {})}
+                        for r in placed.requests]
                 if member.worker is not None:
                     out["worker"] = member.worker.model_dump(by_alias=True, exclude_none=True)
                 out["template"] = member.template.model_dump(by_alias=True, exclude_none=True)

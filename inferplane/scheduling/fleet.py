@@ -41,7 +41,8 @@ from .cluster_filters import CLUSTER_NOT_READY
 from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
 from .framework import Profile
 from .matching import Matcher, ResolvedRequest
-from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch
+from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch, after_engine, \
+    after_member, rooms
 from .profiles import FLEET, KEEP_FILTERS, POOL_MATCH, POOL_ROOM, profile
 from .snapshot import Cluster, Engine, PlacementRequest, Pool, Replica, Snapshot
 
@@ -202,7 +203,7 @@ class _FleetScheduler:
         ours that stay. Ours that are dropped free their nodes for the refill. A member pinned to a
         pool that no longer exists occupies nothing (its pods cannot be scheduled)."""
         full = self.snapshot.capacity if self.snapshot.capacity is not None else capacity(self.snapshot.clusters)
-        free = {cluster: dict(pools) for cluster, pools in full.items()}
+        free = rooms(self.snapshot.clusters, full, self.snapshot.classes)
         for replica in self.replicas:
             if replica.deployment == self.request.deployment and (replica.cluster, replica.index) not in kept:
                 continue
@@ -210,7 +211,7 @@ class _FleetScheduler:
             for engine in replica.engines:
                 for member in engine.members:
                     if member.claims and member.pool in pools:
-                        pools[member.pool] -= member.pods * engine.copies
+                        pools[member.pool] = after_member(pools[member.pool], member, engine.copies)
         return free
 
     # -- fill
@@ -277,7 +278,7 @@ class _FleetScheduler:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
                 return None
-            trial[chosen.name] -= chosen.cost
+            trial[chosen.name] = after_engine(trial[chosen.name], engine, chosen)
             out.append(EnginePlacement(engine.name, chosen.members))
         return tuple(out), trial
 

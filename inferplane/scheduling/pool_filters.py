@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .matching import MemberMatch, ResolvedRequest
-from .snapshot import Engine, Pool
+from .shares import PodAsk, PoolRoom
+from .snapshot import Cluster, Engine, Pool, PoolClass, ReplicaMember
+
+# A pool's room in a pass: free nodes, or for a pool whose class has shared devices its PoolRoom.
+Room = int | PoolRoom
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,49 @@ class FreeNodes:
 
     def filter(self, subject: EngineInPass, candidate: PoolCandidate) -> tuple[str, ...]:
         free = subject.free[candidate.pool.name]
+        if isinstance(free, PoolRoom):
+            why = free.refusal(pod_asks(subject.engine, candidate))
+            return (why,) if why else ()
         if free >= candidate.cost:
             return ()
         return (f"{max(free, 0)} of {candidate.pool.nodes} nodes free, engine {subject.engine.name} "
                 f"needs {candidate.cost}",)
+
+
+# ---- rooms: the ledger's entries, nodes or shares
+
+
+def pod_asks(engine: Engine, candidate: PoolCandidate) -> list[PodAsk]:
+    """One ask per pod the engine runs on the candidate pool (its claiming members' pods, every copy)."""
+    out = []
+    for member, placed in zip(engine.members, candidate.members):
+        if placed.requests:
+            ask = PodAsk(tuple((r.device_class_name, r.count, r.capacity) for r in placed.requests))
+            out.extend([ask] * (member.pods * engine.copies))
+    return out
+
+
+def after_engine(room: Room, engine: Engine, candidate: PoolCandidate) -> Room:
+    """The pool's room once the engine runs there (FreeNodes admitted it)."""
+    if isinstance(room, PoolRoom):
+        return room.take(pod_asks(engine, candidate)) or room.full()
+    return room - candidate.cost
+
+
+def after_member(room: Room, member: ReplicaMember, copies: int) -> Room:
+    """The pool's room once an existing replica's member runs there (what it holds, however it fits)."""
+    if isinstance(room, PoolRoom):
+        return room.charge([member.ask] * (member.pods * copies))
+    return room - member.pods * copies
+
+
+def rooms(clusters: tuple[Cluster, ...], nodes: Mapping[str, Mapping[str, int]], classes: Mapping[str, PoolClass]
+          ) -> dict[str, dict[str, Room]]:
+    """Free room per cluster and pool before any replica: nodes, or a PoolRoom where the class shares devices."""
+    out: dict[str, dict[str, Room]] = {cluster: dict(pools) for cluster, pools in nodes.items()}
+    for cluster in clusters:
+        for pool in cluster.pools:
+            klass = classes.get(pool.class_name)
+            if klass is not None and klass.shared_devices and pool.name in out.get(cluster.name, {}):
+                out[cluster.name][pool.name] = PoolRoom(out[cluster.name][pool.name], klass.shared_devices)
+    return out
