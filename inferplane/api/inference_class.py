@@ -85,8 +85,9 @@ class RequestPolicy(ApiModel):
 
 
 class CapacityValue(ApiModel):
-    """A device capacity as a ResourceSlice writes it: {value: <quantity>}, and for a device that allows
-    multiple allocations the request policy its driver publishes (an addition to Modelplane's class)."""
+    """A device capacity as a ResourceSlice writes it: {value: <quantity>}."""
+
+    # For a device that allows multiple allocations, `requestPolicy` too: an addition to Modelplane's class.
 
     # Modelplane's limit; as a schema keyword it applies to strings only, as a quantity may be an int.
     value: Quantity = Field(json_schema_extra={"maxLength": 32})
