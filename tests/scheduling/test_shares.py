@@ -91,3 +91,27 @@ def test_a_share_is_what_kube_schedulers_allocator_consumes(policy, asked, taken
 def test_a_capacity_the_device_does_not_publish_is_refused():
     _, why = share({"dra.cpu/memory": Fraction(1)}, "dra.cpu", {"dra.cpu/cpu": Capacity(Fraction(32))})
     assert why == "publishes no capacity dra.cpu/memory (it has dra.cpu/cpu)"
+
+
+def two_clusters(held_on_b):
+    held = tuple(Replica(f"other-{i}", "ml/other", "b", i, (ReplicaEngine("vllm", (ReplicaMember(
+        "Standalone", "cpu", True, ask=PodAsk((("dra.cpu", 1, (("dra.cpu/cpu", "8"),)),))),)),))
+        for i in range(held_on_b))
+    clusters = tuple(Cluster(name, (Pool("cpu", "cpu", 2),)) for name in ("a", "b"))
+    return Snapshot(clusters, {"cpu": cpu_class(32)}, held)
+
+
+def test_shares_pack_onto_the_fuller_cluster_by_default_and_spread_with_a_negative_weight(monkeypatch):
+    from inferplane.scheduling import profiles
+    from inferplane.scheduling.framework import Weighted
+    from inferplane.scheduling.share_scores import SharePacking
+
+    # Spread first (neither cluster holds a replica of ours), then pack: a is empty, b holds shares.
+    (placement,) = schedule(request(1), two_clusters(3)).placements
+    assert placement.cluster == "b"
+    fleet_profile = profiles.profile(profiles.FLEET)
+    packing = next(w.plugin for tier in fleet_profile.scores for w in tier if isinstance(w.plugin, SharePacking))
+    spreading = fleet_profile.without_score(packing).with_score(Weighted(packing, -1), tier=1)
+    monkeypatch.setitem(profiles._PROFILES, profiles.FLEET, spreading)
+    (placement,) = schedule(request(1), two_clusters(3)).placements
+    assert placement.cluster == "a"
