@@ -469,7 +469,15 @@ def explain(request: Request) -> list[str]:
     for cluster, reasons in placed.rejections.items():
         lines.append(f"  {cluster}:")
         lines.extend(f"    {reason}" for reason in reasons)
-    return lines
+    return lines + _share_lines(placed, "  ")
+
+
+def _share_lines(placed: Schedule, indent: str = "") -> list[str]:
+    """The shared devices' capacity per cluster and pool this deployment matches, with its replicas placed."""
+    if not placed.shares:
+        return []
+    return [f"{indent}shared devices:"] + [f"{indent}  {cluster}: {line}" for cluster, lines in placed.shares.items()
+                                           for line in lines]
 
 
 def verdict(request: Request) -> list[str]:
@@ -478,7 +486,7 @@ def verdict(request: Request) -> list[str]:
     name, placed = _schedule(request)
     if isinstance(placed, list):
         return placed
-    return [placed.message(), *_replica_lines(placed)]
+    return [placed.message(), *_replica_lines(placed), *_share_lines(placed)]
 
 
 def compose_model_deployment(request: Request) -> Response:

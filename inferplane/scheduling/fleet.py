@@ -42,7 +42,7 @@ from .cluster_filters import selector_refusal as selector_refusal  # compose.mod
 from .framework import Profile
 from .matching import Matcher, ResolvedRequest
 from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch, after_engine, \
-    after_member, rooms
+    after_member, rooms, share_lines
 from .profiles import FLEET, KEEP_FILTERS, POOL_MATCH, POOL_ROOM, profile
 from .snapshot import Cluster, Engine, PlacementRequest, Pool, Replica, Snapshot
 
@@ -79,6 +79,8 @@ class Schedule:
     rejections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Cluster -> the one reason the one-line message gives: a matching pool's lack of free nodes first.
     headlines: Mapping[str, str] = field(default_factory=dict)
+    # Cluster -> the shared devices' capacity, used and free per pool, once every replica is placed.
+    shares: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def missing(self) -> int:
@@ -147,7 +149,7 @@ class _FleetScheduler:
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
         rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
-        return Schedule(placements, self.request.replicas, rejections, headlines)
+        return Schedule(placements, self.request.replicas, rejections, headlines, share_lines(ledger, self.matches))
 
     # -- retain
 
@@ -323,6 +325,12 @@ class _FleetScheduler:
         if reasons is None:
             self._candidates[key] = out
         return out
+
+    def matches(self, cluster: str, pool: str) -> bool:
+        """Whether some engine of the deployment matches the pool's class (its shares are the deployment's concern)."""
+        found = next((p for p in self.clusters[cluster].pools if p.name == pool), None) if cluster in self.clusters else None
+        return found is not None and any((fit := self.on_class(found.class_name, e)) is not None and fit.reason is None
+                                         for e in range(len(self.request.engines)))
 
     def on_class(self, class_name: str, e: int) -> EngineOnClass | None:
         """Engine `e` against a class (None: the class is not known), once per class."""

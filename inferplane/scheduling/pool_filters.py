@@ -12,7 +12,7 @@ worded for `inferplane why`; Fit prefixes the pool's name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .matching import MemberMatch, ResolvedRequest
 from .shares import PodAsk, PoolRoom
@@ -183,4 +183,17 @@ def rooms(clusters: tuple[Cluster, ...], nodes: Mapping[str, Mapping[str, int]],
             klass = classes.get(pool.class_name)
             if klass is not None and klass.shared_devices and pool.name in out.get(cluster.name, {}):
                 out[cluster.name][pool.name] = PoolRoom(out[cluster.name][pool.name], klass.shared_devices)
+    return out
+
+
+def share_lines(ledger: Mapping[str, Mapping[str, Room]], relevant: Callable[[str, str], bool]
+                ) -> dict[str, tuple[str, ...]]:
+    """Per cluster, each pool with shared devices that is `relevant` (cluster, pool): its capacity used and
+    free (`PoolRoom.describe`)."""
+    out = {}
+    for cluster, pools in sorted(ledger.items()):
+        lines = tuple(f"pool {name}: {line}" for name, room in pools.items()
+                      if isinstance(room, PoolRoom) and relevant(cluster, name) for line in room.describe())
+        if lines:
+            out[cluster] = lines
     return out

@@ -260,16 +260,22 @@ class PoolRoom:
         return out
 
     def describe(self) -> list[str]:
-        """Used and free per shared device of the pool, then per device in use: what `why` shows."""
+        """Used and free per shared device kind of the pool, and how much each device has left (fresh nodes'
+        devices unused): what `why` and `describe` show."""
         lines = []
         for d, s in enumerate(self.devices):
-            for name, (left, total, most) in sorted(self.left(d).items()):
+            for name, (left, total, _) in sorted(self.left(d).items()):
+                devices = s.count * (self.fresh + len(self.nodes))
+                spread: dict[Fraction, int] = {}
+                for node in self.nodes:
+                    for instance in node[d]:
+                        spread[instance[name]] = spread.get(instance[name], 0) + 1
+                if self.fresh:
+                    spread[s.capacities[name].value] = spread.get(s.capacities[name].value, 0) + s.count * self.fresh
+                each = ", ".join(f"{count} with {format_quantity(free)} free" for free, count in sorted(spread.items()))
                 lines.append(f"{s.device_class_name} {name}: {format_quantity(total - left)} used, "
-                             f"{format_quantity(left)} free of {format_quantity(total)} over "
-                             f"{s.count * (self.fresh + len(self.nodes))} devices")
-            for n, node in enumerate(self.nodes):
-                for i, instance in enumerate(node[d]):
-                    lines.append(f"  node {n} device {i}: {describe_left(instance, s.capacities)}")
+                             f"{format_quantity(left)} free of {format_quantity(total)} over {devices} "
+                             f"device{'s' if devices != 1 else ''} ({each})")
         return lines
 
     def refusal(self, pods: Sequence[PodAsk]) -> str | None:

@@ -115,3 +115,16 @@ def test_shares_pack_onto_the_fuller_cluster_by_default_and_spread_with_a_negati
     monkeypatch.setitem(profiles._PROFILES, profiles.FLEET, spreading)
     (placement,) = schedule(request(1), two_clusters(3)).placements
     assert placement.cluster == "a"
+
+
+def test_the_schedule_says_what_each_shared_pool_has_used_and_left():
+    placed = schedule(request(5), fleet(32))
+    assert placed.shares == {"c": ("pool cpu: dra.cpu dra.cpu/cpu: 20 used, 76 free of 96 over 3 devices "
+                                   "(1 with 12 free, 2 with 32 free)",)}
+    # A pool whose class no engine matches is not the deployment's concern; nor is a pool without shares.
+    gpu = PoolClass("gpu", (ClassDevice("gpu", "gpu.nvidia.com", device_class_name="gpu.nvidia.com"),))
+    snapshot = Snapshot((Cluster("c", (Pool("cpu", "cpu", 3), Pool("gpu", "gpu", 1))),),
+                        {"cpu": cpu_class(32), "gpu": gpu})
+    gpu_request = PlacementRequest("ml/llm", 1, (Engine("vllm", (Member("Standalone", (
+        DeviceRequest("gpu", 1, ('device.driver == "gpu.nvidia.com"',)),)),)),))
+    assert schedule(gpu_request, snapshot).shares == {}
