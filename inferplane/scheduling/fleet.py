@@ -33,9 +33,10 @@ claim on some pool of the cluster is never placed where it matches only Syntheti
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .cluster_filters import CLUSTER_NOT_READY
 from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
@@ -79,8 +80,15 @@ class Schedule:
     rejections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Cluster -> the one reason the one-line message gives: a matching pool's lack of free nodes first.
     headlines: Mapping[str, str] = field(default_factory=dict)
-    # Cluster -> the shared devices' capacity, used and free per pool, once every replica is placed.
-    shares: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The pass's rooms once every replica is placed, and which pools the deployment's engines match:
+    # `shares` reads them only when asked (`why`, `describe`).
+    rooms: Mapping[str, Mapping[str, object]] = field(default_factory=dict, repr=False, compare=False)
+    matches: Callable[[str, str], bool] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def shares(self) -> dict[str, tuple[str, ...]]:
+        """Cluster -> the shared devices' capacity, used and free per pool the deployment matches."""
+        return share_lines(self.rooms, self.matches) if self.matches is not None else {}
 
     @property
     def missing(self) -> int:
@@ -149,7 +157,7 @@ class _FleetScheduler:
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
         rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
-        return Schedule(placements, self.request.replicas, rejections, headlines, share_lines(ledger, self.matches))
+        return Schedule(placements, self.request.replicas, rejections, headlines, ledger, self.matches)
 
     # -- retain
 

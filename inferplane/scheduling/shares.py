@@ -27,11 +27,12 @@ The fleet scheduler counts a pool's room with `PoolRoom`, the cluster simulation
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
 
-from inferplane.cel.quantity import format_quantity, parse_quantity
+from inferplane.cel.quantity import NANO, format_quantity, parse_quantity
 
 # ---- one capacity of one device
 
@@ -164,6 +165,36 @@ class SharedDevice:
     driver: str
     count: int
     capacities: Mapping[str, Capacity]
+    # What each distinct ask takes of one instance (`share`), worked out once per class.
+    taken: dict[tuple[tuple[str, str], ...], dict[str, int] | None] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+    # The first shared device of a class keeps the pods' plans over all of them (`PoolRoom._plan`).
+    plans: dict[PodAsk, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @functools.cached_property
+    def units(self) -> dict[str, int]:
+        """Each capacity of one instance in nano units: a room counts in integers (quantities are exact to 1n)."""
+        return {name: _units(c.value) for name, c in self.capacities.items()}
+
+    @functools.cached_property
+    def whole(self) -> int:
+        """Every capacity of every instance on one node, summed: a fresh node's share of the pool's total."""
+        return sum(self.units.values()) * self.count
+
+    def share_of(self, asked: tuple[tuple[str, str], ...]) -> dict[str, int] | None:
+        """What the ask takes of one instance, in nano units; None when no instance can give it."""
+        if asked not in self.taken:
+            taken = share(amounts(asked), self.driver, self.capacities)[0]
+            self.taken[asked] = None if taken is None else {name: _units(v) for name, v in taken.items()}
+        return self.taken[asked]
+
+
+def _units(amount: Fraction) -> int:
+    return int(amount * NANO)
+
+
+def _amount(units: int) -> str:
+    return format_quantity(Fraction(units, NANO))
 
 
 @dataclass(frozen=True)
@@ -180,21 +211,28 @@ class PoolRoom:
     node where they fit (packing, as the allocator fills a device before the next), else a fresh node.
     Taking returns a new room: a trial never changes the room it started from."""
 
-    __slots__ = ("fresh", "nodes", "devices")
+    __slots__ = ("fresh", "nodes", "devices", "_after", "_free")
 
     def __init__(self, fresh: int, devices: tuple[SharedDevice, ...],
-                 nodes: tuple[tuple[tuple[dict[str, Fraction], ...], ...], ...] = ()):
+                 nodes: tuple[tuple[tuple[dict[str, int], ...], ...], ...] = ()):
         self.fresh = fresh  # nodes nothing runs on
         self.devices = devices
-        # Per node in use by shares: per shared device, per instance, what is left of each capacity.
+        # Per node in use by shares: per shared device, per instance, what is left of each capacity (nano units).
         self.nodes = nodes
+        # A room never changes: what taking pods leaves, and what is free, are kept once worked out
+        # (a pass asks both several times: the filter, the charge, the score).
+        self._after: dict[tuple[PodAsk, ...], PoolRoom | None] = {}
+        self._free: tuple[int, int] | None = None
 
     def take(self, pods: Iterable[PodAsk]) -> PoolRoom | None:
         """The room after these pods, or None when one does not fit."""
-        room: PoolRoom | None = self
-        for pod in pods:
-            room = room._take_pod(pod) if room is not None else None
-        return room
+        key = tuple(pods)
+        if key not in self._after:
+            room: PoolRoom | None = self
+            for pod in key:
+                room = room._take_pod(pod) if room is not None else None
+            self._after[key] = room
+        return self._after[key]
 
     def _take_pod(self, pod: PodAsk) -> PoolRoom | None:
         plan = self._plan(pod)
@@ -209,21 +247,27 @@ class PoolRoom:
         after = _take_on_node(self._fresh_node(), plan)
         return None if after is None else PoolRoom(self.fresh - 1, self.devices, self.nodes + (after,))
 
-    def _plan(self, pod: PodAsk) -> list[tuple[int, int, dict[str, Fraction]]] | None:
+    def _plan(self, pod: PodAsk) -> list[tuple[int, int, dict[str, int]]] | None:
         """(shared device, instances, what each takes) per request; None when a request is not on a shared
         device, or asks what no device of it can give (the caller then finds no room)."""
+        plans = self.devices[0].plans
+        if pod in plans:
+            return plans[pod]
+        plans[pod] = plan = self._planned(pod)
+        return plan
+
+    def _planned(self, pod: PodAsk) -> list[tuple[int, int, dict[str, int]]] | None:
         plan = []
         for device_class, count, asked in pod.requests:
             d = next((i for i, s in enumerate(self.devices) if s.device_class_name == device_class), None)
             if d is None:
                 return None
-            taken, _ = share(amounts(asked), self.devices[d].driver, self.devices[d].capacities)
-            plan.append((d, count, taken if taken is not None else {"": Fraction(1)}))
+            taken = self.devices[d].share_of(asked)
+            plan.append((d, count, taken if taken is not None else {"": 1}))
         return plan
 
-    def _fresh_node(self) -> tuple[tuple[dict[str, Fraction], ...], ...]:
-        return tuple(tuple({name: c.value for name, c in s.capacities.items()} for _ in range(s.count))
-                     for s in self.devices)
+    def _fresh_node(self) -> tuple[tuple[dict[str, int], ...], ...]:
+        return tuple(tuple(dict(s.units) for _ in range(s.count)) for s in self.devices)
 
     def charge(self, pods: Iterable[PodAsk]) -> PoolRoom:
         """The room after pods that already run here, each as it fits; one that fits nowhere (a pool
@@ -236,27 +280,28 @@ class PoolRoom:
 
     def full(self) -> PoolRoom:
         """This pool with nothing left."""
-        return PoolRoom(0, self.devices, tuple(tuple(tuple({name: Fraction(0) for name in left} for left in device)
+        return PoolRoom(0, self.devices, tuple(tuple(tuple({name: 0 for name in left} for left in device)
                                                      for device in node) for node in self.nodes))
 
-    def free(self) -> tuple[Fraction, Fraction]:
-        """(left, total) of every shared capacity over the pool's nodes: what a packing score reads."""
-        left = total = Fraction(0)
-        for d in range(len(self.devices)):
-            for name, (device_left, device_total, _) in self.left(d).items():
-                left, total = left + device_left, total + device_total
-        return left, total
+    def free(self) -> tuple[int, int]:
+        """(left, total) of every shared capacity over the pool's nodes, in nano units: what a packing score reads."""
+        if self._free is None:
+            whole = sum(s.whole for s in self.devices)
+            left = whole * self.fresh + sum(sum(instance.values()) for node in self.nodes
+                                            for device in node for instance in device)
+            self._free = (left, whole * (self.fresh + len(self.nodes)))
+        return self._free
 
-    def left(self, d: int) -> dict[str, tuple[Fraction, Fraction, Fraction]]:
-        """Per capacity of shared device `d`: (left over the pool, the pool's total, the most left on one
-        device), the pool's fresh nodes counted whole."""
+    def left(self, d: int) -> dict[str, tuple[int, int, int]]:
+        """Per capacity of shared device `d`, in nano units: (left over the pool, the pool's total, the most
+        left on one device), the pool's fresh nodes counted whole."""
         s = self.devices[d]
         nodes = self.fresh + len(self.nodes)
         out = {}
-        for name, c in s.capacities.items():
+        for name, value in s.units.items():
             lefts = [instance[name] for node in self.nodes for instance in node[d]]
-            most = c.value if self.fresh else max(lefts, default=Fraction(0))
-            out[name] = (c.value * s.count * self.fresh + sum(lefts), c.value * s.count * nodes, most)
+            most = value if self.fresh else max(lefts, default=0)
+            out[name] = (value * s.count * self.fresh + sum(lefts), value * s.count * nodes, most)
         return out
 
     def describe(self) -> list[str]:
@@ -266,15 +311,15 @@ class PoolRoom:
         for d, s in enumerate(self.devices):
             for name, (left, total, _) in sorted(self.left(d).items()):
                 devices = s.count * (self.fresh + len(self.nodes))
-                spread: dict[Fraction, int] = {}
+                spread: dict[int, int] = {}
                 for node in self.nodes:
                     for instance in node[d]:
                         spread[instance[name]] = spread.get(instance[name], 0) + 1
                 if self.fresh:
-                    spread[s.capacities[name].value] = spread.get(s.capacities[name].value, 0) + s.count * self.fresh
-                each = ", ".join(f"{count} with {format_quantity(free)} free" for free, count in sorted(spread.items()))
-                lines.append(f"{s.device_class_name} {name}: {format_quantity(total - left)} used, "
-                             f"{format_quantity(left)} free of {format_quantity(total)} over {devices} "
+                    spread[s.units[name]] = spread.get(s.units[name], 0) + s.count * self.fresh
+                each = ", ".join(f"{count} with {_amount(free)} free" for free, count in sorted(spread.items()))
+                lines.append(f"{s.device_class_name} {name}: {_amount(total - left)} used, "
+                             f"{_amount(left)} free of {_amount(total)} over {devices} "
                              f"device{'s' if devices != 1 else ''} ({each})")
         return lines
 
@@ -285,8 +330,8 @@ class PoolRoom:
         asked = "; ".join(f"{', '.join(f'{k} {v}' for k, v in req) or 'the whole'} of "
                           f"{'one' if count == 1 else count} {device_class} device{'s' if count != 1 else ''}"
                           for device_class, count, req in pods[0].requests)
-        left = "; ".join(f"{name} {format_quantity(free)} of {format_quantity(total)} free over the pool "
-                         f"(at most {format_quantity(most)} on one device)"
+        left = "; ".join(f"{name} {_amount(free)} of {_amount(total)} free over the pool "
+                         f"(at most {_amount(most)} on one device)"
                          for d in range(len(self.devices)) for name, (free, total, most) in sorted(self.left(d).items()))
         nodes = self.fresh + len(self.nodes)
         pods_asking = "a pod asking" if len(pods) == 1 else f"{len(pods)} pods each asking"
@@ -294,8 +339,8 @@ class PoolRoom:
                 f"{self.fresh} of {nodes} nodes unused")
 
 
-def _take_on_node(node: tuple[tuple[dict[str, Fraction], ...], ...], plan: list[tuple[int, int, dict[str, Fraction]]]
-                  ) -> tuple[tuple[dict[str, Fraction], ...], ...] | None:
+def _take_on_node(node: tuple[tuple[dict[str, int], ...], ...], plan: list[tuple[int, int, dict[str, int]]]
+                  ) -> tuple[tuple[dict[str, int], ...], ...] | None:
     devices = [list(instances) for instances in node]
     for d, count, taken in plan:
         if "" in taken:
