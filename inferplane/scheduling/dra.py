@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
 
+from inferplane import API_GROUP
 from inferplane.api.drivers import DRIVERS
 from inferplane.cel.device import Device, DeviceSelector, selector
 from inferplane.cel.env import CelError
@@ -190,7 +191,7 @@ class DeviceAllocator:
 def share_id(node: str, claim: str, n: int) -> str:
     """A share's ID, as the allocator gives each allocation of a shared device one (a UUID in form; here
     derived from where it was made, so a simulation is the same every time)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"inferplane.dev/share/{node}/{claim}/{n}"))
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{API_GROUP}/share/{node}/{claim}/{n}"))
 
 
 def _spelled(asked: Mapping[str, Fraction]) -> str:
