@@ -112,3 +112,43 @@ def test_every_composed_resource_claim_template_validates_against_kubernetes_1_3
     templates = composed_claim_templates(mixed)
     assert any("capacity" in t["spec"]["spec"]["devices"]["requests"][0]["exactly"] for t in templates)
     assert schema_errors(templates, "1.36") == []
+
+
+CPU_REPLICA = """
+apiVersion: inferplane.dev/v1alpha1
+kind: ModelReplica
+metadata: {name: qwen-cpu-0, namespace: default}
+spec:
+  clusterName: civo-cpu
+  engines:
+    - name: vllm
+      copies: 3
+      members:
+        - role: Standalone
+          nodePoolName: cpu
+          deviceRequests:
+            - name: cpu
+              deviceClassName: dra.cpu
+              selectors: [{cel: 'device.driver == "dra.cpu"'}]
+              capacity: {requests: {dra.cpu/cpu: "4"}}
+          template:
+            spec:
+              containers: [{name: engine, image: vllm-cpu:v0.10.2}]
+"""
+
+
+def test_a_share_that_fits_on_no_node_leaves_its_pod_pending_naming_what_is_left(tmp_path):
+    """A replica pinned by hand (past the fleet scheduler): three copies of 4 CPUs on two nodes of 6."""
+    (tmp_path / "replica.yaml").write_text(CPU_REPLICA)
+    recipe = RECIPES / "qwen2.5-0.5b-cpu"
+    runtime = Runtime(None)
+    assert runtime.apply([recipe / "class.yaml", recipe / "cluster.yaml", tmp_path / "replica.yaml"]).admission.ok
+    pods = [o for o in runtime.store.cluster_objects("civo-cpu")["civo-cpu"]
+            if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-cpu-0-")]
+    assert sorted(p["status"]["phase"] for p in pods) == ["Pending", "Running", "Running"]
+    replica = runtime.get(Key("inferplane.dev", "ModelReplica", "default", "qwen-cpu-0"))
+    ready = next(c for c in replica["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "False"
+    for node in ("civo-cpu-cpu-0", "civo-cpu-cpu-1"):
+        assert (f"node {node}: claim cpu: request cpu: needs 1 dra.cpu device, 0 of the 1 that satisfy its "
+                "selectors free (dra.cpu/cpu 4 asked; device cpudevnuma000: dra.cpu/cpu 2 of 6 free)") in ready["message"]
