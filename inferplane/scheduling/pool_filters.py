@@ -150,14 +150,19 @@ class FreeNodes:
 # ---- rooms: the ledger's entries, nodes or shares
 
 
-def pod_asks(engine: Engine, candidate: PoolCandidate) -> list[PodAsk]:
-    """One ask per pod the engine runs on the candidate pool (its claiming members' pods, every copy)."""
-    out = []
+def pod_asks(engine: Engine, candidate: PoolCandidate) -> tuple[PodAsk, ...]:
+    """One ask per pod the engine runs on the candidate pool (its claiming members' pods, every copy). A
+    candidate is made for one engine of one pass: its asks are kept on it, worked out once."""
+    kept = candidate.__dict__.get("_asks")
+    if kept is not None:
+        return kept
+    out: list[PodAsk] = []
     for member, placed in zip(engine.members, candidate.members):
         if placed.requests:
             ask = PodAsk(tuple((r.device_class_name, r.count, r.capacity) for r in placed.requests))
             out.extend([ask] * (member.pods * engine.copies))
-    return out
+    object.__setattr__(candidate, "_asks", tuple(out))  # a frozen dataclass: its own cache, as cached_property
+    return candidate.__dict__["_asks"]
 
 
 def after_engine(room: Room, engine: Engine, candidate: PoolCandidate) -> Room:
@@ -178,11 +183,14 @@ def rooms(clusters: tuple[Cluster, ...], nodes: Mapping[str, Mapping[str, int]],
           ) -> dict[str, dict[str, Room]]:
     """Free room per cluster and pool before any replica: nodes, or a PoolRoom where the class shares devices."""
     out: dict[str, dict[str, Room]] = {cluster: dict(pools) for cluster, pools in nodes.items()}
+    shared = {name: klass.shared_devices for name, klass in classes.items() if klass.shared_devices}
+    if not shared:
+        return out
     for cluster in clusters:
         for pool in cluster.pools:
-            klass = classes.get(pool.class_name)
-            if klass is not None and klass.shared_devices and pool.name in out.get(cluster.name, {}):
-                out[cluster.name][pool.name] = PoolRoom(out[cluster.name][pool.name], klass.shared_devices)
+            devices = shared.get(pool.class_name)
+            if devices is not None and pool.name in out.get(cluster.name, {}):
+                out[cluster.name][pool.name] = PoolRoom(out[cluster.name][pool.name], devices)
     return out
 
 

@@ -168,8 +168,11 @@ class SharedDevice:
     # What each distinct ask takes of one instance (`share`), worked out once per class.
     taken: dict[tuple[tuple[str, str], ...], dict[str, int] | None] = field(
         default_factory=dict, compare=False, hash=False, repr=False)
-    # The first shared device of a class keeps the pods' plans over all of them (`PoolRoom._plan`).
+    # The first shared device of a class keeps, over all of them, the pods' plans (`PoolRoom._plan`) and what
+    # pods leave of a pool nothing runs on yet (`PoolRoom.take`): equal rooms of one class answer alike.
     plans: dict[PodAsk, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    fresh_after: dict[tuple[int, tuple[PodAsk, ...]], Any] = field(default_factory=dict, compare=False, hash=False,
+                                                                   repr=False)
 
     @functools.cached_property
     def units(self) -> dict[str, int]:
@@ -228,10 +231,16 @@ class PoolRoom:
         """The room after these pods, or None when one does not fit."""
         key = tuple(pods)
         if key not in self._after:
+            shared = self.devices[0].fresh_after if not self.nodes else None
+            if shared is not None and (self.fresh, key) in shared:
+                self._after[key] = shared[self.fresh, key]
+                return self._after[key]
             room: PoolRoom | None = self
             for pod in key:
                 room = room._take_pod(pod) if room is not None else None
             self._after[key] = room
+            if shared is not None:
+                shared[self.fresh, key] = room
         return self._after[key]
 
     def _take_pod(self, pod: PodAsk) -> PoolRoom | None:
