@@ -5,7 +5,10 @@
    builds its devices' CEL activation and evaluates the selectors (compiled once), as Modelplane
    v0.3.1's scheduler does. Target: under 3 ms.
 2. 1,000 clusters x 8 pools, 100 replicas (the baseline would take minutes; it is not run).
-3. Shares of a device (DRA consumable capacity) at 1,000 clusters, each with a 3-node CPU pool of one
+3. The same 100 replicas once their pools vanished (issue 29, item 5), next to 2 as the baseline: with a
+   cluster still coming up they are kept as they run (the scheduler checks which clusters it waits for),
+   and once it is up they are placed afresh.
+4. Shares of a device (DRA consumable capacity) at 1,000 clusters, each with a 3-node CPU pool of one
    32-CPU NUMA-node device per node beside 7 GPU pools: 100 replicas claiming whole CPU devices next to
    100 claiming shares of 4 CPUs, each with the fleet empty and with every CPU pool already holding
    other deployments' replicas (6 shares of 4 per cluster; the ledger charges each).
@@ -119,7 +122,32 @@ def main() -> None:
     print("100 replicas, 1,000 clusters x 8 pools")
     print(f"  scheduler                                                       {took[0]:8.2f} {took[1]:8.2f} ms"
           f"   ({len(result.placements)} placed on {len({p.cluster for p in result.placements})} clusters)")
+    displaced(big, result, took)
     shares_section()
+
+
+def displaced(md: PlacementRequest, placed, fresh: tuple[float, float]) -> None:
+    """Section 3: every replica of `placed` pinned to a pool that is gone, with a cluster coming up, then up."""
+    replicas = tuple(Replica(f"r-{p.cluster}-{p.index}", md.deployment, p.cluster, p.index,
+                             (ReplicaEngine("main", (ReplicaMember("Standalone", "gone", True),)),))
+                     for p in placed.placements)
+
+    def fleet(up: bool) -> Snapshot:
+        base = snapshot(1000, 8)
+        joining = Cluster("cluster-new", (Pool("h100-pool", "h100", node_count=2),), {"env": "prod"},
+                          ready=up, coming_up=not up)
+        return Snapshot((*base.clusters, joining), base.classes, replicas)
+
+    waiting = schedule(md, fleet(False))
+    assert waiting.awaited == ("cluster-new",) and all(p.displaced for p in waiting.placements)
+    assert not any(p.displaced for p in schedule(md, fleet(True)).placements)
+    wait = timed_ms(lambda s: schedule(md, s), lambda: fleet(False), 10)
+    afresh = timed_ms(lambda s: schedule(md, s), lambda: fleet(True), 10)
+    print("100 replicas whose pools vanished, 1,000 clusters x 8 pools (baseline: the fresh placement above)")
+    print(f"  kept as they run while a cluster comes up                       {wait[0]:8.2f} {wait[1]:8.2f} ms"
+          f"   ({wait[0] / fresh[0]:.2f}x)")
+    print(f"  placed afresh once it is up                                     {afresh[0]:8.2f} {afresh[1]:8.2f} ms"
+          f"   ({afresh[0] / fresh[0]:.2f}x)")
 
 
 CPU_SELECTOR = 'device.driver == "dra.cpu"'

@@ -24,6 +24,10 @@ repository, commit, path and licence. A Release's values are checked against the
 - **Schema.** Where the chart has a `values.schema.json`, the values Helm validates (the chart's
   defaults with ours merged over them, as Helm merges) must satisfy it, as `helm install` requires.
 - A chart with nothing vendored takes no values: any value composed for it is an error.
+- **Usage only.** A chart whose values.yaml is in no public repository (Nebius's csi-mounted-fs-path,
+  published only as a packaged chart) has instead a `usage.yaml`: the values another project's source
+  sets for it, cited in its `SOURCE` (`checked_against: usage`). Its values are checked against those keys
+  and types the same way, so any other key is refused until the chart's own values can be vendored.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class PinnedValues:
     schema: dict[str, Any] | None
     # Dotted paths the chart renders whole into another API object (SOURCE `open`).
     open_paths: frozenset[str] = frozenset()
+    # The file the defaults come from: the chart's values.yaml, or usage.yaml (SOURCE `checked_against: usage`).
+    file: str = "values.yaml"
 
     def where(self, file: str) -> str:
         """A vendored file as the repository names it."""
@@ -70,14 +76,16 @@ def chart_folder(chart: Chart) -> Path:
 def pinned_values(chart: Chart) -> PinnedValues | None:
     """The vendored values of a chart at its pinned version, or None when nothing is vendored."""
     folder = chart_folder(chart)
-    values_file = folder / "values.yaml"
-    if not values_file.is_file():
+    if not (folder / "SOURCE").is_file():
         return None
-    defaults = vendored_yaml.load(values_file.read_text()) or {}
+    source = vendored_yaml.load((folder / "SOURCE").read_text()) or {}
+    file = "usage.yaml" if source.get("checked_against") == "usage" else "values.yaml"
+    if not (folder / file).is_file():
+        return None
+    defaults = vendored_yaml.load((folder / file).read_text()) or {}
     schema_file = folder / "values.schema.json"
     schema = json.loads(schema_file.read_text()) if schema_file.is_file() else None
-    source = vendored_yaml.load((folder / "SOURCE").read_text()) or {}
-    return PinnedValues(folder, defaults, schema, frozenset(source.get("open") or ()))
+    return PinnedValues(folder, defaults, schema, frozenset(source.get("open") or ()), file)
 
 
 def _kind(value: Any) -> str:
@@ -160,7 +168,9 @@ def chart_value_errors(chart: Chart, values: dict[str, Any] | None) -> list[str]
                     f"{_relative(chart_folder(chart))}/: vendor it (with its SOURCE) "
                     "so the values can be checked"]
         return []
-    where = pinned.where("values.yaml")
+    where = pinned.where(pinned.file)
+    if pinned.file != "values.yaml":
+        where += ": the values another project sets for it, the only ones checked, as its values.yaml is not public"
     problems = [f"{problem} ({where})" for problem in key_errors(values or {}, pinned.defaults,
                                                                   open_paths=pinned.open_paths)]
     problems += schema_errors(values or {}, pinned)

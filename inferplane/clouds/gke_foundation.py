@@ -1,5 +1,6 @@
 """What a GKE cluster stands on: a VPC network with one subnetwork (node, pod and service ranges),
-and the service account its nodes run as, with the IAM roles GKE nodes need.
+the service account its nodes run as, with the IAM roles GKE nodes need, and the Filestore API enabled
+on the project, which the Filestore CSI driver provisions ModelCache volumes through.
 
 Bring your own: `network` and `subnetwork` replace both network resources; `service_account` (an
 email) replaces the service account and its IAM members.
@@ -30,6 +31,12 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 # A service account id has 6-30 characters: lowercase letters, digits and hyphens, a letter first.
 ACCOUNT_ID_MAX = 30
 ACCOUNT_EMAIL = "{account}@{project}.iam.gserviceaccount.com"
+# The Filestore API, off in a fresh project: without it the Filestore CSI driver's volumes stay Pending
+# (SERVICE_DISABLED). Enabled as Modelplane v0.3.1 does (functions/compose-gke-cluster/function/fn.py,
+# compose_filestore_api): a ProjectService that leaves the API on when it is deleted, since other
+# workloads of the project may use it (the provider's ProjectService disableOnDestroy field).
+FILESTORE_API = {"service": "file.googleapis.com", "disableOnDestroy": False}
+FILESTORE_API_KEY = "projectservice-filestore"
 
 
 def account_id(name: str) -> str:
@@ -74,6 +81,10 @@ def gke_foundation(inputs: GKEInputs, namer: Namer, provider_config: dict[str, s
             "networkRef": build.ref("network"), "subnetworkRef": build.ref("subnetwork"),
             "ipAllocationPolicy": {"clusterSecondaryRangeName": POD_RANGE["rangeName"],
                                    "servicesSecondaryRangeName": SERVICE_RANGE["rangeName"]}})
+
+    # ---- the APIs the cluster's storage calls
+    out.resources[FILESTORE_API_KEY] = build.resource(CLOUDPLATFORM, "ProjectService", FILESTORE_API_KEY,
+                                                      {**project, **FILESTORE_API})
 
     # ---- the nodes' identity
     if inputs.service_account:

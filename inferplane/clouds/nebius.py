@@ -7,18 +7,29 @@ from typing import Any
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
 from inferplane.clouds.foundation import Foundation
-from inferplane.clouds.nebius_foundation import NebiusInputs, nebius_foundation
-from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
+from inferplane.clouds.nebius_foundation import FILESYSTEM_MOUNT_POINT, NebiusInputs, nebius_foundation
+from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, StorageChart, StorageRelease, storage_class
 
 # Replicated network SSD: the provider's general-purpose boot disk, which survives a host failure.
 BOOT_DISK_TYPE = "NETWORK_SSD"
-# ModelCache volumes: paths on the shared filesystem every node group attaches (nebius_foundation), served
-# by Nebius's csi-mounted-fs-path CSI driver, whose driver name is the StorageClass's provisioner (Nebius
-# docs, "Using shared filesystems over CSI" (docs.nebius.com/kubernetes/storage/filesystem-over-csi);
-# Modelplane v0.3.1's compose-nebius-cluster: chart csi-mounted-fs-path 0.1.6, driver
-# mounted-fs-path.csi.nebius.ai, WaitForFirstConsumer).
+# ModelCache volumes: paths on the shared filesystem every node group attaches and mounts at
+# FILESYSTEM_MOUNT_POINT (nebius_foundation), served by Nebius's csi-mounted-fs-path CSI driver, whose
+# driver name is the StorageClass's provisioner (Nebius docs, "Using shared filesystems over CSI"
+# (docs.nebius.com/kubernetes/storage/filesystem-over-csi); Modelplane v0.3.1's compose-nebius-cluster
+# (functions/compose-nebius-cluster/function/fn.py): driver mounted-fs-path.csi.nebius.ai,
+# WaitForFirstConsumer).
 NEBIUS_FS_STORAGE_CLASS = "inferplane-rwx-fs"
 NEBIUS_FS_PROVISIONER = "mounted-fs-path.csi.nebius.ai"
+# The driver, installed from Nebius's registry as Modelplane v0.3.1 installs it (same file: _CSI_CHART_REPO,
+# _CSI_CHART_NAME, _CSI_CHART_VERSION, _CSI_NAMESPACE), under the release name Nebius's docs install it with
+# (`helm upgrade csi-mounted-fs-path ...`). Its values are checked against Modelplane's use of them only:
+# the chart's own values.yaml is in no public repository (inferplane/data/charts/csi-mounted-fs-path-0.1.6/).
+NEBIUS_CSI_CHART = StorageChart(name="csi-mounted-fs-path", repository="oci://cr.eu-north1.nebius.cloud/mk8s/helm",
+                                version="0.1.6", namespace="kube-system", release="csi-mounted-fs-path",
+                                provisioner=NEBIUS_FS_PROVISIONER)
+NEBIUS_CSI_RELEASE_KEY = "release-csi-mounted-fs-path"
+# The driver serves volumes from this directory of the mount (Modelplane v0.3.1's dataDir value).
+NEBIUS_CSI_DATA_DIR = f"{FILESYSTEM_MOUNT_POINT}/csi-mounted-fs-path-data/"
 
 
 class Nebius(ProvisionedCloud):
@@ -59,7 +70,23 @@ class Nebius(ProvisionedCloud):
         # A node group's name is unique within its cluster, its parent.
         return {"name": pool.name}
 
+    # The charts shared_storage installs, whatever the cluster (the simulated clusters read them).
+    storage_charts = (NEBIUS_CSI_CHART,)
+
     def shared_storage(self, cluster: Any, observed: dict | None = None) -> SharedStorage:
         manifest = storage_class(NEBIUS_FS_STORAGE_CLASS, NEBIUS_FS_PROVISIONER,
                                  volumeBindingMode="WaitForFirstConsumer")
-        return SharedStorage(NEBIUS_FS_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest})
+        values = {"dataDir": NEBIUS_CSI_DATA_DIR, "tolerations": pool_tolerations(cluster)}
+        return SharedStorage(NEBIUS_FS_STORAGE_CLASS, {STORAGE_CLASS_KEY: manifest},
+                             {NEBIUS_CSI_RELEASE_KEY: StorageRelease(NEBIUS_CSI_CHART, values)})
+
+
+def pool_tolerations(cluster: Any) -> list[dict[str, str]]:
+    """What the CSI driver's node plugin tolerates: every taint of the cluster's pools, whatever its value,
+    since engine pods mount cache volumes on tainted pools too (a node without the plugin cannot mount
+    them: "driver name mounted-fs-path.csi.nebius.ai not found in the list of registered CSI drivers", as
+    Modelplane v0.3.1 found on its GPU nodes, which is why it tolerates its GPU taint). The chart's node
+    plugin tolerates nothing by default."""
+    pools = cluster.spec.node_pools if cluster is not None else []  # None: asked what the cloud offers
+    taints = {(taint.key, taint.effect) for pool in pools for taint in pool.taints}
+    return [{"key": key, "operator": "Exists", "effect": effect} for key, effect in sorted(taints)]

@@ -18,13 +18,37 @@ STORAGE_CLASS_API_VERSION = "storage.k8s.io/v1"
 
 
 @dataclass(frozen=True)
+class StorageChart:
+    """A Helm chart that installs what serves a cloud's storage on the workload cluster (a CSI driver the
+    cloud does not run itself): its pin, the namespace and release name it installs under, and the CSI
+    driver it registers, which the StorageClass names as its provisioner."""
+
+    name: str
+    repository: str
+    version: str
+    namespace: str
+    release: str
+    provisioner: str
+
+
+@dataclass(frozen=True)
+class StorageRelease:
+    """One install of a StorageChart on a cluster, with the values it sets."""
+
+    chart: StorageChart
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class SharedStorage:
-    """`storage_class`: the name cache volumes use (None: the cloud has none); `workload_objects`: what
-    to create on the workload cluster, by key (Kubernetes manifests, or Helm Releases); `refusal`: why
-    there is none, with what to do; `waiting`: what the StorageClass waits for before it can be composed."""
+    """`storage_class`: the name cache volumes use (None: the cloud has none); `workload_objects`: the
+    Kubernetes manifests to create on the workload cluster, by key; `releases`: the Helm charts to install
+    there, by key; `refusal`: why there is none, with what to do; `waiting`: what the StorageClass waits for
+    before it can be composed."""
 
     storage_class: str | None = None
     workload_objects: dict[str, Resource] = field(default_factory=dict)
+    releases: dict[str, StorageRelease] = field(default_factory=dict)
     refusal: str | None = None
     waiting: str | None = None
 

@@ -96,8 +96,9 @@ def refused_by_provider(resource: Resource | None) -> bool:
 
 
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the
-# runtime added (uid, resourceVersion, owners, status).
-KEPT_FIELDS = ("apiVersion", "kind", "spec")
+# runtime added (uid, resourceVersion, owners, status). A plain Secret (Nebius's cloud-init) has its type and
+# data where other kinds have a spec.
+KEPT_FIELDS = ("apiVersion", "kind", "spec", "type", "data")
 KEPT_METADATA = ("name", "namespace", "labels", "annotations")
 
 

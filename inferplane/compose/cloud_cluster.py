@@ -10,20 +10,26 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inferplane.accelerators.chart_values import chart_value_errors
+from inferplane.accelerators.component import Chart
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
-from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, composed_name
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, composed_name, \
+    helm_release
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
-from inferplane.compose.base import PROVIDER_ERROR, Composer, Desired, Request, Response, composite_name, \
+from inferplane.clouds.storage import SharedStorage
+from inferplane.compose.base import PROVIDER_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
     condition_of, refused_by_provider, validation_problems
-from inferplane.compose.serving_stack import OBJECT_API_VERSION
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
 
 READY = "Ready"
 # What the cluster's shared storage puts on the workload cluster (its StorageClass) is never deleted by
 # Crossplane: it goes with the cluster, and a delete would have to reach a cluster being torn down.
-# Every management policy but Delete, as Modelplane v0.3.1 composes its StorageClass Objects.
+# Every management policy but Delete, as Modelplane v0.3.1 composes its StorageClass Objects (and its
+# Nebius CSI driver Release).
 ORPHAN_MANAGEMENT = ["Observe", "Create", "Update", "LateInitialize"]
 STORAGE_PROVIDER_CONFIG = "storage-provider-config"
+STORAGE_HELM_PROVIDER_CONFIG = "storage-provider-config-helm"
 # The provider a cloud cluster kind belongs to: EKSCluster -> EKS.
 PROVIDER_OF_KIND = {kind.KIND: provider for provider, kind in CLOUD_CLUSTER_KINDS.items()}
 
@@ -68,7 +74,12 @@ class CloudClusterComposer(Composer):
         """Compose what can be composed now; returns the pools held back, with what each waits for."""
         module = CLOUD_MODULES[provider]
         for key, resource in module.resources(cluster, self.request.observed).items():
-            self.desire(key, resource)
+            if resource["apiVersion"] == "v1":
+                # A plain Kubernetes object (Nebius's cloud-init Secret) reports no readiness: it is ready
+                # once applied, as Modelplane marks its cloud-init Secret.
+                self.response.desired[key] = Desired(resource, ready=True)
+            else:
+                self.desire(key, resource)
         held = module.held_pools(cluster, self.request.observed)
         if held:
             # A held pool may be running already (its fabric just changed): while anything waits,
@@ -94,19 +105,16 @@ class CloudClusterComposer(Composer):
             self.condition(READY, "True", "Available", f"{provider} cluster {self.name} and its pools are ready")
 
     def compose_storage(self, provider: str, cluster: Any) -> None:
-        """The workload cluster's side of the shared storage (its StorageClass), and status.cache: the
-        StorageClass ModelCache volumes use, published at once, as Modelplane does (the class may still be
-        on its way: a volume waits for it to bind). The objects go through a ClusterProviderConfig of this
-        composite's own on the cluster's kubeconfig, as Modelplane's cloud compositions compose theirs: so
-        everything here is deleted before the cluster, whatever happens to the serving stack."""
+        """The workload cluster's side of the shared storage (its StorageClass, and the CSI driver a chart
+        installs where the cloud runs none), and status.cache: the StorageClass ModelCache volumes use,
+        published at once, as Modelplane does (the class may still be on its way: a volume waits for it to
+        bind). The objects go through ClusterProviderConfigs of this composite's own on the cluster's
+        kubeconfig, as Modelplane's cloud compositions compose theirs: so everything here is deleted before
+        the cluster, whatever happens to the serving stack."""
         storage = CLOUD_MODULES[provider].shared_storage(cluster, self.request.observed)
         config = composed_name(self.name, STORAGE_PROVIDER_CONFIG)
         if storage.workload_objects:
-            self.response.desired[STORAGE_PROVIDER_CONFIG] = Desired({
-                "apiVersion": OBJECT_API_VERSION, "kind": PROVIDER_CONFIG_KIND, "metadata": {"name": config},
-                "spec": {"credentials": {"source": "Secret", "secretRef": {
-                    "name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE,
-                    "key": KUBECONFIG_KEY}}}}, ready=True)
+            self.storage_provider_config(STORAGE_PROVIDER_CONFIG, OBJECT_API_VERSION, config)
         for key, manifest in storage.workload_objects.items():
             self.response.desired[key] = Desired({
                 "apiVersion": OBJECT_API_VERSION, "kind": "Object",
@@ -114,8 +122,39 @@ class CloudClusterComposer(Composer):
                 "spec": {"managementPolicies": list(ORPHAN_MANAGEMENT), "readiness": {"policy": "SuccessfulCreate"},
                          "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": config},
                          "forProvider": {"manifest": manifest}}}, ready=True)
+        if not self.compose_storage_releases(storage, config):
+            return  # fail closed: no class is published for a driver that is not installed
         if storage.storage_class:
             self.response.status["cache"] = {"storageClassName": storage.storage_class}
+
+    def compose_storage_releases(self, storage: SharedStorage, config: str) -> bool:
+        """The Helm releases of the storage (a CSI driver), each ready once its provider says so; whether all
+        of them could be composed. Values the pinned chart does not take (chart_values) compose none of
+        them, and a Warning event names each problem."""
+        problems = [problem for release in storage.releases.values() for problem in chart_value_errors(
+            Chart(release.chart.name, release.chart.repository, release.chart.version), release.values)]
+        if problems:
+            self.response.events.append(Event("Warning", "InvalidChartValues", (
+                f"the shared storage of cluster {self.name} is not installed: {'; '.join(problems)}")))
+            return False
+        if storage.releases:
+            self.storage_provider_config(STORAGE_HELM_PROVIDER_CONFIG, RELEASE_API_VERSION, config)
+        for key, release in storage.releases.items():
+            chart = release.chart
+            resource = helm_release(composed_name(self.name, key), config, (chart.name, chart.repository, chart.version),
+                                    chart.namespace, dict(release.values))
+            resource["metadata"]["annotations"] = {EXTERNAL_NAME_ANNOTATION: chart.release}
+            resource["spec"]["managementPolicies"] = list(ORPHAN_MANAGEMENT)
+            self.desire(key, resource)
+        return True
+
+    def storage_provider_config(self, key: str, api_version: str, name: str) -> None:
+        """A ClusterProviderConfig of one provider (kubernetes, helm) on the cluster's kubeconfig."""
+        self.response.desired[key] = Desired({
+            "apiVersion": api_version, "kind": PROVIDER_CONFIG_KIND, "metadata": {"name": name},
+            "spec": {"credentials": {"source": "Secret", "secretRef": {
+                "name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE,
+                "key": KUBECONFIG_KEY}}}}, ready=True)
 
     # ---- helpers
 

@@ -30,10 +30,11 @@ from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
+from inferplane.api.function import PROGRESS_REASONS
 from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
-    composite_name, is_ready, validation_problems
+    composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
-from inferplane.scheduling.fleet import Placement, Schedule, capacity, schedule
+from inferplane.scheduling.fleet import Placement, Schedule, awaited_text, capacity, schedule
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.scheduling.shares import PodAsk
 from inferplane.routing.gateway import replica_prefix
@@ -104,14 +105,17 @@ def placement_request(deployment: ModelDeployment, excluded: dict[str, str] | No
 
 
 def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
-    """An InferenceCluster as the scheduler reads it: its labels, Ready condition, fleet taints and
-    the pools its status publishes (with the maximum where the cloud autoscales a pool)."""
+    """An InferenceCluster as the scheduler reads it: its labels, Ready condition (and whether it is
+    only coming up: none yet, or a progress reason), fleet taints and the pools its status publishes
+    (with the maximum where the cloud autoscales a pool)."""
     metadata, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     pools = tuple(Pool(p["name"], p["className"], int(p.get("nodeCount") or 0), p.get("maxNodeCount"),
                        p.get("role") or "GPU")
                   for p in status.get("schedulablePools") or [])
-    return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), is_ready(obj),
-                   tuple(spec.get("taints") or ()))
+    ready = is_ready(obj)
+    coming_up = not ready and condition_of(obj, "Ready").get("reason") in (None, *PROGRESS_REASONS)
+    return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), ready,
+                   tuple(spec.get("taints") or ()), coming_up)
 
 
 def snapshot_replica(obj: dict[str, Any]) -> Replica:
@@ -380,9 +384,10 @@ class ModelDeploymentComposer(Composer):
         """With every replica placed, the schedule depends only on the clusters that host them and on
         its own replicas (kept replicas never count free nodes, and nothing is left to fill): other
         clusters' and deployments' changes need not call it again, which keeps a one-cluster change
-        from reconciling every deployment in the fleet. Short of replicas, it watches everything."""
+        from reconciling every deployment in the fleet. Short of replicas, it watches everything; with
+        displaced replicas waiting, the clusters they wait for too."""
         requirements = self.response.requirements
-        hosts = frozenset(("", p.cluster) for p in placed.placements)
+        hosts = frozenset(("", name) for name in {p.cluster for p in placed.placements} | set(placed.awaited))
         ours = deployment_id(self.namespace, self.deployment.metadata.name)
         replicas = frozenset((self.namespace, r.name) for r in snapshot.replicas if r.deployment == ours) | {
             (self.namespace, replica_name(self.deployment.metadata.name, p.cluster, p.index))
@@ -452,6 +457,9 @@ def _replica_lines(placed: Schedule) -> list[str]:
     for placement in placed.placements:
         pools = ", ".join(f"{e.name} on pool {e.members[0].pool}" for e in placement.engines)
         kept = " (kept as it runs: the cluster is not ready)" if placement.as_running else ""
+        if placement.displaced:
+            kept = (f" (kept as it runs: {placement.displaced}; placed afresh once "
+                    f"{awaited_text(placed.awaited)} up)")
         lines.append(f"replica {placement.index} on {placement.cluster}: {pools}{kept}")
     return lines
 

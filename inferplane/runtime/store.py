@@ -863,8 +863,8 @@ class Store:
                     self._db.execute("UPDATE resources SET written=? WHERE api_group=? AND kind=? AND namespace=? "
                                      "AND name=?", (written, *_where(key)))
                 return current, False
-        if status is not None:
-            stored["status"] = status(stored)
+        if status is not None and (reported := status(stored)):  # nothing reported (a plain Secret): no status
+            stored["status"] = reported
         version = self._next_version()
         stored["metadata"]["resourceVersion"] = str(version)
         self._db.execute(

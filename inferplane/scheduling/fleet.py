@@ -6,16 +6,28 @@ A replica never moves: a move is a delete and a create.
 
 1. Retain. Each of this deployment's replicas stays where it is while its cluster is in the
    snapshot and selected, no NoExecute taint it does not tolerate drains it, and every member's
-   pinned pool still matches the member (a changed selector re-places it, as a changed pod template
-   rolls a Deployment). A cluster that is not ready keeps its replicas exactly as they run, without
-   matching them again: an outage is a condition, not a reason to re-place, and a cluster the gate
-   holds (its class now claims what its cloud cannot serve) still runs the devices it ran.
-2. Scale down. Past `replicas`, drop from the worst-scored cluster, then the later cluster name,
-   then the highest index: by default (`profiles.py`) the cluster holding the most, so spread
-   survives and the survivors never move.
+   pinned pool still exists and matches the member (a changed selector re-places it, as a changed
+   pod template rolls a Deployment). A cluster that is not ready keeps its replicas exactly as they
+   run, without matching them again: an outage is a condition, not a reason to re-place, and a
+   cluster the gate holds (its class now claims what its cloud cannot serve) still runs the devices
+   it ran. A replica on a ready cluster whose pool vanished or no longer matches is displaced: it is
+   not retained, and the fill places it afresh by the same rules as a new replica, its nodes freed
+   in the ledger (Modelplane v0.3.1, functions/compose-model-deployment/function/scheduling.py:
+   `_retained_member` returns None for a pool the cluster no longer publishes or that no longer
+   matches, `_build_ledger` skips our replicas not retained, `_fill` re-places them).
+   One departure, for when the fleet is still changing: while a cluster the deployment could use is
+   coming up (created or installing, no failure), a displaced replica is kept as it runs and placed
+   afresh once that cluster is up, so the replacement goes where the fleet as applied puts it, not
+   where a half-provisioned fleet would (a replica never moves once placed). It is deleted when its
+   replacement is placed, in one pass, as Modelplane deletes a dropped replica; never earlier.
+2. Scale down. Past `replicas`, drop the displaced replicas kept while waiting first (Modelplane
+   never retains them), then from the worst-scored cluster, then the later cluster name, then the
+   highest index: by default (`profiles.py`) the cluster holding the most, so spread survives and the
+   survivors never move (Modelplane v0.3.1 `_scale_down`: max of (load, cluster name, index)).
 3. Fill. Each missing replica goes to the best-scored cluster, ties by name, among the clusters the
    filters admit, against a ledger of free nodes per pool charged with every replica kept; by
-   default the cluster with the fewest of this deployment's replicas (spread first, then pack).
+   default the cluster with the fewest of this deployment's replicas (spread first, then pack;
+   Modelplane v0.3.1 `_pick_cluster`: min of (load, cluster name) over ready clusters that fit).
 
 Filters (the fleet profile in `profiles.py`), in order, each one concept: ClusterSelected,
 ClusterNotExcluded (the caller's exclusions: where the deployment's ModelCache does not stage),
@@ -35,7 +47,7 @@ from __future__ import annotations
 
 import functools
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
 from .cluster_filters import CLUSTER_NOT_READY
@@ -68,8 +80,11 @@ class Placement:
     cluster: str
     index: int
     engines: tuple[EnginePlacement, ...]
-    # Kept on a cluster that is not ready: composed exactly as it runs, not from the classes' specs.
+    # Kept on a cluster that is not ready, or displaced and waiting for a cluster coming up: composed
+    # exactly as it runs, not from the classes' specs.
     as_running: bool = False
+    # Why a replica kept while waiting must move (its pool is gone or no longer matches); "" otherwise.
+    displaced: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,8 @@ class Schedule:
     rejections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Cluster -> the one reason the one-line message gives: a matching pool's lack of free nodes first.
     headlines: Mapping[str, str] = field(default_factory=dict)
+    # The clusters coming up that displaced replicas wait for (empty when none waits).
+    awaited: tuple[str, ...] = ()
     # The pass's rooms once every replica is placed, and which pools the deployment's engines match:
     # `shares` reads them only when asked (`why`, `describe`).
     rooms: Mapping[str, Mapping[str, object]] = field(default_factory=dict, repr=False, compare=False)
@@ -105,6 +122,10 @@ class Schedule:
         line = f"{len(self.placements)} of {self.wanted} replicas placed"
         if clusters:
             line += f" on {', '.join(clusters)}"
+        waiting = sum(1 for p in self.placements if p.displaced)
+        if waiting:
+            line += (f"; {waiting} whose pool is gone or no longer matches kept as "
+                     f"{'it runs' if waiting == 1 else 'they run'} until {awaited_text(self.awaited)} up")
         if not self.missing:
             return line
         why = "; ".join(f"{name}: {self.headlines.get(name, reasons[0])}" for name, reasons in self.rejections.items())
@@ -124,6 +145,17 @@ class FleetState:
 
     def placed(self, target: str) -> int:
         return self.load.get(target, 0)
+
+
+def awaited_text(clusters: Sequence[str]) -> str:
+    return f"{', '.join(clusters)} {'is' if len(clusters) == 1 else 'are'}"
+
+
+def as_running(replica: Replica, displaced: str = "") -> Placement:
+    """The replica kept exactly as it runs, on the pools it is pinned to."""
+    return Placement(replica.cluster, replica.index, tuple(
+        EnginePlacement(engine.name, tuple(MemberPlacement(m.role, m.pool) for m in engine.members))
+        for engine in replica.engines), as_running=True, displaced=displaced)
 
 
 def load_of(placements: Sequence[Placement]) -> dict[str, int]:
@@ -150,20 +182,28 @@ class _FleetScheduler:
         self._placed_members: dict[tuple[str, str, int], tuple[MemberPlacement, ...]] = {}
 
     def schedule(self) -> Schedule:
-        retained = self.retain()
+        retained, displaced = self.retain()
+        awaited = self.awaited() if displaced else ()
+        if awaited:
+            retained += [as_running(replica, why) for replica, why in displaced]
         if len(retained) > self.request.replicas:
             retained = self.scale_down(retained, self.request.replicas)
         ledger = self.ledger({(p.cluster, p.index) for p in retained})
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
         rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
-        return Schedule(placements, self.request.replicas, rejections, headlines, ledger, self.matches)
+        return Schedule(placements, self.request.replicas, rejections, headlines,
+                        awaited if any(p.displaced for p in placements) else (), rooms=ledger, matches=self.matches)
 
     # -- retain
 
-    def retain(self) -> list[Placement]:
+    def retain(self) -> tuple[list[Placement], list[tuple[Replica, str]]]:
+        """The replicas that stay, and the displaced ones (on a ready cluster that keeps them, but a
+        pool that is gone or no longer matches), each with why; the first by object name holds an
+        identity."""
         keep = Profile(KEEP_FILTERS)
         kept: list[Placement] = []
+        displaced: dict[tuple[str, int], tuple[Replica, str]] = {}
         seen: set[tuple[str, int]] = set()
         for replica in self.replicas:
             cluster = self.clusters.get(replica.cluster)
@@ -173,15 +213,28 @@ class _FleetScheduler:
                 continue
             if not cluster.ready:
                 seen.add(identity)
-                kept.append(Placement(replica.cluster, replica.index, tuple(
-                    EnginePlacement(engine.name, tuple(MemberPlacement(m.role, m.pool) for m in engine.members))
-                    for engine in replica.engines), as_running=True))
+                kept.append(as_running(replica))
                 continue
             engines = self.still_matching(replica, cluster)
             if engines is not None:
                 seen.add(identity)
                 kept.append(Placement(replica.cluster, replica.index, engines))
-        return kept
+            else:
+                displaced.setdefault(identity, (replica, displacement(replica, cluster)))
+        return kept, [entry for identity, entry in displaced.items() if identity not in seen]
+
+    def awaited(self) -> tuple[str, ...]:
+        """The clusters coming up that would admit a replica of this deployment once ready: the
+        filters new replicas pass, readiness aside, and (where they publish pools yet) a pool that
+        matches every engine. A failed cluster, or one that could never take it, is not waited for."""
+        out = []
+        for cluster in self.snapshot.clusters:
+            if not cluster.coming_up or self.plugins.rejection(self.request, replace(cluster, ready=True)):
+                continue
+            if cluster.pools and not all(self.candidates(cluster, e) for e in range(len(self.request.engines))):
+                continue
+            out.append(cluster.name)
+        return tuple(sorted(out))
 
     def still_matching(self, replica: Replica, cluster: Cluster) -> tuple[EnginePlacement, ...] | None:
         """The replica's placement re-resolved on its pinned pools, or None to re-place it."""
@@ -265,14 +318,16 @@ class _FleetScheduler:
         return placed
 
     def scale_down(self, kept: list[Placement], wanted: int) -> list[Placement]:
-        """Drop the replica on the worst-scored cluster, then the later name, then the highest index: the
-        reverse of the order fill places in, so spread survives and the survivors never move."""
+        """Drop a displaced replica kept while waiting first, then the replica on the worst-scored
+        cluster, then the later name, then the highest index: the reverse of the order fill places in,
+        so spread survives and the survivors never move."""
         survivors = list(kept)
         state = FleetState({}, self.ledger({(p.cluster, p.index) for p in kept}))
         order = self.plugins.order(self.request, state)
         while len(survivors) > max(wanted, 0):
             state.load = load_of(survivors)
-            survivors.remove(max(survivors, key=lambda p: (*order(self.clusters[p.cluster]), p.index)))
+            survivors.remove(max(survivors, key=lambda p: (bool(p.displaced), *order(self.clusters[p.cluster]),
+                                                           p.index)))
         return survivors
 
     def fit(self, cluster: Cluster, free: Mapping[str, int], reasons: list[str] | None = None,
@@ -374,6 +429,14 @@ class _FleetScheduler:
                 if short:
                     headlines[cluster.name] = short[0]
         return out, headlines
+
+
+def displacement(replica: Replica, cluster: Cluster) -> str:
+    """Why a replica on a cluster that keeps it must move: the first pinned pool that is gone, else
+    that its pools no longer match the deployment."""
+    pools = {pool.name for pool in cluster.pools}
+    gone = next((m.pool for e in replica.engines for m in e.members if m.pool not in pools), None)
+    return f"pool {gone} is gone" if gone is not None else "its pools no longer match the deployment"
 
 
 def capacity(clusters: Sequence[Cluster]) -> dict[str, dict[str, int]]:

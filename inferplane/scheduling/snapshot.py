@@ -144,13 +144,16 @@ class Pool:
 @dataclass(frozen=True)
 class Cluster:
     """An InferenceCluster: its labels (for the cluster selector), readiness, fleet-level taints
-    (`spec.taints`) and schedulable pools."""
+    (`spec.taints`) and schedulable pools. `coming_up`: not ready only because it is still being
+    created or its stack installed (no Ready condition yet, or one whose reason is progress), not
+    because something failed."""
 
     name: str
     pools: tuple[Pool, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     ready: bool = True
     taints: tuple[Mapping[str, Any], ...] = ()
+    coming_up: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,11 @@ controller and programs a Gateway of that class, whose address is MetalLB's (the
 its pool, as MetalLB's allocator hands out the lowest free one) or, without a pool, the simulated
 cloud load balancer's. A target cluster's Gateway (applied through a provider-kubernetes Object) gets
 its cluster's own simulated load balancer address, reported in the Object's `atProvider.manifest`.
-A ModelCache's PersistentVolumeClaim is reported Bound, and its hydration Job Complete, the same way.
+A ModelCache's PersistentVolumeClaim is reported Bound, and its hydration Job Complete, the same way;
+a claim whose StorageClass's provisioner is a CSI driver a Helm chart installs (a cloud's `storage_charts`:
+Nebius's csi-mounted-fs-path) stays Pending until a Release of that chart is Ready on the claim's cluster
+(the cluster its ProviderConfig's kubeconfig Secret reaches). A plain Kubernetes object the control plane
+holds (apiVersion v1: Nebius's cloud-init Secret) has no provider: nothing is reported on it.
 An Object applying one of the Inference Extension's kinds (a PrefillDecode replica's InferencePool) is
 created only on a cluster where another Object applies the CRD serving it, as the serving stack does;
 elsewhere it reports the API server's "no matches for kind".
@@ -29,11 +33,13 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
+from inferplane.api.function import is_ready
 from inferplane.api.json_data import json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
-from inferplane.clouds import refusal
+from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
@@ -46,6 +52,9 @@ MAX_DOWNLOAD_STEPS = 8
 # The version simulated target clusters run unless a test picks another.
 SIMULATED_KUBERNETES_VERSION = "v1.36.1"
 OBSERVE_ONLY = ["Observe"]
+# The CSI drivers a cloud's shared storage installs with a chart, by driver name (a StorageClass's provisioner).
+CHART_PROVISIONERS = {chart.provisioner: chart for module in CLOUD_MODULES.values()
+                      for chart in getattr(module, "storage_charts", ())}
 
 
 def kubeadm_config(version: str) -> Resource:
@@ -76,6 +85,8 @@ class SimulatedProvider:
         objects of a kind (a Gateway's address comes from MetalLB's pool)."""
         if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in ("GatewayClass", "Gateway"):
             return self.observe_gateway_api(obj, of_kind)
+        if obj.get("apiVersion") == "v1":
+            return {}  # a plain Kubernetes object the control plane holds (Nebius's cloud-init Secret): no provider
         status = dict(obj.get("status") or {})
         if obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") == "HTTPRoute":
             status["parents"] = self.route_parents(obj, of_kind)  # Traefik says which parents accepted it
@@ -104,11 +115,12 @@ class SimulatedProvider:
                 {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
                 {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
             return status
-        elif obj.get("kind") == "Object" and (settled := settled_status(spec) or hydration_status(obj, of_kind)) \
-                is not None:
+        elif obj.get("kind") == "Object" and (settled := settled_status(spec, of_kind)
+                                               or hydration_status(obj, of_kind)) is not None:
             # A ModelCache's volume binds and its hydration Job completes on the target cluster.
             status["atProvider"] = {**status["atProvider"], "manifest": settled}
-            done = settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded"))
+            done = (settled.get("status") or {}).get("phase") != "Pending" and (
+                settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded")))
             status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
                                     _condition("Synced", True, "ReconcileSuccess")]
             return status
@@ -173,9 +185,11 @@ class SimulatedProvider:
         their pool; a hydration Job, which downloads a step further each time."""
         if obj.get("kind") == "Object":
             manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+            reported = (((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status") or {}
+            if (manifest.get("apiVersion"), manifest.get("kind")) == ("v1", "PersistentVolumeClaim"):
+                return reported.get("phase") != "Bound"  # its class's driver may have been installed since
             return manifest.get("kind") == "Job" and manifest.get("apiVersion") == "batch/v1" and \
-                not ((((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status")
-                     or {}).get("succeeded")
+                not reported.get("succeeded")
         return obj.get("apiVersion") == gw.GATEWAY_API_VERSION and obj.get("kind") in (
             "GatewayClass", "Gateway", "HTTPRoute")
 
@@ -210,19 +224,60 @@ class SimulatedProvider:
                 "conditions": [_condition("Accepted", True, "Accepted"), _condition("Programmed", True, "Programmed")]}
 
 
-def settled_status(spec: Resource) -> Resource | None:
+def settled_status(spec: Resource, of_kind: Callable[[str], list[Resource]]) -> Resource | None:
     """The object a target cluster holds once it settled, for the kinds that settle on their own: a
     PersistentVolumeClaim Bound by its StorageClass's provisioner (the simulation takes the class a
-    cluster declares to exist), a Job Complete (its volume was bound before it was composed). None for
-    any other manifest."""
+    cluster declares to exist), or Pending while that provisioner is a CSI driver not installed yet
+    (`unserved_provisioner`). None for any other manifest."""
     manifest = (spec.get("forProvider") or {}).get("manifest")
     if not isinstance(manifest, dict):
         return None
     if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "PersistentVolumeClaim":
+        if unserved_provisioner(spec, of_kind) is not None:
+            return {**manifest, "status": {"phase": "Pending"}}
         claim = manifest.get("spec") or {}
         return {**manifest, "status": {"phase": "Bound", "accessModes": list(claim.get("accessModes") or []),
                                        "capacity": dict((claim.get("resources") or {}).get("requests") or {})}}
     return None
+
+
+def unserved_provisioner(spec: Resource, of_kind: Callable[[str], list[Resource]]) -> str | None:
+    """The provisioner of a claim's StorageClass when it is a CSI driver a chart installs and no Release of
+    that chart is Ready on the claim's cluster: Kubernetes then leaves the claim Pending, "waiting for a
+    volume to be created, either by external provisioner". None when the claim can bind."""
+    claim = (spec.get("forProvider") or {}).get("manifest") or {}
+    class_name = (claim.get("spec") or {}).get("storageClassName")
+    on_cluster = cluster_configs(OBJECT_API_VERSION, spec, of_kind("ClusterProviderConfig"))
+
+    def here(api_version: str, obj: Resource) -> bool:
+        return (api_version, ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name")) in on_cluster
+
+    classes = [manifest for other in of_kind("Object") if here(OBJECT_API_VERSION, other)
+               and (manifest := ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {})
+               .get("kind") == "StorageClass" and (manifest.get("metadata") or {}).get("name") == class_name]
+    chart = CHART_PROVISIONERS.get(classes[0].get("provisioner")) if classes else None
+    if chart is None:
+        return None
+    for release in of_kind("Release"):
+        pinned = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
+        if (pinned.get("name"), pinned.get("version")) == (chart.name, chart.version) and is_ready(release) \
+                and here(RELEASE_API_VERSION, release):
+            return None
+    return chart.provisioner
+
+
+def cluster_configs(api_version: str, spec: Resource, configs: list[Resource]) -> set[tuple[str, str]]:
+    """(apiVersion, name) of every ClusterProviderConfig reaching the same cluster as a managed resource's,
+    of any provider: those naming the same kubeconfig Secret (empty when its own is not found)."""
+    def secret(config: Resource) -> tuple:
+        ref = ((config.get("spec") or {}).get("credentials") or {}).get("secretRef") or {}
+        return ref.get("namespace"), ref.get("name")
+
+    name = (spec.get("providerConfigRef") or {}).get("name")
+    own = next((secret(c) for c in configs if c.get("apiVersion") == api_version
+                and (c.get("metadata") or {}).get("name") == name), None)
+    return {(c.get("apiVersion"), (c.get("metadata") or {}).get("name")) for c in configs if secret(c) == own} \
+        if own is not None else set()
 
 
 def hydration_status(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> Resource | None:
@@ -261,14 +316,16 @@ def downloaded_gib(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> i
 
 
 def claimed_gib(job: Resource, cluster: str | None, of_kind: Callable[[str], list[Resource]]) -> int:
-    """The GiB of the claim a Job's pod mounts, from the Object applying it on the same cluster (0: none)."""
+    """The GiB of the claim a Job's pod mounts, from the Object applying it on the same cluster (0: none, or
+    not Bound yet: the pod waits for its volume)."""
     volumes = ((((job.get("spec") or {}).get("template") or {}).get("spec") or {}).get("volumes")) or []
     claims = {(v.get("persistentVolumeClaim") or {}).get("claimName") for v in volumes}
     for other in of_kind("Object"):
         other_spec = other.get("spec") or {}
         claim = (other_spec.get("forProvider") or {}).get("manifest") or {}
+        reported = (((other.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status") or {}
         if claim.get("kind") == "PersistentVolumeClaim" and (claim.get("metadata") or {}).get("name") in claims \
-                and (other_spec.get("providerConfigRef") or {}).get("name") == cluster:
+                and (other_spec.get("providerConfigRef") or {}).get("name") == cluster and reported.get("phase") == "Bound":
             storage = str((((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage", "0"))
             return int(storage.removesuffix("Gi")) if storage.removesuffix("Gi").isdigit() else 0
     return 0

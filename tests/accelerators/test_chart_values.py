@@ -14,6 +14,8 @@ from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors,
 from inferplane.accelerators.component import Chart
 from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds.nebius import NEBIUS_CSI_CHART
 from inferplane.engine.legs import LEGS
 from inferplane.engine.runtime import Runtime
 from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
@@ -206,10 +208,39 @@ def test_every_vendored_chart_names_its_source_version_and_licence(folder):
     assert sorted(p.name for p in folder.iterdir()) == sorted([*source["files"], "SOURCE", "LICENSE"])
 
 
-def test_every_vendored_chart_is_one_the_catalog_or_the_gateway_pins():
+def test_every_vendored_chart_is_one_the_catalog_the_gateway_or_a_clouds_storage_pins():
     # A folder left behind by a version bump would check nothing.
+    storage = {f"{c.name}-{c.version}" for m in CLOUD_MODULES.values() for c in getattr(m, "storage_charts", ())}
+    assert storage == {"csi-mounted-fs-path-0.1.6"}
     assert {p.name for p in VENDORED} == {f"{c.name}-{c.version}" for c in WITH_VALUES} | {
-        f"{TRAEFIK_CHART}-{TRAEFIK_CHART_VERSION}"}
+        f"{TRAEFIK_CHART}-{TRAEFIK_CHART_VERSION}"} | storage
+
+
+# ---- a chart whose values.yaml is not public: checked against another project's use of it
+
+
+NEBIUS_CSI = Chart(NEBIUS_CSI_CHART.name, NEBIUS_CSI_CHART.repository, NEBIUS_CSI_CHART.version)
+
+
+def test_nebius_csi_chart_is_checked_against_modelplanes_use_of_it_only():
+    pinned = pinned_values(NEBIUS_CSI)
+    assert pinned.file == "usage.yaml" and pinned.schema is None
+    # Exactly what Modelplane v0.3.1 sets for the chart (its compose_csi_driver), keys and types.
+    assert pinned.defaults == {"dataDir": "/mnt/data/csi-mounted-fs-path-data/", "tolerations": [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    composed = CLOUD_MODULES["Nebius"].shared_storage(None).releases["release-csi-mounted-fs-path"]
+    assert composed.chart == NEBIUS_CSI_CHART and chart_value_errors(NEBIUS_CSI, composed.values) == []
+
+
+def test_any_other_value_for_the_nebius_csi_chart_is_refused():
+    # Fail closed: a value Modelplane does not set (the chart's driverName, say) is not known to be the
+    # chart's, so it is refused, saying why only these are checked.
+    (error,) = chart_value_errors(NEBIUS_CSI, {"dataDir": "/mnt/data/x/", "driverName": "other.csi.nebius.ai"})
+    assert error.startswith("chart csi-mounted-fs-path 0.1.6: `driverName` is not a value the chart has "
+                            "(inferplane/data/charts/csi-mounted-fs-path-0.1.6/usage.yaml: the values another "
+                            "project sets for it, the only ones checked, as its values.yaml is not public)")
+    (error,) = chart_value_errors(NEBIUS_CSI, {"tolerations": {"key": "nvidia.com/gpu"}})
+    assert "`tolerations` is a mapping, but the chart's default is a list" in error
 
 
 def test_the_pinned_charts_own_defaults_pass_their_schema():

@@ -118,7 +118,9 @@ AKS_NETWORK = {"networkPlugin": "azure", "networkPluginMode": "overlay", "podCid
                "serviceCidr": "10.96.0.0/16", "dnsServiceIp": "10.96.0.10"}
 NEBIUS_TEMPLATE = {"networkInterfaces": [{"subnetId": "vpcsubnet-e00abc"}],
                    "filesystems": [{"attachMode": "READ_WRITE", "mountTag": "inferplane-cache",
-                                    "existingFilesystem": {"idRef": {"name": "c1-filesystem-0f9e5826c1fa"}}}]}
+                                    "existingFilesystem": {"idRef": {"name": "c1-filesystem-0f9e5826c1fa"}}}],
+                   # cloud-init mounts the filesystem on every node (the foundation's Secret).
+                   "cloudInitUserDataSecretRef": {"name": "c1-cloud-init-6c86d2f43c45", "key": "userData"}}
 
 EXPECTED = {
     "EKS": {
@@ -642,8 +644,9 @@ def test_a_namespaced_provider_config_is_referenced_by_its_kind(cloud):
             "nodePools": [system(cloud)]}
     resources = CLOUD_MODULES[cloud].resources(kind.model_validate(
         {"apiVersion": kind.api_version_string(), "kind": kind.KIND, "metadata": {"name": "c1"}, "spec": spec}))
-    assert {r["spec"]["providerConfigRef"]["kind"] for r in resources.values()} == {"ProviderConfig"}
-    assert {r["spec"]["providerConfigRef"]["name"] for r in resources.values()} == {"team-a"}
+    managed = [r for r in resources.values() if r["apiVersion"] != "v1"]  # not a plain Secret: no provider
+    assert {r["spec"]["providerConfigRef"]["kind"] for r in managed} == {"ProviderConfig"}
+    assert {r["spec"]["providerConfigRef"]["name"] for r in managed} == {"team-a"}
 
 
 def test_a_nebius_class_chooses_its_drivers_preset():
@@ -658,9 +661,10 @@ FOUNDATION_KINDS = {
     "EKS": {"VPC", "Subnet", "InternetGateway", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
             "Role", "RolePolicyAttachment", "Addon", "ClusterAuth", "FileSystem", "MountTarget", "SecurityGroup",
             "SecurityGroupIngressRule", "PodIdentityAssociation"},
-    "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember"},
+    # The Filestore API is enabled on the project whatever the user brings.
+    "GKE": {"Network", "Subnetwork", "ServiceAccount", "ProjectIAMMember", "ProjectService"},
     "AKS": {"ResourceGroup", "VirtualNetwork", "Subnet"},
-    "Nebius": {"Network", "Subnet", "Filesystem"},
+    "Nebius": {"Network", "Subnet", "Filesystem", "Secret"},
 }
 # cloud, what the user names, the foundation kinds then left out, and (resource key, field path, value)
 # that must now carry the user's own.
@@ -734,7 +738,7 @@ def test_what_a_user_brings_replaces_that_kind(provider_crds, cloud, settings, l
         assert field_at(resources[key], path) == value, (key, path)
     # Nothing still references a resource of a kind no longer composed.
     names = {r["metadata"]["name"] for r in resources.values()}
-    refs = [v["name"] for r in resources.values() for v in references(r["spec"]["forProvider"])]
+    refs = [v["name"] for r in resources.values() for v in references((r.get("spec") or {}).get("forProvider"))]
     assert set(refs) <= names
     for key, resource in resources.items():
         assert provider_crds.violations(resource) == [], key

@@ -1,6 +1,7 @@
 """Each cloud's foundation: network, identities, addons and kubeconfig publisher, with what a user
 brings replacing what would be composed. Every resource is checked against its provider's CRD."""
 
+import base64
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from inferplane.clouds.aks_foundation import AKSInputs, aks_foundation
 from inferplane.clouds.eks_foundation import EKSInputs, eks_foundation
 from inferplane.clouds.foundation import FoundationError, FoundationPool, merge
 from inferplane.clouds.gke_foundation import GKEInputs, account_id, gke_foundation
+from inferplane.clouds.nebius import NEBIUS_CSI_DATA_DIR
 from inferplane.clouds.nebius_foundation import NebiusInputs, nebius_foundation
 
 NS = "inferplane-system"
@@ -280,6 +282,9 @@ def test_gke_composes_network_subnetwork_and_node_account_with_its_roles():
         "iam-member-registry": mr(CLOUDPLATFORM, "ProjectIAMMember", "iam-member-registry", {
             "project": "acme-ml", "role": "roles/artifactregistry.reader",
             "member": "serviceAccount:c1-service-account@acme-ml.iam.gserviceaccount.com"}),
+        # Filestore, where ModelCache volumes live, is an API a fresh project has off.
+        "projectservice-filestore": mr(CLOUDPLATFORM, "ProjectService", "projectservice-filestore", {
+            "project": "acme-ml", "service": "file.googleapis.com", "disableOnDestroy": False}),
     }
     assert out.cluster_fields == {"networkRef": ref("network"), "subnetworkRef": ref("subnetwork"),
                                   "ipAllocationPolicy": {"clusterSecondaryRangeName": "pods",
@@ -297,7 +302,9 @@ def test_gke_without_a_project_grants_the_roles_once_the_account_reports_its_ema
 
 def test_gke_bring_your_own_network_and_account():
     out = gke(network="shared-vpc", subnetwork="gpu-subnet", service_account="nodes@acme.iam.gserviceaccount.com")
-    assert out.resources == {}
+    # Only the project's Filestore API is composed: it is not the user's network or identity.
+    assert out.resources == {"projectservice-filestore": mr(CLOUDPLATFORM, "ProjectService", "projectservice-filestore",
+                                                            {"service": "file.googleapis.com", "disableOnDestroy": False})}
     assert out.cluster_fields == {"network": "shared-vpc", "subnetwork": "gpu-subnet"}
     assert out.pool_fields["gpu"] == {"nodeConfig": {
         "serviceAccount": "nodes@acme.iam.gserviceaccount.com",
@@ -367,6 +374,8 @@ VPC = "vpc.nebius.m.upbound.io/v1beta1"
 NEBIUS_COMPUTE = "compute.nebius.m.upbound.io/v1beta1"
 FILESYSTEMS = [{"attachMode": "READ_WRITE", "mountTag": "inferplane-cache",
                 "existingFilesystem": {"idRef": ref("filesystem")}}]
+# Every node mounts the filesystem at first boot, from the user data of this Secret beside the node groups.
+CLOUD_INIT = {"name": "c1-cloud-init", "key": "userData"}
 
 
 def test_nebius_composes_network_subnet_filesystem_and_a_gpu_cluster_per_fabric():
@@ -383,17 +392,32 @@ def test_nebius_composes_network_subnet_filesystem_and_a_gpu_cluster_per_fabric(
                                    {"name": "c1-gpu-cluster-fabric-3", "infinibandFabric": "fabric-3"}),
         "gpu-cluster-fabric-5": mr(NEBIUS_COMPUTE, "GpuCluster", "gpu-cluster-fabric-5",
                                    {"name": "c1-gpu-cluster-fabric-5", "infinibandFabric": "fabric-5"}),
+        "cloud-init": out.resources["cloud-init"],  # below
     }
     assert out.cluster_fields == {"controlPlane": {"subnetIdRef": ref("subnet")}}
     assert out.pool_fields["system"] == {"template": {"networkInterfaces": [{"subnetIdRef": ref("subnet")}],
-                                                      "filesystems": FILESYSTEMS}}
+                                                      "filesystems": FILESYSTEMS, "cloudInitUserDataSecretRef": CLOUD_INIT}}
     assert out.pool_fields["b"]["template"]["gpuCluster"] == {"idRef": ref("gpu-cluster-fabric-3")}
     assert out.pool_fields["c"]["template"]["gpuCluster"] == {"idRef": ref("gpu-cluster-fabric-5")}
 
 
+def test_nebius_nodes_mount_the_filesystem_where_the_csi_driver_serves_volumes_from():
+    secret = nebius().resources["cloud-init"]
+    assert {k: secret[k] for k in ("apiVersion", "kind", "metadata", "type")} == {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c1-cloud-init", "namespace": NS}, "type": "Opaque"}
+    user_data = base64.b64decode(secret["data"]["userData"]).decode()
+    # The mount tag the node groups attach the filesystem under, at the path below the driver's dataDir.
+    assert user_data == ("#cloud-config\nruncmd:\n  - mkdir -p /mnt/data\n"
+                         "  - mount -t virtiofs inferplane-cache /mnt/data\n"
+                         '  - printf "inferplane-cache /mnt/data virtiofs defaults,nofail 0 2\\n" >> /etc/fstab\n')
+    assert NEBIUS_CSI_DATA_DIR.startswith("/mnt/data/")
+    assert all(fields["template"]["cloudInitUserDataSecretRef"] == CLOUD_INIT
+               for fields in nebius(FoundationPool("system"), FoundationPool("gpu")).pool_fields.values())
+
+
 def test_nebius_bring_your_own_subnet_and_project():
     out = nebius(parent_id="project-e00abc", subnet_id="vpcsubnet-e00abc")
-    assert list(out.resources) == ["filesystem"]
+    assert list(out.resources) == ["filesystem", "cloud-init"]
     assert out.resources["filesystem"]["spec"]["forProvider"]["parentId"] == "project-e00abc"
     assert out.cluster_fields == {"controlPlane": {"subnetId": "vpcsubnet-e00abc"}}
     assert out.pool_fields["gpu"]["template"]["networkInterfaces"] == [{"subnetId": "vpcsubnet-e00abc"}]

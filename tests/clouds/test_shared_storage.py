@@ -1,6 +1,7 @@
 """Each cloud's shared storage for ModelCache volumes: the StorageClass it puts on the workload cluster
 (valid for Kubernetes, wrapped in a provider-kubernetes Object valid for its CRD, through a ProviderConfig
-of the cloud cluster's own), the class its status reports, and the refusal of a cloud without any."""
+of the cloud cluster's own), the CSI driver that serves it (the cloud's, or a chart installed with the
+cluster), the class its status reports, and the refusal of a cloud without any."""
 
 import pytest
 
@@ -75,6 +76,32 @@ def test_gke_enables_the_filestore_csi_driver_on_the_cluster(provider_crds):
     cluster = CLOUD_MODULES["GKE"].resources(kind.model_validate(composite("GKE")))["cluster"]
     assert cluster["spec"]["forProvider"]["addonsConfig"] == {"gcpFilestoreCsiDriverConfig": {"enabled": True}}
     assert provider_crds.violations(cluster) == []
+
+
+def test_gke_enables_the_filestore_api_the_driver_provisions_through(provider_crds):
+    response = compose_cloud_cluster(Request(composite("GKE"), {}, {}))
+    service = response.desired["projectservice-filestore"].resource
+    assert (service["kind"], service["spec"]["forProvider"]) == (
+        "ProjectService", {"project": "acme", "service": "file.googleapis.com", "disableOnDestroy": False})
+    assert provider_crds.violations(service) == []
+
+
+# cloud -> what runs the CSI driver its StorageClass names: the cloud (a composed add-on, a cluster setting,
+# built in) or a Helm chart inferplane installs on the workload cluster.
+DRIVERS = {"EKS": ("addon-aws-efs-csi-driver", "Addon"), "GKE": ("cluster", "Cluster"), "AKS": None,
+           "Nebius": ("release-csi-mounted-fs-path", "Release")}
+
+
+@pytest.mark.parametrize("cloud", list(CLASSES))
+def test_each_clouds_class_is_served_by_a_driver_that_runs_there(cloud):
+    response = compose_cloud_cluster(Request(composite(cloud), observed_for(cloud), {}))
+    releases = {k for k, d in response.desired.items() if d.resource["kind"] == "Release"}
+    assert releases == ({"release-csi-mounted-fs-path"} if cloud == "Nebius" else set())
+    if DRIVERS[cloud] is not None:  # AKS runs the Azure Files CSI driver built in
+        key, kind = DRIVERS[cloud]
+        assert response.desired[key].resource["kind"] == kind
+    charts = {(c.provisioner, c.name) for c in getattr(CLOUD_MODULES[cloud], "storage_charts", ())}
+    assert charts == ({(CLASSES[cloud][1], "csi-mounted-fs-path")} if cloud == "Nebius" else set())
 
 
 @pytest.mark.parametrize("cloud", ["Vultr", "Civo"])

@@ -60,9 +60,11 @@ def test_desired_are_the_modules_resources(cloud):
     response = compose(cloud)
     model = CLOUD_CLUSTER_KINDS[cloud].model_validate(composite(cloud))
     expected = CLOUD_MODULES[cloud].resources(model)
-    # Beside the cloud's resources: the StorageClass of its shared storage, on the workload cluster.
+    # Beside the cloud's resources: the StorageClass of its shared storage, on the workload cluster, and
+    # the CSI driver's Release where a chart installs it (Nebius).
     storage = {k: d.resource for k, d in response.desired.items()
-               if k in ("storage-class-rwx", "storage-provider-config")}
+               if k in ("storage-class-rwx", "storage-provider-config", "storage-provider-config-helm",
+                        "release-csi-mounted-fs-path")}
     assert {k: d.resource for k, d in response.desired.items() if k not in storage} == expected
     assert list(response.desired)[:len(keys(cloud))] == keys(cloud)
     assert response.requirements == {} and response.events == []
@@ -106,7 +108,7 @@ def test_a_resource_observed_not_ready_is_not_ready():
     assert response.desired["cluster"].ready is False
     assert response.condition("Ready").message == \
         "GKE cluster c1 is being provisioned; not ready yet: Cluster c1, Subnetwork c1-subnetwork-d0864b07212b, " \
-        "ServiceAccount c1-service-account-21e1746fcded"
+        "ProjectService c1-projectservice-filestore-75fb79b2860b, ServiceAccount c1-service-account-21e1746fcded"
 
 
 def test_gke_grants_the_node_account_its_roles_once_it_reports_its_email():
@@ -248,3 +250,63 @@ def test_the_request_is_not_modified():
     before = json.dumps([request.composite, request.observed], sort_keys=True)
     compose_cloud_cluster(request)
     assert json.dumps([request.composite, request.observed], sort_keys=True) == before
+
+
+# ---- Nebius: the CSI driver that serves its shared filesystem, installed with the cluster
+
+
+def test_nebius_installs_the_csi_driver_its_storage_class_names(crossplane_crds):
+    gpu_taint = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    cpu = {"name": "cpu", "role": "CPU", "nodeCount": 1, "machine": {"platform": "cpu-d3", "preset": "8vcpu-32gb"},
+           "taints": [{"key": "inferplane.dev/cpu", "value": "true", "effect": "NoSchedule"}]}
+    pools = [CLOUD_MODULES["Nebius"].system_pool(),
+             {"name": "gpu", "role": "GPU", "nodeCount": 1, "machine": GPU_MACHINE["Nebius"], "taints": [gpu_taint]}, cpu]
+    response = compose("Nebius", nodePools=pools)
+    config = "c1-storage-provider-config-462e7ff6c574"
+    release = response.desired["release-csi-mounted-fs-path"]
+    assert release.resource == {
+        "apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "Release",
+        "metadata": {"name": "c1-release-csi-mounted-fs-path-706b625f0dcf", "namespace": "inferplane-system",
+                     "annotations": {"crossplane.io/external-name": "csi-mounted-fs-path"}},
+        "spec": {"providerConfigRef": {"kind": "ClusterProviderConfig", "name": config},
+                 "managementPolicies": ["Observe", "Create", "Update", "LateInitialize"],
+                 "forProvider": {
+                     "chart": {"name": "csi-mounted-fs-path", "repository": "oci://cr.eu-north1.nebius.cloud/mk8s/helm",
+                               "version": "0.1.6"},
+                     "namespace": "kube-system",
+                     # The node plugin runs on every pool engines mount cache volumes on, whatever its taint.
+                     "values": {"dataDir": "/mnt/data/csi-mounted-fs-path-data/", "tolerations": [
+                         {"key": "inferplane.dev/cpu", "operator": "Exists", "effect": "NoSchedule"},
+                         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}
+    assert release.ready is False  # until provider-helm reports it installed
+    # Through the cluster's own kubeconfig, as the StorageClass, whose provisioner is the driver the chart runs.
+    helm = response.desired["storage-provider-config-helm"].resource
+    assert helm["apiVersion"] == "helm.m.crossplane.io/v1beta1" and helm["metadata"]["name"] == config
+    assert helm["spec"]["credentials"]["secretRef"] == {"name": "c1-connection", "namespace": "inferplane-system",
+                                                        "key": "kubeconfig"}
+    manifest = response.desired["storage-class-rwx"].resource["spec"]["forProvider"]["manifest"]
+    assert manifest["provisioner"] == "mounted-fs-path.csi.nebius.ai"
+    for key in ("release-csi-mounted-fs-path", "storage-provider-config-helm", "storage-provider-config"):
+        assert [str(v) for v in crossplane_crds.validate(response.desired[key].resource)] == [], key
+    assert compose("Nebius", {"release-csi-mounted-fs-path": ready()}).desired["release-csi-mounted-fs-path"].ready
+
+
+def test_a_storage_chart_value_the_chart_may_not_take_installs_nothing_and_publishes_no_class(monkeypatch):
+    from inferplane.clouds import nebius
+
+    monkeypatch.setattr(nebius, "NEBIUS_CSI_DATA_DIR", 7)  # a number where Modelplane sets a string
+    response = compose("Nebius")
+    assert "release-csi-mounted-fs-path" not in response.desired and "cache" not in response.status
+    (event,) = response.events
+    assert (event.type, event.reason) == ("Warning", "InvalidChartValues")
+    assert event.message.startswith("the shared storage of cluster c1 is not installed: chart csi-mounted-fs-path "
+                                    "0.1.6: `dataDir` is a number, but the chart's default is a string")
+
+
+def test_an_invalid_nebius_spec_keeps_the_cloud_init_secret_as_composed():
+    observed = observed_resources("Nebius")
+    bad = composite("Nebius")
+    bad["spec"]["nodePools"][1]["role"] = "TPU"
+    response = compose_cloud_cluster(Request(composite=bad, observed=observed))
+    secret = response.desired["cloud-init"].resource
+    assert secret == compose("Nebius").desired["cloud-init"].resource and secret["data"]["userData"]

@@ -74,9 +74,13 @@ def bound(response, key):
     from inferplane.simulator.provider import hydration_status, settled_status
 
     obj = dict(response.desired[key].resource)
-    # Its volume's size is read from the claim's Object on the same cluster, composed beside it.
-    settled = settled_status(obj["spec"]) or hydration_status(obj, lambda kind: [
-        {**d.resource, "status": {}} for d in response.desired.values()])
+
+    def reported(resource):  # an Object as its cluster reports it: a claim Bound (its class needs no driver)
+        return {**resource, "status": {"atProvider": {"manifest": settled_status(resource["spec"], lambda kind: [])}}}
+
+    # Its volume's size is read from the claim's Object on the same cluster, composed beside it, once Bound.
+    settled = settled_status(obj["spec"], lambda kind: []) or hydration_status(obj, lambda kind: [
+        reported(d.resource) for d in response.desired.values()])
     obj["status"] = {"atProvider": {"manifest": settled},
                      "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
     return obj

@@ -115,10 +115,13 @@ CLOUD_CLUSTERS = {
                    "iam-attach-efs-csi-policy": "RolePolicyAttachment", "pod-identity-efs-csi": "PodIdentityAssociation",
                    **EFS_MOUNT_TARGETS},
     "GKECluster": {"cluster": "Cluster", "iam-member-node": "ProjectIAMMember", "iam-member-registry": "ProjectIAMMember",
+                   "projectservice-filestore": "ProjectService",
                    "network": "Network", **{f"nodepool-{p}": "NodePool" for p in (*POOLS, "system")},
                    "service-account": "ServiceAccount", "subnetwork": "Subnetwork", **STORAGE_CLASS},
-    "NebiusCluster": {"cluster": "Cluster", "filesystem": "Filesystem",
-                      **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")}, **STORAGE_CLASS},
+    # The filesystem, mounted by each node's cloud-init, and served by the CSI driver the chart installs.
+    "NebiusCluster": {"cluster": "Cluster", "filesystem": "Filesystem", "cloud-init": "Secret",
+                      **{f"nodepool-{p}": "NodeGroup" for p in (*POOLS, "system")}, **STORAGE_CLASS,
+                      "release-csi-mounted-fs-path": "Release", "storage-provider-config-helm": "ClusterProviderConfig"},
     "VultrCluster": {"cluster": "Kubernetes", **{f"nodepool-{p}": "KubernetesNodePool" for p in POOLS}},
 }
 

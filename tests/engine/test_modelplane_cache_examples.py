@@ -8,6 +8,8 @@ driver reports" (143771Mi for an H200): admitted as written, as a floor, with a 
 placement reads.
 """
 
+import base64
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,63 @@ def test_each_example_stages_its_cache_and_serves(tmp_path, case):
     for cluster in runtime.list("InferenceCluster"):
         assert cluster["status"]["providerConfigRef"] == {"name": cluster["metadata"]["name"]}
         assert cluster["status"]["cache"]["storageClassName"].startswith("inferplane-rwx-")
+
+
+NEBIUS_CASES = [case for case, (_, caches, _) in CASES.items() if any(
+    c.startswith("nebius") for clusters in caches.values() for c in clusters)]
+
+
+@pytest.mark.parametrize("case", NEBIUS_CASES)
+def test_on_nebius_the_csi_driver_serving_the_cache_class_is_installed(tmp_path, case, crossplane_crds, provider_crds):
+    runtime = Runtime(None)
+    assert runtime.apply(example_files(tmp_path, case)).report.converged
+    nebius = [c["metadata"]["name"] for c in runtime.list("NebiusCluster")]
+    assert nebius
+    secrets = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in runtime.list("Secret")}
+    for name in nebius:
+        owned = [o for kind in ("Release", "ClusterProviderConfig", "NodeGroup", "Secret") for o in runtime.list(kind)
+                 if any(r["kind"] == "NebiusCluster" and r["name"] == name
+                        for r in o["metadata"].get("ownerReferences", []))]
+        (release,) = [o for o in owned if o["kind"] == "Release"]
+        assert release["spec"]["forProvider"]["chart"] == {
+            "name": "csi-mounted-fs-path", "repository": "oci://cr.eu-north1.nebius.cloud/mk8s/helm", "version": "0.1.6"}
+        assert {c["type"]: c["status"] for c in release["status"]["conditions"]}["Ready"] == "True"
+        (config,) = [o for o in owned if o["kind"] == "ClusterProviderConfig" and o["apiVersion"].startswith("helm.")]
+        assert config["metadata"]["name"] == release["spec"]["providerConfigRef"]["name"]
+        assert config["spec"]["credentials"]["secretRef"]["name"] == f"{name}-connection"
+        # Every node group mounts the filesystem, by cloud-init, below the driver's dataDir.
+        groups = [o for o in owned if o["kind"] == "NodeGroup"]
+        assert groups and all(g["spec"]["forProvider"]["template"]["filesystems"][0]["mountTag"] == "inferplane-cache"
+                              for g in groups)
+        refs = {(g["metadata"]["namespace"], g["spec"]["forProvider"]["template"]["cloudInitUserDataSecretRef"]["name"])
+                for g in groups}
+        (ref,) = refs
+        assert "mount -t virtiofs inferplane-cache /mnt/data" in base64.b64decode(
+            secrets[ref]["data"]["userData"]).decode()
+        assert release["spec"]["forProvider"]["values"]["dataDir"].startswith("/mnt/data/")
+        for obj in owned:
+            stored = {k: v for k, v in obj.items() if k not in ("status",)}
+            stored["metadata"] = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace")}
+            crossplane = obj["apiVersion"].split("/")[0].endswith(".crossplane.io")
+            found = crossplane_crds.validate(stored) if crossplane else provider_crds.violations(stored)
+            assert [str(v) for v in found] == [], obj["kind"]
+
+
+def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, monkeypatch):
+    # The StorageClass alone binds nothing on Nebius: its provisioner is the driver the chart installs.
+    from inferplane.clouds import CLOUD_MODULES
+
+    module = CLOUD_MODULES["Nebius"]
+    real = type(module).shared_storage
+    monkeypatch.setattr(type(module), "shared_storage",
+                        lambda self, cluster, observed=None: replace(real(self, cluster, observed), releases={}))
+    runtime = Runtime(None)
+    files = example_files(tmp_path, "laguna")
+    assert runtime.apply(files).report.converged
+    cache = runtime.get(Key("inferplane.dev", "ModelCache", "ml-team", "laguna"))
+    (entry,) = cache["status"]["clusters"]
+    assert entry["phase"] == "Pending" and "is not bound yet" in entry["message"], entry
+    claims = [o for o in runtime.list("Object") if o["spec"]["forProvider"]["manifest"]["kind"] == "PersistentVolumeClaim"]
+    assert [c["status"]["atProvider"]["manifest"]["status"] for c in claims] == [{"phase": "Pending"}]
+    assert not [o for o in runtime.list("Object") if o["spec"]["forProvider"]["manifest"]["kind"] == "Job"
+                and o["status"]["atProvider"]["manifest"]["status"].get("succeeded")]  # its pod waits for the volume
