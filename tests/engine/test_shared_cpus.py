@@ -152,3 +152,24 @@ def test_a_share_that_fits_on_no_node_leaves_its_pod_pending_naming_what_is_left
     for node in ("civo-cpu-cpu-0", "civo-cpu-cpu-1"):
         assert (f"node {node}: claim cpu: request cpu: needs 1 dra.cpu device, 0 of the 1 that satisfy its "
                 "selectors free (dra.cpu/cpu 4 asked; device cpudevnuma000: dra.cpu/cpu 2 of 6 free)") in ready["message"]
+
+
+def test_why_and_describe_show_each_shared_pools_capacity_and_why_a_share_did_not_fit(tmp_path):
+    from click.testing import CliRunner
+
+    from inferplane.cli.main import cli
+
+    (tmp_path / "fleet.yaml").write_text(FLEET % 32 + DEPLOYMENT % ("qwen-a", 8) + DEPLOYMENT % ("qwen-b", 8)
+                                         + DEPLOYMENT % ("qwen-c", 8) + DEPLOYMENT % ("qwen-d", 1))
+    state = str(tmp_path / "state")
+    assert CliRunner().invoke(cli, ["apply", "-f", str(tmp_path / "fleet.yaml"), "--state", state]).exit_code == 0
+    why = CliRunner().invoke(cli, ["why", "md", "qwen-d", "--state", state]).output
+    assert why.splitlines() == [
+        "ModelDeployment qwen-d: 0 of 1 replicas placed, 1 fit nowhere",
+        "  lab:",
+        "    pool epyc: a pod asking dra.cpu/cpu 4 of one dra.cpu device does not fit: dra.cpu/cpu 0 of 96 free over "
+        "the pool (at most 0 on one device); 0 of 3 nodes unused",
+        "  shared devices:",
+        "    lab: pool epyc: dra.cpu dra.cpu/cpu: 96 used, 0 free of 96 over 3 devices (3 with 0 free)"]
+    described = CliRunner().invoke(cli, ["describe", "md", "qwen-a", "--state", state]).output
+    assert "    lab: pool epyc: dra.cpu dra.cpu/cpu: 96 used, 0 free of 96 over 3 devices (3 with 0 free)" in described
