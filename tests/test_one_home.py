@@ -36,7 +36,7 @@ FACTS = (
     Fact("the ClusterReady condition type", "api/inference_cluster.py", r"ClusterReady",
          allowed=(("scheduling/cluster_filters.py", "ClusterReady"),)),  # a filter plugin's name
     Fact("the StackReady condition type", "api/serving_stack.py", r"StackReady"),
-    Fact("the instance-type node label", "accelerators/workload.py", r"node\.kubernetes\.io/instance-type"),
+    Fact("the instance-type node label", "api/drivers.py", r"node\.kubernetes\.io/instance-type"),
     Fact("the helm provider config's key", "compose/serving_stack.py", r"provider-config-(helm|kubernetes)"),
     Fact("kubeadm's ConfigMap", "compose/inference_cluster.py", r"kubeadm-config"),
     Fact("the pinned Python image", "compose/model_cache.py", r"python:\d.*"),

@@ -19,7 +19,7 @@ from inferplane import API_GROUP
 from inferplane.accelerators.chart_values import chart_value_errors
 from inferplane.accelerators.component import Chart, Component, gpu_toleration, pin_errors, shape_errors, tag_errors
 from inferplane.accelerators.registry import MODULES, STACKS
-from inferplane.api.cloud import SOURCES
+from inferplane.api.cloud import PROVIDERS, SOURCES
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
@@ -292,7 +292,7 @@ def unsupported_devices_message(cluster: InferenceCluster, classes: Mapping[str,
     offending = unsupported_claims(source, {n: k.spec.claimed_drivers() for n, k in classes.items()}, owners)
     if not offending:
         return None
-    if source == "Existing":
+    if source not in PROVIDERS:  # the owner's cluster
         declared = f" (it declares {', '.join(owners)})" if owners else ""
         fix = ("use classes whose drivers inferplane serves, or, if the cluster's owner runs the driver, "
                f"declare it in spec.cluster.existing.preinstalledDrivers{declared}")

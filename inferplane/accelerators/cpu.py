@@ -17,6 +17,7 @@ from inferplane.accelerators.devices import NUMA_NODE, AttributeSpec, DeviceClas
     Varies
 from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
     tolerations_of
+from inferplane.api.cloud import SOURCES
 from inferplane.api.drivers import CPU
 from inferplane.cel.quantity import parse_quantity
 
@@ -93,34 +94,10 @@ def _cpu_list_size(cpus: str) -> int:
 
 RESERVED = _cpu_list_size(RESERVED_CPUS)
 
-# vCPUs of the single-NUMA-node machines our CPU pools use, by the cloud's machine name (the clouds'
-# published machine tables, *unconfirmed* here but for the two seen running the driver). Machines with
-# more than one NUMA node (e.g. c6in.32xlarge) get a device per node, which a class's one device
-# cannot describe: they are not listed, and a class on one is not checked.
-MACHINE_VCPUS: dict[tuple[str, str], int] = {
-    ("EKS", "m6i.2xlarge"): 8,  # Modelplane PR #556's test: 6 claimable CPUs on a real node, SMT on
-    ("EKS", "m7i.2xlarge"): 8,
-    ("GKE", "n2-standard-16"): 16,
-    ("AKS", "Standard_D16s_v5"): 16,
-    # The real Civo node's slice (Modelplane PR #556's test) counted numCPUs 6 with reservedCPUs 0-1: 8 vCPUs.
-    ("Civo", "g4p.kube.medium"): 8,
-}
-# Nebius presets and Vultr plans carry their vCPUs in the name: 16vcpu-64gb, voc-c-8c-16gb-150s-amd.
-_NAMED_VCPUS = {"Nebius": re.compile(r"(?:^|-)(\d+)vcpu(?:-|$)"), "Vultr": re.compile(r"^vo?c-[a-z]+-(\d+)c-")}
-
-
-def machine_vcpus(provider: str, machine: str) -> int | None:
-    if (provider, machine) in MACHINE_VCPUS:
-        return MACHINE_VCPUS[provider, machine]
-    pattern = _NAMED_VCPUS.get(provider)
-    found = pattern.search(machine) if pattern else None
-    return int(found.group(1)) if found else None
-
-
-def claimable_cpus(provider: str, machine: str) -> int | None:
-    """numCPUs (and the `cpu` capacity) the driver publishes on a node of this machine, None when unknown."""
-    vcpus = machine_vcpus(provider, machine)
-    return None if vcpus is None else vcpus - RESERVED
+def claimable_cpus(vcpus: int) -> int:
+    """numCPUs (and the `cpu` capacity) the driver publishes on a node of `vcpus` vCPUs (a cloud module says
+    how many a machine has: CloudModule.machine_vcpus)."""
+    return vcpus - RESERVED
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 
@@ -165,6 +142,6 @@ def _cpu_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
 # One chart, the same on every cloud.
 STACK = DriverStack(
     driver=CPU,
-    clouds={cloud: (CPU_DRA_DRIVER,) for cloud in ("EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing")},
+    clouds=dict.fromkeys(SOURCES, (CPU_DRA_DRIVER,)),
     workloads={CPU_DRA_DRIVER.key: _cpu_driver},
 )

@@ -174,8 +174,23 @@ class DriverSlices:
                        capacity: Mapping[str, str]) -> list[tuple[str, str]]:
         """Every way a class device's attributes (`{key: {type: value}}`, keys as written) and capacities
         (`{key: quantity}`) differ from what this driver publishes: (field path, message)."""
+        problems, typed, written, unnamed = self._attribute_problems(path, attributes)
+        capacity_problems, capacities, capacity_written = self._capacity_problems(path, capacity)
+        problems += capacity_problems
+        written.update(capacity_written)
+        if unnamed:
+            return problems  # a model-naming attribute was refused: the model is unknown, so is what it publishes
+        model = self.model(typed, capacities)
+        if model is None:
+            return problems + [self._no_such_model(path, typed, capacities)]
+        return problems + self._model_mismatches(path, model, typed, capacities, written)
+
+    def _attribute_problems(self, path: str, attributes: Mapping[str, Attribute]
+                            ) -> tuple[list[tuple[str, str]], dict[str, Attribute], dict[str, str], bool]:
+        """(problems, the attributes the driver publishes by qualified key, the key each was written as,
+        whether a model-naming attribute was refused) of a class device's attributes."""
         problems: list[tuple[str, str]] = []
-        unnamed = False  # a model-naming attribute was refused: the model is unknown, so is what it publishes
+        unnamed = False
         typed: dict[str, Attribute] = {}
         written: dict[str, str] = {}  # qualified key -> the key as the class wrote it
         published = ", ".join(sorted(a.name for a in self.attributes))
@@ -203,7 +218,15 @@ class DriverSlices:
                     unnamed = True
                     continue
             typed[q], written[q] = {kind: raw}, key
-        capacities = {}
+        return problems, typed, written, unnamed
+
+    def _capacity_problems(self, path: str, capacity: Mapping[str, str]
+                           ) -> tuple[list[tuple[str, str]], dict[str, str], dict[str, str]]:
+        """(problems, the countable capacities the driver publishes by qualified key, the key each was
+        written as) of a class device's capacities."""
+        problems: list[tuple[str, str]] = []
+        capacities: dict[str, str] = {}
+        written: dict[str, str] = {}
         for key, value in capacity.items():
             q, at = self.qualified(key), f"{path}.capacity.{key}.value"
             if q not in self.capacities:
@@ -213,20 +236,25 @@ class DriverSlices:
                 continue  # not a quantity the engine can count: the capacity checks say so
             else:
                 capacities[q], written[q] = str(value), key
-        if unnamed:
-            return problems
-        model = self.model(typed, capacities)
-        if model is None:
-            stated = [f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in typed.items()
-                      if (s := self.spec(k)) is not None and s.varies is Varies.MODEL]
-            stated += [f"{k.rpartition('/')[2]} {v}" for k, v in capacities.items()]
-            known = "; ".join(f"{m.name} (" + ", ".join(
-                f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in m.attributes.items()
-                if k in self.model_keys or k.endswith("/architecture")) +
-                "".join(f", {k.rpartition('/')[2]} {v}" for k, v in m.capacity.items()) + ")" for m in self.models)
-            return problems + [(f"{path}.attributes", f"no {self.driver} model inferplane knows has "
-                                                      f"{', '.join(stated)}: the driver publishes, per model, {known} "
-                                                      f"({self.source}); state one of these")]
+        return problems, capacities, written
+
+    def _no_such_model(self, path: str, typed: Mapping[str, Attribute], capacities: Mapping[str, str]
+                       ) -> tuple[str, str]:
+        """The class states a model the driver has none of: what it stated, and every model's."""
+        stated = [f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in typed.items()
+                  if (s := self.spec(k)) is not None and s.varies is Varies.MODEL]
+        stated += [f"{k.rpartition('/')[2]} {v}" for k, v in capacities.items()]
+        known = "; ".join(f"{m.name} (" + ", ".join(
+            f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in m.attributes.items()
+            if k in self.model_keys or k.endswith("/architecture")) +
+            "".join(f", {k.rpartition('/')[2]} {v}" for k, v in m.capacity.items()) + ")" for m in self.models)
+        return (f"{path}.attributes", f"no {self.driver} model inferplane knows has {', '.join(stated)}: the driver "
+                                      f"publishes, per model, {known} ({self.source}); state one of these")
+
+    def _model_mismatches(self, path: str, model: DeviceModel, typed: Mapping[str, Attribute], capacities: Mapping[str, str],
+                          written: Mapping[str, str]) -> list[tuple[str, str]]:
+        """What the class states of its model that the driver publishes otherwise."""
+        problems: list[tuple[str, str]] = []
         for q, value in typed.items():
             spec = self.spec(q)
             if spec is not None and spec.varies is Varies.MODEL and model.attributes.get(q) != value:

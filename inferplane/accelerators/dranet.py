@@ -16,9 +16,9 @@ from typing import Any
 from inferplane.accelerators.component import Chart, Component, DriverStack
 from inferplane.accelerators.devices import PCIE_ROOT, AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, \
     Varies, numa_of, pcie_root
-from inferplane.accelerators.workload import INSTANCE_TYPE_LABEL, Installed, Placement, Rendered, Values, Workload, \
+from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, \
     dig, helm_merge, tolerations_of
-from inferplane.api.drivers import DRANET, Taint
+from inferplane.api.drivers import DRANET, INSTANCE_TYPE_LABEL, Taint
 from inferplane.api.serving_stack import ServingStackSpec
 
 D = DRANET.name

@@ -28,7 +28,8 @@ from inferplane.accelerators.devices import (
 )
 from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
     no_workloads, tolerations_of
-from inferplane.api.drivers import NVIDIA_GPU
+from inferplane.api.cloud import SOURCES
+from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, NVIDIA_GPU
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.scrape import MetricsEndpoint
 
@@ -159,8 +160,6 @@ GKE_DRIVER_INSTALLER_MANIFEST = (
     "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
     "f2cf4197a5c3f0f20133be15d5fad8b7453beed5/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
 GKE_DRIVER_INSTALLER_NAME = "nvidia-driver-installer"
-# GKE labels every GPU node with its accelerator type; the installer runs on those nodes only.
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 GKE_DRIVER_INSTALLER_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
     "nodeSelectorTerms": [{"matchExpressions": [
         {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
@@ -384,9 +383,9 @@ def _gke_driver_installer(rendered: Rendered, _: Installed) -> tuple[Workload, .
 _STACK = (NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER)
 STACK = DriverStack(
     driver=NVIDIA_GPU,
-    clouds={"EKS": _STACK, "GKE": (GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA,
-                                   DCGM_EXPORTER),
-            "AKS": _STACK, "Nebius": _STACK, "Vultr": _STACK, "Civo": _STACK, "Existing": _STACK},
+    # Every cloud, GKE with its own driver installer and DRA driver.
+    clouds={**dict.fromkeys(SOURCES, _STACK), "GKE": (GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER,
+                                                     NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER)},
     workloads={NVIDIA_DRA_DRIVER.key: _nvidia, GKE_NVIDIA_DRIVER_INSTALLER.key: _gke_driver_installer,
                NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
                DCGM_EXPORTER.key: _dcgm_exporter},

@@ -22,9 +22,6 @@ from typing import Any, Callable, Mapping
 from inferplane.api.json_data import json_copy
 
 Values = dict[str, Any]
-# The kubelet's label naming its node's machine type, as the cloud reports it: the simulated nodes carry
-# it, and aws-dranet's affinity reads it on EKS.
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # A component's rendered body: Helm values for a release, the manifest for an object.
 Rendered = Mapping[str, Any]
 # Every installed component's rendered body, by component key: an operator's operands are

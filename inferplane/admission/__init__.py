@@ -25,6 +25,7 @@ from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
+from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.kubernetes_version import kubernetes_version_problems
 from inferplane.clouds.offerings import machine_problems, placement_problems
 from inferplane.nearest import did_you_mean
@@ -133,7 +134,7 @@ def _unoffered(obj: Resource) -> list[tuple[str, str]]:
         provisioning = obj.spec.provisioning
         if provisioning is None:
             return []
-        return machine_problems(provisioning.provider, provisioning.machine(),
+        return machine_problems(CLOUD_MODULES[provisioning.provider], provisioning.machine(),
                                 f"spec.provisioning.{block_name(provisioning.provider)}")
     cloud = _CLOUD_OF_KIND.get(type(obj))
     if cloud is None:
@@ -142,7 +143,7 @@ def _unoffered(obj: Resource) -> list[tuple[str, str]]:
     out = placement_problems(cloud, obj.spec, "spec", [(f"spec.nodePools[{i}].zones", p.zones)
                                                        for i, p in enumerate(pools)])
     for index, pool in enumerate(pools):
-        out += machine_problems(cloud, pool.machine, f"spec.nodePools[{index}].machine")
+        out += machine_problems(CLOUD_MODULES[cloud], pool.machine, f"spec.nodePools[{index}].machine")
     return out
 
 

@@ -26,16 +26,18 @@ from inferplane.admission.structural import apply_defaults, first_line, join_pat
 from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
 from inferplane.admission.object_meta import object_meta_schema
-from inferplane.admission.openapi import SchemaViolation, openapi_validator, to_jsonschema, violations
+from inferplane.admission.openapi import openapi_validator, to_jsonschema, violations
+from inferplane.admission.schema_messages import PATTERN_MEANINGS, describe_violation
 from inferplane.admission.stored_kinds import content_schema, is_secret, stored_problems, \
     without_secret_values
 from inferplane.api import KINDS, KINDS_BY_NAME
 from inferplane.api.stored import STORED_KINDS, StoredObject
 from inferplane import API_GROUP
-from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, GKE_VERSION, KUBERNETES_MINOR, KUBERNETES_PATCH, \
-    KUBERNETES_VERSION, QUALIFIED_NAME, QUANTITY, SEMVER, VULTR_VERSION, Resource
+from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, Resource
+from inferplane.api.cloud import block_name
 from inferplane.api.json_data import json_copy
 from inferplane.api.xrd import openapi_schema
+from inferplane.clouds import CLOUD_MODULES
 from inferplane.routing.addresses import pool_range, url_target
 
 if TYPE_CHECKING:
@@ -59,99 +61,12 @@ class AdmissionError:
         return f"{self.source}: {self.kind}/{self.name}: {where}{self.message}"
 
 
-# What a pattern means, for messages a person can act on.
-_PATTERNS = {
-    QUANTITY: "a Kubernetes quantity such as 80Gi, 500m or 4",
-    DNS_LABEL: "a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending alphanumeric)",
-    DNS_SUBDOMAIN: "a lowercase DNS subdomain such as gpu.nvidia.com",
-    QUALIFIED_NAME: "a name such as numaNode or a qualified name such as resource.kubernetes.io/numaNode",
-    KUBERNETES_VERSION: "a Kubernetes version such as \"1.36\" or \"v1.36.1\"",
-    KUBERNETES_MINOR: "a Kubernetes minor version such as \"1.36\" (this cloud takes the minor only)",
-    KUBERNETES_PATCH: "a Kubernetes version such as \"1.36\" or \"1.36.1\"",
-    GKE_VERSION: "a GKE version such as \"1.36\" or \"1.36.1-gke.1200\"",
-    VULTR_VERSION: "a VKE version such as \"v1.36.1+3\" (VKE takes the exact build: `vultr-cli kubernetes "
-                   "versions` lists them)",
-    SEMVER: "a semantic version such as 1.2.3",
-}
 # Modelplane's API group: its manifests are ours once the group is rewritten.
 MODELPLANE_GROUP = "modelplane.ai"
 # Cluster-scoped kinds whose names may be DNS subdomains (classes are referenced by such names).
 # Every other kind's name is a DNS label: Crossplane copies it into the crossplane.io/composite
 # label of everything composed, and a label value is at most 63 characters.
 SUBDOMAIN_NAMED_KINDS = {"InferenceClass"}
-_TYPES = {"integer": "an integer", "string": "a string", "boolean": "true or false", "object": "a mapping",
-          "array": "a list", "number": "a number"}
-
-
-def _describe_schema_violation(v: SchemaViolation, schema: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field path, message with the fix) for one violation; unknown fields give one entry each."""
-    path, detail = v.path, v.detail
-    if v.validator == "additionalProperties":
-        known = sorted(schema_at(schema, path).get("properties", {}))
-        out = []
-        for name in detail or []:
-            hint = difflib.get_close_matches(name, known, n=1)
-            fix = f"did you mean {hint[0]}?" if hint else f"remove it (known fields: {', '.join(known)})"
-            out.append((join_path(path, name), f"unknown field \"{name}\": {fix}"))
-        return out
-    if v.validator == "required":
-        missing = re.search(r"'([^']+)' is a required property", v.message)
-        name = missing.group(1) if missing else "?"
-        return [(join_path(path, name), "required field is missing: add it")]
-    node = schema_at(schema, path)
-    got = repr(v.instance)  # the whole value: "24 GB" is not cut at its space
-    if v.validator == "type":
-        expected = node.get("type")
-        shape = f": {node['description']}" if expected == "object" and node.get("description") else ""
-        return [(path, f"must be {_TYPES.get(expected, expected)}, got {got}{shape}")]
-    if v.validator == "enum":
-        return [(path, f"{got} is not allowed: use one of {', '.join(map(str, node.get('enum', [])))}")]
-    if v.validator == "anyOf" and node.get("x-kubernetes-int-or-string"):
-        meaning = _PATTERNS.get(node.get("pattern", ""), "an integer or a string")
-        hint = ": write a decimal as a string, e.g. \"1.5\"" if isinstance(v.instance, float) else ""
-        return [(path, f"must be {meaning}, got {got}{hint}")]
-    if v.validator == "pattern":
-        meaning = _PATTERNS.get(node.get("pattern", ""))
-        shape = f"be {meaning}" if meaning else f"match {node.get('pattern')}"
-        why = f" ({node['description']})" if node.get("description") else ""
-        return [(path, f"must {shape}, got {got}{why}")]
-    if v.validator in ("minimum", "maximum"):
-        bound = node.get(v.validator)
-        word = "at least" if v.validator == "minimum" else "at most"
-        direction = "more" if word == "at least" else "less"
-        return [(path, f"must be {word} {bound}, got {got}: set it to {bound} or {direction}")]
-    if v.validator in ("minItems", "maxItems"):
-        bound = node.get(v.validator)
-        word = "at least" if v.validator == "minItems" else "at most"
-        return [(path, f"must have {word} {bound} item{'s' if bound != 1 else ''}")]
-    if v.validator in ("minLength", "maxLength"):
-        bound = node.get(v.validator)
-        why = f" ({node['description']})" if node.get("description") and v.validator == "maxLength" else ""
-        return [(path, f"must be {'at least' if v.validator == 'minLength' else 'at most'} {bound} characters "
-                       f"long{why}")]
-    if v.validator == "maxProperties":
-        return [(path, f"must have at most {node.get('maxProperties')} entries")]
-    if v.validator == "minProperties":
-        known = ", ".join(sorted(node.get("properties", {})))
-        return [(path, f"must set at least one of: {known}")]
-    return [(path, v.message)]
-
-
-def schema_at(schema: dict[str, Any], path: str) -> dict[str, Any]:
-    """The sub-schema at a field path such as spec.devices[0].count (empty when none is there)."""
-    node = schema
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        if part.startswith("["):
-            node = node.get("items", {})
-        elif part in node.get("properties", {}):
-            node = node["properties"][part]
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = node["additionalProperties"]
-        else:
-            return {}
-    return node
-
-
 class SchemaCheck:
     """A structural schema compiled for admission. The Rust validator answers whether a value is valid
     (~1 us for a typical manifest), so the common case pays nothing more; only a failure takes the
@@ -169,7 +84,7 @@ class SchemaCheck:
     def problems(self, value: Any) -> list[tuple[str, str]]:
         if self._fast.is_valid(value):
             return []
-        return [e for v in violations(self.validator, value) for e in _describe_schema_violation(v, self.schema)]
+        return [e for v in violations(self.validator, value) for e in describe_violation(v, self.schema)]
 
 
 class KindAdmission:
@@ -337,11 +252,11 @@ def _metadata_problems(kind: type[Resource], metadata: dict[str, Any]) -> Iterab
         yield "metadata.name", f"must be a string, got {name!r}: quote it, e.g. name: \"{name}\""
     elif kind.KIND in SUBDOMAIN_NAMED_KINDS or getattr(kind, "NAME_IS_SUBDOMAIN", False):
         if len(name) > 253 or not re.match(DNS_SUBDOMAIN, name):
-            yield "metadata.name", (f"must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 characters, got {name!r}")
+            yield "metadata.name", (f"must be {PATTERN_MEANINGS[DNS_SUBDOMAIN]} of at most 253 characters, got {name!r}")
     elif len(name) > 63 or not re.match(DNS_LABEL, name):
         why = ("the API server names a Namespace by a DNS label" if issubclass(kind, StoredObject) else
                "it is copied into the crossplane.io/composite label of everything composed for it")
-        yield "metadata.name", (f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {name!r}: {why}")
+        yield "metadata.name", (f"must be {PATTERN_MEANINGS[DNS_LABEL]} of at most 63 characters, got {name!r}: {why}")
     for field_ in SERVER_SET_METADATA:
         metadata.pop(field_, None)  # as the API server does: it sets these, whatever a manifest says
     if metadata.get("ownerReferences") is not None:
@@ -355,7 +270,7 @@ def _metadata_problems(kind: type[Resource], metadata: dict[str, Any]) -> Iterab
         if namespace is None:
             metadata["namespace"] = "default"
         elif not isinstance(namespace, str) or len(namespace) > 63 or not re.match(DNS_LABEL, namespace):
-            yield "metadata.namespace", f"must be {_PATTERNS[DNS_LABEL]} of at most 63 characters, got {namespace!r}"
+            yield "metadata.namespace", f"must be {PATTERN_MEANINGS[DNS_LABEL]} of at most 63 characters, got {namespace!r}"
     for field_ in ("labels", "annotations"):
         value = metadata.get(field_)
         if value is not None and not (isinstance(value, dict) and
@@ -375,7 +290,7 @@ def _key_problems(path: str, entries: dict[str, str], check_values: bool) -> Ite
     for key, value in entries.items():
         prefix, _, name = key.rpartition("/")
         if prefix and (len(prefix) > 253 or not re.match(DNS_SUBDOMAIN, prefix)):
-            yield f"{path}[{key}]", (f"the key's prefix {prefix!r} must be {_PATTERNS[DNS_SUBDOMAIN]} of at most 253 "
+            yield f"{path}[{key}]", (f"the key's prefix {prefix!r} must be {PATTERN_MEANINGS[DNS_SUBDOMAIN]} of at most 253 "
                                      "characters, e.g. inferplane.dev/team")
         if len(name) > 63 or not _LABEL_NAME.match(name):
             yield f"{path}[{key}]", ("the key's name must be at most 63 characters of alphanumerics, '-', '_' or '.', "
@@ -471,21 +386,18 @@ def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
             yield from _cpu_problems(path, body["spec"].get("provisioning"), capacity.get("cpu"))
 
 
-# Each cloud's machine field in a class's provisioning block.
-_MACHINE_FIELD = {"EKS": "instanceType", "GKE": "machineType", "AKS": "vmSize", "Nebius": "preset", "Vultr": "plan",
-                  "Civo": "size"}
-
-
 def _cpu_problems(path: str, provisioning: dict[str, Any] | None, declared: str | None) -> Iterable[tuple[str, str]]:
     """On a machine whose CPUs we know, the `cpu` capacity is what the CPU driver counts there."""
     if not provisioning:
         return
     provider = provisioning.get("provider", "")
-    machine = (provisioning.get(provider.lower()) or {}).get(_MACHINE_FIELD.get(provider, ""), "")
-    want = cpu_driver.claimable_cpus(provider, machine)
-    if want is None:
+    cloud = CLOUD_MODULES.get(provider)
+    known = cloud.machine_vcpus(provisioning.get(block_name(provider)) or {}) if cloud else None
+    if known is None:
         return
-    why = (f"dra-driver-cpu publishes {want} on {machine} ({cpu_driver.machine_vcpus(provider, machine)} vCPUs less "
+    machine, vcpus = known
+    want = cpu_driver.claimable_cpus(vcpus)
+    why = (f"dra-driver-cpu publishes {want} on {machine} ({vcpus} vCPUs less "
            f"reservedCPUs {cpu_driver.RESERVED_CPUS})")
     if declared is None:
         yield f"{path}.capacity.cpu", f"required on a provisioned machine: {why}: set cpu: {{value: \"{want}\"}}"

@@ -20,6 +20,12 @@ CPU_TAINT_KEY = CPU_LABEL
 # Pools whose class claims DRANET carry this label, which its DaemonSet selects: its pools are GPU or
 # CPU pools by their other devices, so neither role's label tells them apart from pools without it.
 DRANET_LABEL = f"{API_GROUP}/dranet"
+# Labels the kubelet and the clouds put on nodes, which charts select on. The kubelet's label naming its
+# node's machine type, as the cloud reports it (Kubernetes' well-known labels, node.kubernetes.io/
+# instance-type): the simulated nodes carry it, and aws-dranet's affinity reads it on EKS.
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# GKE labels every GPU node with its accelerator type; NVIDIA's driver installer runs on those nodes only.
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
 class DriverKind(str, Enum):

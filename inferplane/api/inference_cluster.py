@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, create_model
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.cloud import SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric, Source, block_fields, block_name, \
+from inferplane.api.cloud import PROVIDERS, SETTINGS_BLOCKS, SOURCES, CapacityBlock, Fabric, Source, block_fields, block_name, \
     required_block_rules
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
@@ -34,7 +34,7 @@ class _ClusterSettings(ApiModel):
 
     def preinstalled_drivers(self) -> tuple[str, ...]:
         """The drivers the cluster's owner runs (an Existing cluster's declaration; none elsewhere)."""
-        if self.source != "Existing" or self.existing is None:
+        if self.source in PROVIDERS or self.existing is None:  # provisioned: no owner runs drivers there
             return ()
         return tuple(sorted(self.existing.preinstalled_drivers or ()))
 

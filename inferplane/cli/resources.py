@@ -69,7 +69,7 @@ def resource_types() -> tuple[ResourceType, ...]:
               ResourceType("L2Advertisement", METALLB_API_VERSION, "l2advertisements", True)]
     seen = set()
     for module in CLOUD_MODULES.values():
-        for kind in (getattr(module, "cluster_kind", None), getattr(module, "pool_kind", None)):
+        for kind in (module.cluster_kind, module.pool_kind):
             if kind and (module.api_version, kind) not in seen:
                 seen.add((module.api_version, kind))
                 types.append(ResourceType(kind, module.api_version, _plural(kind), True))

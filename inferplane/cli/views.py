@@ -7,6 +7,7 @@ from typing import Any, Callable, NamedTuple
 
 from inferplane.accelerators import CLOUDS, serving
 from inferplane.api import KINDS_BY_NAME
+from inferplane.api.cloud import PROVIDERS
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_cluster import CLUSTER_READY
@@ -176,7 +177,7 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
              [(p["name"], p.get("role"), p.get("nodeCount"),
                ", ".join(f"{d['count']}x{d['driver']} ({d['claim']})" for d in p.get("devices", [])))
               for p in status.get("schedulablePools") or []])
-    owners = (settings.get("preinstalledDrivers") or []) if source == "Existing" else []
+    owners = (settings.get("preinstalledDrivers") or []) if source not in PROVIDERS else []
     _section(lines, "DRA Drivers", ("DRIVER", "SERVED BY"),
              [(d, _served_by(source, d, owners)) for d in status.get("draDrivers") or []])
 
@@ -468,181 +469,3 @@ def fleet_view(objects: list[Resource]) -> str:
         view += "\n\n" + models_table(objects)
     services = services_table(objects)
     return f"{view}\n\n{services}" if services else view
-
-
-# ---- dry runs and diffs: what applying would change, per resource
-
-# Set by the engine on every write: not a change a user makes.
-_VOLATILE_METADATA = ("resourceVersion", "generation", "creationTimestamp", "uid")
-
-
-def _comparable(obj: Resource) -> Resource:
-    meta = {k: v for k, v in obj["metadata"].items() if k not in _VOLATILE_METADATA}
-    return {k: v for k, v in {**obj, "metadata": meta}.items() if k != "status"}
-
-
-def _by_name(objects: list[Resource]) -> dict[str, Resource]:
-    return {f"{qualified_name(o)}{'@' + o['metadata']['namespace'] if o['metadata'].get('namespace') else ''}": o
-            for o in objects}
-
-
-def changes(before: list[Resource], after: list[Resource]) -> list[tuple[str, str]]:
-    """(kind.group/name, created | configured | deleted) for every object whose spec or metadata differ."""
-    old, new = _by_name(before), _by_name(after)
-    out = []
-    for key in sorted(old.keys() | new.keys()):
-        name = qualified_name((new.get(key) or old[key]))
-        if key not in old:
-            out.append((name, "created"))
-        elif key not in new:
-            out.append((name, "deleted"))
-        elif _comparable(old[key]) != _comparable(new[key]):
-            out.append((name, "configured"))
-    return out
-
-
-def unified_diffs(before: list[Resource], after: list[Resource]) -> str:
-    """One unified diff per changed object, of its YAML without status and engine-set metadata; a
-    Secret's values masked as kubectl diff masks them."""
-    import difflib
-
-    import yaml
-
-    old, new = _by_name(before), _by_name(after)
-    out = []
-    for key in sorted(old.keys() | new.keys()):
-        live, applied = masked_secrets(_comparable(old[key]) if key in old else None,
-                                       _comparable(new[key]) if key in new else None)
-        a = yaml.safe_dump(live, sort_keys=True).splitlines(True) if live is not None else []
-        b = yaml.safe_dump(applied, sort_keys=True).splitlines(True) if applied is not None else []
-        if a != b:
-            name = qualified_name((new.get(key) or old[key]))
-            out += difflib.unified_diff(a, b, f"live/{name}", f"applied/{name}")
-    return "".join(out)
-
-
-# kubectl diff's masks (k8s.io/kubectl pkg/cmd/diff/diff.go, `Masker`): every value of a Secret's data
-# is `***`; a key in both objects whose value changed reads `*** (before)` and `*** (after)`.
-SECRET_MASK, SECRET_MASK_BEFORE, SECRET_MASK_AFTER = "***", "*** (before)", "*** (after)"
-
-
-def masked_secrets(live: Resource | None, applied: Resource | None) -> tuple[Resource | None, Resource | None]:
-    """The two sides of a diff with a Secret's data masked as kubectl diff masks it; so is a Secret a
-    provider-kubernetes Object carries to a cluster (`spec.forProvider.manifest`)."""
-    import copy
-
-    live, applied = copy.deepcopy(live), copy.deepcopy(applied)
-    for path in (("data",), ("stringData",), ("spec", "forProvider", "manifest", "data"),
-                 ("spec", "forProvider", "manifest", "stringData")):
-        before, after = _secret_values(live, path), _secret_values(applied, path)
-        for key in before:
-            changed = key in after and before[key] != after[key]
-            before[key] = SECRET_MASK_BEFORE if changed else SECRET_MASK
-        for key in after:
-            changed = key in before and before[key] == SECRET_MASK_BEFORE
-            after[key] = SECRET_MASK_AFTER if changed else SECRET_MASK
-    return live, applied
-
-
-def carried_secrets_masked(obj: Resource) -> Resource:
-    """`obj`, or when it is an Object carrying a Secret to a cluster, a copy with the Secret's values masked."""
-    manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") if obj.get("kind") == "Object" \
-        else None
-    if not isinstance(manifest, dict) or (manifest.get("apiVersion"), manifest.get("kind")) != ("v1", "Secret"):
-        return obj
-    return masked_secrets(obj, None)[0] or obj
-
-
-def _secret_values(obj: Resource | None, path: tuple[str, ...]) -> dict[str, Any]:
-    """The mapping at `path` when `obj` is (or, below spec, carries) a v1 Secret; else an empty one."""
-    holder = obj
-    for step in path[:-1]:
-        holder = holder.get(step) if isinstance(holder, dict) else None
-    is_secret = isinstance(holder, dict) and holder.get("apiVersion") == "v1" and holder.get("kind") == "Secret"
-    values = holder.get(path[-1]) if is_secret else None
-    return values if isinstance(values, dict) else {}
-
-
-def route_report(objects: list[Resource], namespace: str, name: str, path: str, method: str) -> tuple[str, bool]:
-    """`inferplane route`: the request, the rule it matched and its backends; and whether it reaches one."""
-    from inferplane.api.inference_gateway import DEFAULT_GATEWAY_NAME
-    from inferplane.routing.travel import travel
-
-    service = next((o for o in objects if o["kind"] == "ModelService" and o["metadata"]["name"] == name
-                    and o["metadata"].get("namespace") == namespace), None)
-    if service is None:
-        return f"Error from server (NotFound): modelservice {namespace}/{name} not found", False
-    gateway = next((o for o in objects if o["kind"] == "InferenceGateway"
-                    and o["metadata"]["name"] == DEFAULT_GATEWAY_NAME), None)
-    address = ((gateway or {}).get("status") or {}).get("address")
-    trip = travel(objects, address, namespace, name, path, method, cluster_gateways(objects))
-    lines = [f"{method} {trip.url}"]
-    if not address:
-        lines.append(f"InferenceGateway {DEFAULT_GATEWAY_NAME} has no address: nothing reaches the gateway yet")
-    if trip.resolution is None:
-        lines.append("no HTTPRoute rule matches: the gateway answers 404")
-        return "\n".join(lines), False
-    match = trip.resolution.match.get("path") or {}
-    lines.append(f"HTTPRoute {trip.resolution.route} rule {trip.resolution.rule} "
-                 f"({match.get('type', 'PathPrefix')} {match.get('value', '/')})")
-    if not trip.hops:
-        lines.append("the rule has no backend: the gateway answers 500 (see the service's EndpointsResolved)")
-        return "\n".join(lines), False
-    rows = [(hop.endpoint, f"{float(hop.share) * 100:.2f}%", hop.weight, hop.url or "<no endpoint: 500>")
-            for hop in trip.hops]
-    lines += ["", table(("ENDPOINT", "SHARE", "WEIGHT", "FORWARDED TO"), rows)]
-    legs = [(hop.endpoint, hop.cluster) for hop in trip.hops if hop.cluster is not None]
-    if legs:
-        lines += ["", "inside the clusters:"]
-        for endpoint, leg in legs:
-            reached = (f"HTTPRoute {leg.route} -> {', '.join(leg.backends) or f'no backend: {leg.problem}'}"
-                       if leg.route else "no HTTPRoute rule matches (404)")
-            lines.append(f"  {endpoint}: cluster {leg.cluster}'s gateway, {reached}")
-    # Nothing is reached when every backend leads into a cluster whose gateway sends it nowhere.
-    reached_any = any(hop.cluster is None or hop.cluster.backends for hop in trip.hops)
-    return "\n".join(lines), bool(address) and reached_any
-
-
-def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
-    """Each cluster gateway's address -> what that cluster's gateway routes by (`ClusterRoutes`): the
-    HTTPRoutes attached to it, the InferencePools and engine workloads its Objects created, and whether
-    the components its stack runs resolve InferencePool backends."""
-    from inferplane.accelerators.catalog import COMPONENT_LABEL, resolves_inference_pools
-    from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE
-    from inferplane.routing.inference_extension import INFERENCE_POOL_API_VERSION, INFERENCE_POOL_KIND
-    from inferplane.routing.travel import ClusterRoutes
-
-    def created(obj: Resource) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in (obj.get("status") or {}).get("conditions") or [])
-
-    routes: dict[str, list[Resource]] = {}
-    pools: dict[str, list[Resource]] = {}
-    workloads: dict[str, list[Resource]] = {}
-    installed: dict[str, dict[str, Resource]] = {}
-    for obj in objects:
-        if obj["kind"] not in ("Object", "Release"):
-            continue
-        cluster = ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name", "")
-        component = (obj["metadata"].get("labels") or {}).get(COMPONENT_LABEL)
-        if component and created(obj):
-            installed.setdefault(cluster, {})[component] = obj
-        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-        if obj["kind"] == "Object" and manifest.get("kind") == "HTTPRoute" and any(
-                ref.get("name") == CLUSTER_GATEWAY_NAME and ref.get("namespace") == CLUSTER_GATEWAY_NAMESPACE
-                for ref in (manifest.get("spec") or {}).get("parentRefs") or []):
-            routes.setdefault(cluster, []).append(manifest)
-        elif (manifest.get("apiVersion"), manifest.get("kind")) == (INFERENCE_POOL_API_VERSION, INFERENCE_POOL_KIND) \
-                and created(obj):
-            pools.setdefault(cluster, []).append(manifest)
-        elif manifest.get("kind") in ("Deployment", "LeaderWorkerSet") and not component:
-            workloads.setdefault(cluster, []).append(manifest)
-    out = {}
-    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
-        name = cluster["metadata"]["name"]
-        gateway_address = ((cluster.get("status") or {}).get("gateway") or {}).get("address")
-        if gateway_address:
-            out[gateway_address] = ClusterRoutes(name, routes.get(name, []), pools.get(name, []),
-                                                 workloads.get(name, []),
-                                                 resolves_inference_pools(installed.get(name, {})))
-    return out

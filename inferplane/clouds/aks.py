@@ -8,7 +8,8 @@ from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.aks_foundation import AKSInputs, aks_foundation
-from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_strings
+from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, scaling, scaling_fields, taint_strings, \
+    upbound_provider
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
 
@@ -54,6 +55,17 @@ class AKS(ProvisionedCloud):
     endpoint_field = "fqdn"
     offered_on_cluster = {"region": "location", "machine": "defaultNodePool.vmSize"}
     offered_on_pool = {"machine": "vmSize", "zone": "zones"}
+    machine_field, machine_word = "vm_size", "Azure VM size"
+    # vCPUs from Azure's published VM sizes (*unconfirmed* here).
+    vcpus_field, vcpus = "vmSize", {"Standard_D16s_v5": 16}
+    # The resource group and the family's own kinds are served by the family's base package.
+    provider_packages = {"containerservice.azure.m.upbound.io": upbound_provider("provider-azure-containerservice",
+                                                                                 "v2.6.0"),
+                         "network.azure.m.upbound.io": upbound_provider("provider-azure-network", "v2.6.0"),
+                         "azure.m.upbound.io": upbound_provider("provider-family-azure", "v2.6.0")}
+    sample = provisioned_sample({"location": "westeurope", "resourceGroupName": "fleet"},
+                                {"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
+                                {"vmSize": "Standard_D8s_v5"})
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # The resource group and the nodes' subnet: composed, or the user's own.

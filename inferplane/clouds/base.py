@@ -18,7 +18,7 @@ from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, composed_name
 from inferplane.clouds.foundation import Foundation, FoundationPool, Namer, merge
 from inferplane.clouds.kubernetes_version import effective_kubernetes_version
-from inferplane.clouds.storage import SharedStorage, no_shared_storage
+from inferplane.clouds.storage import SharedStorage, StorageChart, no_shared_storage
 
 Resource = dict[str, Any]
 
@@ -43,10 +43,62 @@ def connection_secret_name(cluster_name: str) -> str:
 KUBECONFIG_KEY = "kubeconfig"
 
 
+# A provider package reference and its version, pinned exactly (`xpkg.upbound.io/upbound/provider-x`,
+# `v2.6.0`); None for an API group no published package serves that we know of.
+ProviderPackage = tuple[str, str] | None
+
+
+def upbound_provider(name: str, version: str) -> ProviderPackage:
+    """One of Upbound's provider packages; each cloud pins the version Modelplane v0.3.1 ships with (its
+    crossplane-project.yaml)."""
+    return f"xpkg.upbound.io/upbound/{name}", version
+
+
+@dataclass(frozen=True)
+class SampleFleet:
+    """What a sample fleet's clusters on one cloud look like (simulator/synthetic_fleet.py builds the fleet):
+    the cluster's settings block; its classes, each (name suffix, device, provisioning machine or None),
+    the device named as the sample fleet names its devices (`nvidia`, `amd`, `cpu`); and its pools, each
+    (pool name, class suffix)."""
+
+    settings: dict[str, Any]
+    classes: tuple[tuple[str, str, dict[str, Any] | None], ...]
+    pools: tuple[tuple[str, str], ...]
+
+
+def provisioned_sample(settings: dict[str, Any], gpu_machine: dict[str, Any],
+                       cpu_machine: dict[str, Any]) -> SampleFleet:
+    """A provisioned cloud's sample: an NVIDIA GPU class and a CPU class on these machines, two pools of each."""
+    return SampleFleet(settings, (("nvidia", "nvidia", gpu_machine), ("cpu", "cpu", cpu_machine)),
+                       (("gpu-a", "nvidia"), ("gpu-b", "nvidia"), ("cpu-a", "cpu"), ("cpu-b", "cpu")))
+
+
 class CloudModule(Protocol):
+    """Everything the rest of inferplane knows of a cloud, each cloud's module implementing all of it."""
+
     source: str
+    # Whether inferplane provisions the cluster (False: its owner runs it, and the InferenceCluster's
+    # settings say where its kubeconfig, drivers and storage are).
+    provisioned: bool
     # Whether the cloud runs a cluster autoscaler that grows a pool up to its maxNodeCount.
     autoscales_pools: bool
+    # The provider's apiVersion and the kinds of its cluster and pool resources, and the pool field
+    # referencing its cluster; None where nothing is provisioned.
+    api_version: str | None
+    cluster_kind: str | None
+    pool_kind: str | None
+    cluster_ref: str | None
+    # The field of a pool's machine block naming the machine, and what the cloud calls a machine in
+    # messages; None where nothing is provisioned (clouds/offerings checks them against the cloud's table).
+    machine_field: str | None
+    machine_word: str | None
+    # The provider package serving each API group the module composes, for the Configuration.
+    provider_packages: dict[str, ProviderPackage]
+    # The clusters and classes a sample fleet has on this cloud.
+    sample: SampleFleet
+    # The charts whose CSI drivers serve its shared storage, where the cloud runs none itself (the
+    # simulated clusters bind a cache's claim only once the chart's release runs there).
+    storage_charts: tuple[StorageChart, ...]
 
     def system_pool(self) -> dict[str, Any] | None:
         """The System pool in the cloud cluster kind's nodePools wire format; None: nothing to provision."""
@@ -61,8 +113,24 @@ class CloudModule(Protocol):
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         """The API server endpoint the observed cluster resource reports, if any."""
 
+    def nodes_created(self, node_count: int, zones: list[str]) -> int:
+        """How many nodes a pool of `node_count` over `zones` gets."""
+
+    def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
+        """Labels the cloud itself puts on the nodes of a pool of this machine block (where a chart reads them)."""
+
+    def machine_vcpus(self, machine: dict[str, Any]) -> tuple[str, int] | None:
+        """The machine a class's machine block names and its vCPUs, where the cloud module knows them."""
+
+    def offered_names(self, resource: Resource) -> dict[str, list[str]]:
+        """What a composed cluster or pool resource names from the cloud's table of offerings."""
+
     def shared_storage(self, cluster: Any, observed: dict[str, Resource] | None = None) -> SharedStorage:
         """The ReadWriteMany storage ModelCache volumes use on a cluster of this cloud (clouds/storage.py)."""
+
+    def storage_refusal(self, cluster_name: str) -> str | None:
+        """What a ModelCache is told of a cluster that reports no ReadWriteMany StorageClass when none will
+        come, with the fix; None while one is on its way."""
 
 
 def at_provider(observed: Resource | None) -> dict[str, Any]:
@@ -163,9 +231,24 @@ class ProvisionedCloud:
     """A cloud whose clusters inferplane provisions: a cluster resource and one resource per pool."""
 
     source: ClassVar[str]
+    provisioned: ClassVar[bool] = True
     api_version: ClassVar[str]
     cluster_kind: ClassVar[str]
     pool_kind: ClassVar[str]
+    provider_packages: ClassVar[dict[str, ProviderPackage]]
+    sample: ClassVar[SampleFleet]
+    # Whether the cloud composes ReadWriteMany storage for ModelCache volumes (shared_storage says how).
+    offers_shared_storage: ClassVar[bool] = True
+    storage_charts: ClassVar[tuple[StorageChart, ...]] = ()
+    machine_field: ClassVar[str]
+    machine_word: ClassVar[str]
+    # The machine block's field (as written) whose value tells a machine's vCPUs, and those vCPUs by its value,
+    # or a pattern reading them from it (the first group). Only single-NUMA-node machines are listed: one with
+    # more NUMA nodes (e.g. c6in.32xlarge) gets a CPU device per node, which a class's one device cannot
+    # describe, so a class on one is not checked.
+    vcpus_field: ClassVar[str]
+    vcpus: ClassVar[dict[str, int]] = {}
+    vcpus_pattern: ClassVar[re.Pattern[str] | None] = None
     # The pool field that references its cluster by the composed cluster's name.
     cluster_ref: ClassVar[str]
     # The cluster field that must hold one pool inline (AKS, Vultr, Civo cannot create a cluster
@@ -207,6 +290,17 @@ class ProvisionedCloud:
         """How many nodes a pool of `node_count` over `zones` gets: the count is the pool's total on
         most clouds."""
         return node_count
+
+    def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
+        """None but the pool's own on most clouds."""
+        return {}
+
+    def machine_vcpus(self, machine: dict[str, Any]) -> tuple[str, int] | None:
+        name = str(machine.get(self.vcpus_field) or "")
+        if name in self.vcpus:
+            return name, self.vcpus[name]
+        found = self.vcpus_pattern.search(name) if self.vcpus_pattern else None
+        return (name, int(found.group(1))) if found else None
 
     def foundation(self, name: str, spec: Any, observed: dict[str, Resource]) -> Foundation:
         """What the cluster stands on (network, identities, addons), with the fields the cluster
@@ -267,6 +361,11 @@ class ProvisionedCloud:
     def shared_storage(self, cluster: Any, observed: dict[str, Resource] | None = None) -> SharedStorage:
         """None composed unless the cloud module says otherwise."""
         return no_shared_storage(self.source, f"inferplane composes none on {self.source} yet")
+
+    def storage_refusal(self, cluster_name: str) -> str | None:
+        if self.offers_shared_storage:
+            return None
+        return f"InferenceCluster {cluster_name}: {self.shared_storage(None).refusal}"
 
     def endpoint(self, observed_cluster: Resource | None) -> str | None:
         if not observed_cluster or not self.endpoint_field:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferplane.clouds.base import ProvisionedCloud, present, taint_objects
+from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, taint_objects
 
 
 class Civo(ProvisionedCloud):
@@ -20,6 +20,13 @@ class Civo(ProvisionedCloud):
     endpoint_field = "apiEndpoint"
     offered_on_cluster = {"region": "region", "machine": "pools.size"}
     offered_on_pool = {"machine": "size"}
+    machine_field, machine_word = "size", "Civo node size"
+    # The real Civo node's slice (Modelplane PR #556's test) counted numCPUs 6 with reservedCPUs 0-1: 8 vCPUs.
+    vcpus_field, vcpus = "size", {"g4p.kube.medium": 8}
+    # No published provider package serves Civo's group that we know of: the Configuration says so.
+    provider_packages = {"kubernetes.civo.m.upbound.io": None}
+    sample = provisioned_sample({"region": "LON1"}, {"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}},
+                                {"size": "g4p.kube.medium"})
     autoscales_pools = False  # autoscaling on Civo is a cluster application inferplane does not install
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, scaling, \
-    taint_objects, upper_snake
+from inferplane.api.drivers import INSTANCE_TYPE_LABEL
+from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, \
+    provisioned_sample, scaling, taint_objects, upbound_provider, upper_snake
 from inferplane.clouds.eks_foundation import EFA_SECURITY_GROUP, EFS_FILESYSTEM, EKSInputs, eks_foundation, \
     needs_launch_template
 from inferplane.clouds.foundation import Foundation
@@ -41,6 +42,20 @@ class EKS(ProvisionedCloud):
     # A pool with a launch template names its instance type there (an ec2 LaunchTemplate), not checked.
     offered_on_cluster = {"region": "region"}
     offered_on_pool = {"machine": "instanceTypes"}
+    machine_field, machine_word = "instance_type", "EC2 instance type"
+    # vCPUs from AWS's published instance types, *unconfirmed* here but for m6i.2xlarge: Modelplane PR #556's
+    # test saw 6 claimable CPUs on a real node (SMT on), 8 less the CPU driver's reservedCPUs.
+    vcpus_field, vcpus = "instanceType", {"m6i.2xlarge": 8, "m7i.2xlarge": 8}
+    provider_packages = {f"{group}.aws.m.upbound.io": upbound_provider(f"provider-aws-{group}", "v2.6.0")
+                         for group in ("eks", "ec2", "iam", "efs")}
+    sample = provisioned_sample(
+        {"region": "us-east-2", "roleArn": "arn:aws:iam::123456789012:role/c",
+         "nodeRoleArn": "arn:aws:iam::123456789012:role/n", "subnetIds": ["subnet-1", "subnet-2"]},
+        {"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"})
+
+    def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
+        """EKS nodes carry their instance type (aws-dranet's affinity reads it)."""
+        return {INSTANCE_TYPE_LABEL: machine["instanceType"]} if machine.get("instanceType") else {}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # Roles and subnets (the provider requires vpcConfig) come from the foundation: composed, or

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from inferplane.clouds.base import CLUSTER_KEY
 from inferplane.clouds.foundation import Foundation, FoundationError, FoundationPool, Namer, ResourceBuilder
@@ -148,51 +148,65 @@ class EKSInputs:
 def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, str]) -> Foundation:
     build = ResourceBuilder(namer, provider_config)
     out = Foundation()
-    region = inputs.region
     out.cluster_fields["accessConfig"] = dict(ACCESS_CONFIG)
+    zones, pool_subnets = _network(build, out, inputs)
+    node_role = _identities(build, out, inputs)
+    _addons_and_kubeconfig(build, out, inputs)
+    # Shared storage: one mount target per node subnet, so nodes of every zone mount it.
+    mount_subnets = ([{"subnetId": subnet} for subnet in inputs.subnet_ids] if inputs.subnet_ids
+                     else [{"subnetIdRef": build.ref(f"subnet-private-{zone}")} for zone in zones])
+    compose_efs(build, out, inputs.region, mount_subnets, own_network=not inputs.subnet_ids)
+    _pools(build, out, inputs, node_role, pool_subnets)
+    return out
 
-    # ---- network
+
+def _network(build: ResourceBuilder, out: Foundation, inputs: EKSInputs
+             ) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The cluster's subnets (the user's, or a composed network's), and each pool's: (the composed
+    network's zones, none with the user's subnets; each pool's subnet fields by name)."""
     if inputs.subnet_ids:
         subnets = list(inputs.subnet_ids)
         out.cluster_fields["vpcConfig"] = {"subnetIds": subnets}
-        pool_subnets = {pool.name: {"subnetIds": subnets} for pool in inputs.pools}
-    else:
-        zones = cluster_zones(region, inputs.pools)
-        compose_network(build, out, region, zones)
-        out.cluster_fields["vpcConfig"] = {
-            "endpointPrivateAccess": True, "endpointPublicAccess": True,
-            "subnetIdRefs": [build.ref(f"subnet-{tier}-{zone}") for tier in ("public", "private") for zone in zones]}
-        pool_subnets = {pool.name: {"subnetIdRefs": [build.ref(f"subnet-private-{zone}")
-                                                      for zone in (sorted(pool.zones) or zones)]}
-                        for pool in inputs.pools}
+        return [], {pool.name: {"subnetIds": subnets} for pool in inputs.pools}
+    zones = cluster_zones(inputs.region, inputs.pools)
+    compose_network(build, out, inputs.region, zones)
+    out.cluster_fields["vpcConfig"] = {
+        "endpointPrivateAccess": True, "endpointPublicAccess": True,
+        "subnetIdRefs": [build.ref(f"subnet-{tier}-{zone}") for tier in ("public", "private") for zone in zones]}
+    return zones, {pool.name: {"subnetIdRefs": [build.ref(f"subnet-private-{zone}")
+                                                 for zone in (sorted(pool.zones) or zones)]}
+                   for pool in inputs.pools}
 
-    # ---- identities
+
+def _identities(build: ResourceBuilder, out: Foundation, inputs: EKSInputs) -> dict[str, Any]:
+    """The cluster's role (the user's, or composed), and the node role's field every pool carries."""
     if inputs.role_arn:
         out.cluster_fields["roleArn"] = inputs.role_arn
     else:
         compose_role(build, out, "cluster", "eks.amazonaws.com", CLUSTER_POLICIES)
         out.cluster_fields["roleArnRef"] = build.ref("iam-role-cluster")
-    node_role = ({"nodeRoleArn": inputs.node_role_arn} if inputs.node_role_arn
-                 else {"nodeRoleArnRef": build.ref("iam-role-node")})
-    if not inputs.node_role_arn:
-        compose_role(build, out, "node", "ec2.amazonaws.com", NODE_POLICIES)
+    if inputs.node_role_arn:
+        return {"nodeRoleArn": inputs.node_role_arn}
+    compose_role(build, out, "node", "ec2.amazonaws.com", NODE_POLICIES)
+    return {"nodeRoleArnRef": build.ref("iam-role-node")}
 
-    # ---- addons and the kubeconfig
+
+def _addons_and_kubeconfig(build: ResourceBuilder, out: Foundation, inputs: EKSInputs) -> None:
     for addon in ADDONS:
         out.resources[f"addon-{addon}"] = build.resource(EKS, "Addon", f"addon-{addon}", {
-            "region": region, "addonName": addon, "clusterNameRef": build.ref(CLUSTER_KEY)})
+            "region": inputs.region, "addonName": addon, "clusterNameRef": build.ref(CLUSTER_KEY)})
     # The eks Cluster publishes no kubeconfig; ClusterAuth writes one (a token it refreshes) to the
     # Secret the serving stack reads.
     out.resources["cluster-auth"] = build.resource(
-        EKS, "ClusterAuth", "cluster-auth", {"region": region, "clusterNameRef": build.ref(CLUSTER_KEY)},
+        EKS, "ClusterAuth", "cluster-auth", {"region": inputs.region, "clusterNameRef": build.ref(CLUSTER_KEY)},
         connection_secret=inputs.connection_secret)
 
-    # ---- shared storage: one mount target per node subnet, so nodes of every zone mount it
-    mount_subnets = ([{"subnetId": subnet} for subnet in inputs.subnet_ids] if inputs.subnet_ids
-                     else [{"subnetIdRef": build.ref(f"subnet-private-{zone}")} for zone in zones])
-    compose_efs(build, out, region, mount_subnets, own_network=not inputs.subnet_ids)
 
-    # ---- pools
+def _pools(build: ResourceBuilder, out: Foundation, inputs: EKSInputs, node_role: dict[str, Any],
+           pool_subnets: dict[str, dict[str, Any]]) -> None:
+    """Each pool's role and subnets, and the launch template of a pool that needs one (held while its
+    EFA interfaces wait for the security groups' ids)."""
+    region = inputs.region
     if any(pool.fabric == "EFA" for pool in inputs.pools) and not inputs.subnet_ids:
         compose_efa_security_group(build, out, region)
     for pool in inputs.pools:
@@ -206,14 +220,13 @@ def eks_foundation(inputs: EKSInputs, namer: Namer, provider_config: dict[str, s
                                             "the cluster and the EFA security group exist"
                 continue
             key = f"launch-template-{pool.name}"
-            template_name = namer(key)
+            template_name = build.namer(key)
             out.resources[key] = build.resource(EC2, "LaunchTemplate", key,
                                                 launch_template(region, template_name, pool, security_groups))
             fields["launchTemplate"] = {"name": template_name, "version": LATEST_VERSION}
             if pool.capacity_reservation_id:
                 fields["capacityType"] = CAPACITY_BLOCK_CAPACITY_TYPE
         out.pool_fields[pool.name] = fields
-    return out
 
 
 def efa_security_groups(inputs: EKSInputs) -> list[str] | None:

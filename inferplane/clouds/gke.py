@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import ProvisionedCloud, at_provider, present, scaling, scaling_fields, taint_objects, upper_snake
+from inferplane.api.drivers import GKE_ACCELERATOR_LABEL
+from inferplane.clouds.base import ProvisionedCloud, at_provider, present, provisioned_sample, scaling, scaling_fields, \
+    taint_objects, upbound_provider, upper_snake
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.gke_foundation import GKEInputs, gke_foundation
 from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_class
@@ -43,6 +45,19 @@ class GKE(ProvisionedCloud):
     offered_on_cluster = {"region": "location"}
     offered_on_pool = {"region": "location", "zone": "nodeLocations", "machine": "nodeConfig.machineType",
                        "accelerator": "nodeConfig.guestAccelerator.type"}
+    machine_field, machine_word = "machine_type", "Compute Engine machine type"
+    # vCPUs from Google Cloud's published machine types (*unconfirmed* here).
+    vcpus_field, vcpus = "machineType", {"n2-standard-16": 16}
+    provider_packages = {f"{group}.gcp.m.upbound.io": upbound_provider(f"provider-gcp-{group}", "v2.6.0")
+                         for group in ("container", "compute", "cloudplatform")}
+    sample = provisioned_sample({"project": "fleet", "region": "us-central1"},
+                                {"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}},
+                                {"machineType": "n2-standard-8"})
+
+    def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
+        """GKE marks GPU nodes with their accelerator (NVIDIA's driver installer selects them by it)."""
+        accelerator = (machine.get("accelerator") or {}).get("type")
+        return {GKE_ACCELERATOR_LABEL: accelerator} if accelerator else {}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         account = at_provider(observed.get("service-account"))

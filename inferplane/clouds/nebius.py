@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.clouds.base import ProvisionedCloud, present, scaling, scaling_fields, taint_objects, upper_snake
+from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, scaling, scaling_fields, taint_objects, \
+    upbound_provider, upper_snake
 from inferplane.clouds.foundation import Foundation
 from inferplane.clouds.nebius_foundation import FILESYSTEM_MOUNT_POINT, NebiusInputs, nebius_foundation
 from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, StorageChart, StorageRelease, storage_class
@@ -41,6 +43,16 @@ class Nebius(ProvisionedCloud):
     # 4 vCPU / 16 GiB on the general-purpose Intel platform.
     system_machine = {"platform": "cpu-d3", "preset": "4vcpu-16gb"}
     offered_on_pool = {"machine": "template.resources.platform", "preset": "template.resources.preset"}
+    # The platform; its `preset` is checked against the platform's presets.
+    machine_field, machine_word = "platform", "Nebius platform"
+    # Presets carry their vCPUs in the name: 16vcpu-64gb.
+    vcpus_field, vcpus_pattern = "preset", re.compile(r"(?:^|-)(\d+)vcpu(?:-|$)")
+    # One package serves every Nebius group.
+    provider_packages = {f"{group}.nebius.m.upbound.io": upbound_provider("provider-nebius", "v1.0.1")
+                         for group in ("mk8s", "compute", "vpc")}
+    sample = provisioned_sample({"parentId": "project-fleet", "subnetId": "subnet-fleet"},
+                                {"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb", "accelerator": {"type": "h100"}},
+                                {"platform": "cpu-d3", "preset": "8vcpu-32gb"})
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         # The subnet (composed, or the user's own), the shared filesystem, the GPU clusters.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from inferplane.clouds.base import ProvisionedCloud, label_list, present, scaling, scaling_fields, taint_objects
+from inferplane.clouds.base import ProvisionedCloud, label_list, present, provisioned_sample, scaling, scaling_fields, \
+    taint_objects, upbound_provider
 
 
 class Vultr(ProvisionedCloud):
@@ -20,6 +22,12 @@ class Vultr(ProvisionedCloud):
     endpoint_field = "endpoint"
     offered_on_cluster = {"region": "region", "machine": "nodePools.plan"}
     offered_on_pool = {"machine": "plan"}
+    machine_field, machine_word = "plan", "Vultr plan"
+    # Plans carry their vCPUs in the name: voc-c-8c-16gb-150s-amd.
+    vcpus_field, vcpus_pattern = "plan", re.compile(r"^vo?c-[a-z]+-(\d+)c-")
+    provider_packages = {"vke.vultr.m.upbound.io": upbound_provider("provider-vultr", "v1.0.0")}
+    sample = provisioned_sample({"region": "ewr"}, {"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}},
+                                {"plan": "vc2-8c-32gb"})
 
     def cluster_fields(self, name: str, spec: Any, version: str) -> dict[str, Any]:
         return {"label": name, "region": spec.region, "version": version}

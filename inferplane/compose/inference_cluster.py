@@ -154,6 +154,7 @@ class InferenceClusterComposer(Composer):
                                      "fix the spec")
             return False
         self.source = self.cluster.spec.cluster.source
+        self.cloud = CLOUD_MODULES[self.source]
         return True
 
     def require_classes(self) -> dict[str, InferenceClass] | None:
@@ -211,7 +212,7 @@ class InferenceClusterComposer(Composer):
 
     def gate_pool_classes(self, classes: dict[str, InferenceClass]) -> tuple[str, str] | None:
         """On a cloud, every pool's class must say how to provision it on that cloud."""
-        if self.source == "Existing":
+        if not self.cloud.provisioned:
             return None
         problems = []
         for pool in self.cluster.spec.node_pools:
@@ -248,13 +249,13 @@ class InferenceClusterComposer(Composer):
                 "on the pool"))
 
     def compose_cloud_cluster(self, classes: dict[str, InferenceClass]) -> None:
-        if self.source == "Existing":
+        if not self.cloud.provisioned:
             return  # nothing to provision: the operator labels the pools' nodes (docs/clouds.md)
         kind = CLOUD_CLUSTER_KINDS[self.source]
         settings = self.cluster.spec.cluster.settings().model_dump(by_alias=True, exclude_none=True)
         version, _ = cluster_kubernetes_version(self.cluster)
         settings["kubernetesVersion"] = version
-        pools = [CLOUD_MODULES[self.source].system_pool()]
+        pools = [self.cloud.system_pool()]
         for pool in self.cluster.spec.node_pools:
             klass = classes[pool.class_name]
             machine = klass.spec.provisioning.machine().model_dump(by_alias=True, exclude_none=True)
@@ -287,7 +288,7 @@ class InferenceClusterComposer(Composer):
         pool_taints = self.pool_taints(classes)
         if pool_taints:
             spec["poolTaints"] = pool_taints
-        identity = self.cluster.spec.cluster.settings().identity_secret_ref if self.source == "Existing" else None
+        identity = self.cluster.spec.cluster.settings().identity_secret_ref if not self.cloud.provisioned else None
         if identity is not None:
             spec["identitySecretRef"] = identity.model_dump(by_alias=True, exclude_none=True)
         if version:
@@ -313,19 +314,19 @@ class InferenceClusterComposer(Composer):
         """{maxNodeCount} where the cloud's autoscaler grows the pool past its nodeCount: the scheduler
         counts those nodes, and the simulated autoscaler adds them when pods wait for them."""
         _, high = pool_bounds(pool, self.source)
-        if not CLOUD_MODULES[self.source].autoscales_pools or high is None or high <= pool.node_count:
+        if not self.cloud.autoscales_pools or high is None or high <= pool.node_count:
             return {}
         return {"maxNodeCount": self.nodes_created(pool, high)}
 
     def nodes_created(self, pool: NodePool, count: int) -> int:
         """The nodes the cloud creates for `count` in the pool's spec: per zone on GKE."""
-        return CLOUD_MODULES[self.source].nodes_created(count, pool_zones(pool, self.source))
+        return self.cloud.nodes_created(count, pool_zones(pool, self.source))
 
     def cache_status(self) -> dict[str, Any]:
         """{cache: {storageClassName}}: the ReadWriteMany StorageClass ModelCache volumes use, as Modelplane
         relays it: an Existing cluster's own (spec.cluster.existing.cache), else the one its cloud cluster
         reports; {} while there is none (a cloud without shared storage, or not reported yet)."""
-        if self.source == "Existing":
+        if not self.cloud.provisioned:
             cache = self.cluster.spec.cluster.settings().cache
             name = cache.storage_class_name if cache is not None else None
         else:
@@ -336,7 +337,7 @@ class InferenceClusterComposer(Composer):
     def kubeconfig_secret_ref(self) -> dict[str, str]:
         """Where the target cluster's kubeconfig is: the operator's Secret, or the cloud cluster's."""
         settings = self.cluster.spec.cluster.settings()
-        if self.source == "Existing":
+        if not self.cloud.provisioned:
             ref = settings.secret_ref
             return {"name": ref.name, "namespace": ref.namespace or MANAGED_NAMESPACE, "key": ref.key}
         return {"name": connection_secret_name(self.name), "namespace": MANAGED_NAMESPACE, "key": KUBECONFIG_KEY}
@@ -357,7 +358,7 @@ class InferenceClusterComposer(Composer):
         self.response.status = {"schedulablePools": pools, "draDrivers": drivers,
                                 "gateway": {"address": gateway.get("address")},
                                 "providerConfigRef": {"name": self.name}, **self.cache_status()}
-        if self.source == "Existing":
+        if not self.cloud.provisioned:
             self.condition(CLUSTER_READY, "True", "Existing",
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
         elif is_ready(observed.get(CLOUD_CLUSTER_KEY)):

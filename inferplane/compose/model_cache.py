@@ -89,13 +89,10 @@ def no_storage_class(cluster: InferenceCluster) -> tuple[str, str]:
     """(phase, message) of a cluster that reports no ReadWriteMany StorageClass: Failed, saying what fixes
     it, where none will come (an Existing cluster that names none, a cloud without shared storage);
     Pending while a cloud's shared storage is on its way."""
-    name, source = cluster.metadata.name, cluster.spec.cluster.source
-    if source == "Existing":
-        return "Failed", (f"InferenceCluster {name} names no ReadWriteMany StorageClass: set "
-                          "spec.cluster.existing.cache.storageClassName to one the cluster has")
-    module = CLOUD_MODULES[source]
-    if not getattr(module, "offers_shared_storage", True):
-        return "Failed", f"InferenceCluster {name}: {module.shared_storage(None).refusal}"
+    name = cluster.metadata.name
+    refusal = CLOUD_MODULES[cluster.spec.cluster.source].storage_refusal(name)
+    if refusal:
+        return "Failed", refusal
     return "Pending", (f"InferenceCluster {name} has not reported its ReadWriteMany StorageClass yet "
                        "(status.cache): it is composed with the cluster's shared storage; wait")
 

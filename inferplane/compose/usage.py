@@ -25,7 +25,7 @@ from inferplane.routing.gateway import GATEWAY_API_GROUP, GATEWAY_API_VERSION
 _INFERENCE_CLASS = (InferenceClass.GROUP, InferenceClass.KIND)
 # A cloud's node pool (apiVersion, kind) -> (the field referencing its cluster, the cluster's kind).
 _POOL_CLUSTER_REFS = {(module.api_version, module.pool_kind): (module.cluster_ref, module.cluster_kind)
-                      for module in CLOUD_MODULES.values() if getattr(module, "pool_kind", None)}
+                      for module in CLOUD_MODULES.values() if module.pool_kind}
 
 
 def _secret(ref: object, default_namespace: str = MANAGED_NAMESPACE) -> Key | None:

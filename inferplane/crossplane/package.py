@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import functools
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,13 @@ from typing import Any
 import yaml
 
 from inferplane.api import ALL_KINDS
-from inferplane.api.cloud import SOURCES
 from inferplane.api.xrd import xrd_files
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds.base import ProviderPackage
 from inferplane.crossplane.function import USAGES_INPUT
 from inferplane.compose.model_cache import HYDRATION_IMAGE
 from inferplane.compose.registry import composition_functions
-from inferplane.engine.runtime import Runtime
-from inferplane.simulator.synthetic_fleet import fleet_manifests
+from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
 
 VERSION = f"v{version('inferplane')}"
 # Where the packages are pushed; `package build --image` names another registry.
@@ -39,46 +38,28 @@ CROSSPLANE_VERSION = ">=v2.0.0"
 # The image the Function runs on: the pinned Python image the model cache's hydration Job runs on too.
 PYTHON_IMAGE = HYDRATION_IMAGE
 
-# The provider package serving each API group the cloud modules compose, pinned exactly to the
-# versions Modelplane v0.3.1 ships together (its crossplane-project.yaml). A composed group absent here
-# has no published provider package we know of: the package says so rather than guess one.
-PROVIDERS: dict[str, tuple[str, str]] = {
-    "helm.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
-    "kubernetes.m.crossplane.io": ("xpkg.upbound.io/upbound/provider-kubernetes", "v1.3.0"),
-    "eks.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-eks", "v2.6.0"),
-    "ec2.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-ec2", "v2.6.0"),
-    "iam.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-iam", "v2.6.0"),
-    "efs.aws.m.upbound.io": ("xpkg.upbound.io/upbound/provider-aws-efs", "v2.6.0"),
-    "container.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-container", "v2.6.0"),
-    "compute.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-compute", "v2.6.0"),
-    "cloudplatform.gcp.m.upbound.io": ("xpkg.upbound.io/upbound/provider-gcp-cloudplatform", "v2.6.0"),
-    "containerservice.azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-azure-containerservice", "v2.6.0"),
-    "network.azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-azure-network", "v2.6.0"),
-    "azure.m.upbound.io": ("xpkg.upbound.io/upbound/provider-family-azure", "v2.6.0"),
-    "mk8s.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
-    "compute.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
-    "vpc.nebius.m.upbound.io": ("xpkg.upbound.io/upbound/provider-nebius", "v1.0.1"),
-    "vke.vultr.m.upbound.io": ("xpkg.upbound.io/upbound/provider-vultr", "v1.0.0"),
-}
 
 
 def group_of(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0]
 
 
-@functools.cache
-def composed_groups() -> list[str]:
-    """The API groups of the managed resources the compositions compose, read from what the embedded
-    engine composes for a fleet with a cluster on every source (so a cloud module that starts
-    composing another provider's kind shows up here, pinned or reported as unpinned)."""
-    runtime = Runtime(None)
-    writer = runtime._reconciler()
-    for manifest in fleet_manifests(len(SOURCES)):
-        writer.submit(manifest)
-    runtime.reconcile()
-    ours = {kind.GROUP for kind in ALL_KINDS}
-    # A core kind (apiVersion `v1`: Nebius's cloud-init Secret) is served by Kubernetes itself, no provider.
-    return sorted({group_of(o["apiVersion"]) for o in runtime.list() if "/" in o["apiVersion"]} - ours)
+# The providers the serving stacks compose through (Helm releases, Kubernetes Objects), pinned exactly to the
+# versions Modelplane v0.3.1 ships together (its crossplane-project.yaml). Each cloud module pins its own
+# (CloudModule.provider_packages).
+STACK_PROVIDERS: dict[str, ProviderPackage] = {
+    group_of(RELEASE_API_VERSION): ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
+    group_of(OBJECT_API_VERSION): ("xpkg.upbound.io/upbound/provider-kubernetes", "v1.3.0"),
+}
+
+
+def provider_packages() -> dict[str, ProviderPackage]:
+    """The provider package serving each API group the compositions compose: the stacks' and every cloud's;
+    None for a group no published package serves that we know of (the package says so rather than guess one)."""
+    out = dict(STACK_PROVIDERS)
+    for module in CLOUD_MODULES.values():
+        out.update(module.provider_packages)
+    return out
 
 
 def function_name(package: str) -> str:
@@ -99,7 +80,7 @@ def _meta(name: str, description: str) -> dict[str, Any]:
 def configuration_meta(function_package: str, function_version: str) -> dict[str, Any]:
     # Every provider a composition may use: a cloud's network or identity kinds are composed only for
     # some clusters (an EFA pool's security groups), so the table is the list, not one fleet's use.
-    providers = sorted(set(PROVIDERS.values()))
+    providers = sorted({package for package in provider_packages().values() if package})
     return {
         "apiVersion": "meta.pkg.crossplane.io/v1", "kind": "Configuration",
         "metadata": _meta("inferplane", "Fleet-level inference control plane: classes, clusters, serving "
@@ -110,7 +91,7 @@ def configuration_meta(function_package: str, function_version: str) -> dict[str
 
 
 def unpinned_groups() -> list[str]:
-    return [g for g in composed_groups() if g not in PROVIDERS]
+    return sorted(group for group, package in provider_packages().items() if package is None)
 
 
 def function_meta() -> dict[str, Any]:

@@ -1,2 +1,2 @@
 """The embedded engine as users drive it: admission, then the runtime with inferplane's functions, the
-simulator and the usage rules (runtime.py); the test legs' audits (legs.py)."""
+simulator and the usage rules (runtime.py); the audits of a state or a folder (audit.py)."""

@@ -16,16 +16,14 @@ from typing import Any, Callable
 import orjson
 
 from inferplane.accelerators.catalog import supported_drivers
-from inferplane.accelerators.nvidia import GKE_ACCELERATOR_LABEL
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
 from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.accelerators.workload import INSTANCE_TYPE_LABEL
 from inferplane.api.json_data import json_copy
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.clouds.base import SYSTEM_POOL_NODES, ProvisionedCloud, scaling_of
+from inferplane.clouds.base import SYSTEM_POOL_NODES, CloudModule, scaling_of
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
@@ -64,31 +62,17 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     source = cluster["spec"]["cluster"]["source"]
     pool_classes = {p["name"]: p["className"] for p in cluster["spec"].get("nodePools") or []}
     classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
-    if source == "Existing":
-        if any(klass is None for klass in classes.values()):
-            return None
-        typed = InferenceCluster.model_validate(cluster)
-        entries = [EXISTING_SYSTEM_POOL]
-        entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), source)
-                    for pool in typed.spec.node_pools]
-        if not CLOUD_MODULES[source].autoscales_pools:
-            entries = [without_maximum(e) for e in entries]
-    else:
-        cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[source].KIND, name)
-        if cloud_cluster is None:
-            return None
-        # What the cloud refused to create has no nodes: a cluster never created, a pool never created.
-        refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
-        if name in refused:
-            return None
-        entries = [simulated_size(CLOUD_MODULES[source], e) for e in cloud_cluster["spec"]["nodePools"]
-                   if composed_name(name, e["name"]) not in refused]
+    cloud = CLOUD_MODULES[source]
+    entries = (pool_entries(cluster, cloud, classes) if not cloud.provisioned
+               else cloud_pool_entries(name, cloud, lookup, children))
+    if entries is None:
+        return None
     held = HELD_ANNOTATION in (stack["metadata"].get("annotations") or {})
     # A held cluster's pools run the devices they were composed with, which its status keeps.
     composed_with = {p["name"]: p.get("devices") or [] for p in (cluster.get("status") or {}).get("schedulablePools") or []}
     pools = []
     for entry in entries:
-        entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud_node_labels(source, entry)}}
+        entry = {**entry, "labels": {**(entry.get("labels") or {}), **cloud.node_labels(entry.get("machine") or {})}}
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pool: dict[str, Any] = {"entry": entry, "devices": devices}
@@ -104,6 +88,34 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
             "preinstalled": sorted(preinstalled_drivers(stack)),
             "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+
+
+def pool_entries(cluster: Resource, cloud: CloudModule, classes: dict[str, Resource | None]
+                 ) -> list[dict[str, Any]] | None:
+    """The pools of a cluster inferplane does not provision, from its own spec (with a System pool standing
+    in for its owner's untainted nodes); None until every class its pools name exists."""
+    if any(klass is None for klass in classes.values()):
+        return None
+    typed = InferenceCluster.model_validate(cluster)
+    entries = [EXISTING_SYSTEM_POOL]
+    entries += [node_pool(pool, InferenceClass.model_validate(classes[pool.class_name]), cloud.source)
+                for pool in typed.spec.node_pools]
+    return entries if cloud.autoscales_pools else [without_maximum(e) for e in entries]
+
+
+def cloud_pool_entries(name: str, cloud: CloudModule, lookup: Lookup, children: Children
+                       ) -> list[dict[str, Any]] | None:
+    """The pools of a provisioned cluster as its cloud cluster composes them, sized as the cloud creates
+    them; None until the cloud cluster exists, or when the cloud refused to create it."""
+    cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[cloud.source].KIND, name)
+    if cloud_cluster is None:
+        return None
+    # What the cloud refused to create has no nodes: a cluster never created, a pool never created.
+    refused = {o["metadata"]["name"] for o in children(cloud_cluster["metadata"]["uid"]) if refused_by_provider(o)}
+    if name in refused:
+        return None
+    return [simulated_size(cloud, e) for e in cloud_cluster["spec"]["nodePools"]
+            if composed_name(name, e["name"]) not in refused]
 
 
 def served_drivers(stack: Resource) -> set[str]:
@@ -134,7 +146,7 @@ def held_pool(entry: dict[str, Any], running: list[dict[str, Any]], wanted: list
             "runs": sorted(runs), "heldBack": sorted(claimed(wanted) - served)}
 
 
-def simulated_size(module: ProvisionedCloud, entry: dict[str, Any]) -> dict[str, Any]:
+def simulated_size(module: CloudModule, entry: dict[str, Any]) -> dict[str, Any]:
     """A cloud pool's entry with the nodes the cloud creates for it, and the maximum its cluster
     autoscaler may grow it to, only where the cloud autoscales it (GKE counts both per zone)."""
     zones = entry.get("zones") or []
@@ -268,18 +280,6 @@ def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
         ready_condition, {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
 
 
-def cloud_node_labels(source: str, entry: dict[str, Any]) -> dict[str, str]:
-    """Labels the cloud itself puts on a pool's nodes, where a chart reads them: GKE marks GPU nodes
-    with their accelerator, and EKS nodes carry their instance type (aws-dranet's affinity)."""
-    machine = entry.get("machine") or {}
-    accelerator = (machine.get("accelerator") or {}).get("type")
-    if source == "GKE" and accelerator:
-        return {GKE_ACCELERATOR_LABEL: accelerator}
-    if source == "EKS" and machine.get("instanceType"):
-        return {INSTANCE_TYPE_LABEL: machine["instanceType"]}
-    return {}
-
-
 def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
     """Every stored cluster with its simulation inputs, read from the store (the reconciler reads its cache)."""
     everything = store.list()
@@ -295,17 +295,6 @@ def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
     return [(cluster, simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
                                         lambda uid: owned.get(uid, []), lambda name: pinned.get(name, [])))
             for cluster in everything if cluster["kind"] == "InferenceCluster"]
-
-
-def simulate_fleet(store: Store) -> dict[str, list[dict[str, Any]]]:
-    """Simulate every cluster again, whatever its fingerprint; the placement audit's findings by cluster."""
-    findings: dict[str, list[dict[str, Any]]] = {}
-    templates = Templates()
-    for cluster, inputs in fleet_inputs(store):
-        found, _ = simulate(store, cluster, inputs, templates)
-        if inputs is not None:
-            findings[cluster["metadata"]["name"]] = found
-    return findings
 
 
 def _keep_creation_times(simulated: list[Resource], previous: list[Resource], now: str) -> None:

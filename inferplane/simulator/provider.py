@@ -31,7 +31,7 @@ elsewhere it reports the API server's "no matches for kind".
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from typing import Any, Callable
 
 from inferplane.api.function import is_ready
 from inferplane.api.json_data import json_copy
@@ -54,7 +54,7 @@ SIMULATED_KUBERNETES_VERSION = "v1.36.1"
 OBSERVE_ONLY = ["Observe"]
 # The CSI drivers a cloud's shared storage installs with a chart, by driver name (a StorageClass's provisioner).
 CHART_PROVISIONERS = {chart.provisioner: chart for module in CLOUD_MODULES.values()
-                      for chart in getattr(module, "storage_charts", ())}
+                      for chart in module.storage_charts}
 
 
 def kubeadm_config(version: str) -> Resource:
@@ -92,37 +92,7 @@ class SimulatedProvider:
             status["parents"] = self.route_parents(obj, of_kind)  # Traefik says which parents accepted it
         status.setdefault("atProvider", {})
         spec = obj.get("spec") or {}
-        if obj.get("kind") == "Object" and spec.get("managementPolicies") == OBSERVE_ONLY:
-            wanted = (spec.get("forProvider") or {}).get("manifest") or {}
-            found = self.target_object(wanted)
-            if found is None:
-                status["conditions"] = [
-                    {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
-                    {"type": "Synced", "status": "False", "reason": "ReconcileError",
-                     "message": f"observe failed: {wanted.get('kind')} {(wanted.get('metadata') or {}).get('name')} "
-                                "not found on the cluster"}]
-                return status
-            status["atProvider"] = {**status["atProvider"], "manifest": found}
-        elif obj.get("kind") == "Object" and _is_gateway(manifest := (spec.get("forProvider") or {}).get("manifest")):
-            # The cluster's load balancer gives its Gateway an address; the Object reports it.
-            cluster = (spec.get("providerConfigRef") or {}).get("name", "")
-            address = {"type": "IPAddress", "value": simulated_load_balancer_address(cluster)}
-            status["atProvider"] = {**status["atProvider"],
-                                    "manifest": {**manifest, "status": {"addresses": [address]}}}
-        elif obj.get("kind") == "Object" and (missing := missing_definition(spec, of_kind)) is not None:
-            # The target cluster's API server has no such kind: provider-kubernetes cannot create it.
-            status["conditions"] = [
-                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
-                {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
-            return status
-        elif obj.get("kind") == "Object" and (settled := settled_status(spec, of_kind)
-                                               or hydration_status(obj, of_kind)) is not None:
-            # A ModelCache's volume binds and its hydration Job completes on the target cluster.
-            status["atProvider"] = {**status["atProvider"], "manifest": settled}
-            done = (settled.get("status") or {}).get("phase") != "Pending" and (
-                settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded")))
-            status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
-                                    _condition("Synced", True, "ReconcileSuccess")]
+        if obj.get("kind") == "Object" and self.observe_object(status, obj, of_kind):
             return status
         if (spec.get("readiness") or {}).get("policy") == "DeriveFromCelQuery":
             # An Object whose readiness is its workload's: ready once the target cluster runs it (the
@@ -139,23 +109,47 @@ class SimulatedProvider:
             {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
         ]
-        api_version, kind = obj.get("apiVersion", ""), obj.get("kind")
-        if api_version.startswith("eks.aws.") and kind == "Cluster":
-            # EKS makes a security group for the cluster's control plane and nodes; a launch template
-            # that names its own interfaces (EFA) must name it.
-            status["atProvider"] = {**status["atProvider"], "vpcConfig": {
-                **(status["atProvider"].get("vpcConfig") or {}), "clusterSecurityGroupId": simulated_id("sg", obj)}}
-        if api_version.startswith("ec2.aws.") and kind == "SecurityGroup":
-            status["atProvider"] = {**status["atProvider"], "id": simulated_id("sg", obj)}
-        if api_version.startswith("efs.aws.") and kind == "FileSystem":
-            status["atProvider"] = {**status["atProvider"], "id": simulated_id("fs", obj)}
-        if kind == "ServiceAccount" and api_version.startswith("cloudplatform.gcp."):
-            # A Google service account reports its email, which IAM members name it by.
-            metadata, for_provider = obj.get("metadata") or {}, spec.get("forProvider") or {}
-            account = (metadata.get("annotations") or {}).get(EXTERNAL_NAME_ANNOTATION) or metadata.get("name")
-            project = for_provider.get("project") or SIMULATED_GCP_PROJECT
-            status["atProvider"] = {**status["atProvider"], "email": f"{account}@{project}.iam.gserviceaccount.com"}
+        status["atProvider"] = cloud_reported(obj, status["atProvider"])
         return status
+
+    def observe_object(self, status: dict, obj: Resource, of_kind: Callable[[str], list[Resource]]) -> bool:
+        """What provider-kubernetes reports of an Object, into `status`: the target cluster's object it
+        observes, a Gateway's address, a kind the cluster lacks, a settled claim or Job. True when that is
+        the whole status (False: an Object applied as any other resource, which `observe` goes on with)."""
+        spec = obj.get("spec") or {}
+        manifest = (spec.get("forProvider") or {}).get("manifest")
+        if spec.get("managementPolicies") == OBSERVE_ONLY:
+            wanted = manifest or {}
+            found = self.target_object(wanted)
+            if found is None:
+                status["conditions"] = [
+                    {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                    {"type": "Synced", "status": "False", "reason": "ReconcileError",
+                     "message": f"observe failed: {wanted.get('kind')} {(wanted.get('metadata') or {}).get('name')} "
+                                "not found on the cluster"}]
+                return True
+            status["atProvider"] = {**status["atProvider"], "manifest": found}
+        elif _is_gateway(manifest):
+            # The cluster's load balancer gives its Gateway an address; the Object reports it.
+            cluster = (spec.get("providerConfigRef") or {}).get("name", "")
+            address = {"type": "IPAddress", "value": simulated_load_balancer_address(cluster)}
+            status["atProvider"] = {**status["atProvider"],
+                                    "manifest": {**manifest, "status": {"addresses": [address]}}}
+        elif (missing := missing_definition(spec, of_kind)) is not None:
+            # The target cluster's API server has no such kind: provider-kubernetes cannot create it.
+            status["conditions"] = [
+                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
+            return True
+        elif (settled := settled_status(spec, of_kind) or hydration_status(obj, of_kind)) is not None:
+            # A ModelCache's volume binds and its hydration Job completes on the target cluster.
+            status["atProvider"] = {**status["atProvider"], "manifest": settled}
+            done = (settled.get("status") or {}).get("phase") != "Pending" and (
+                settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded")))
+            status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
+                                    _condition("Synced", True, "ReconcileSuccess")]
+            return True
+        return False
 
     @staticmethod
     def refused(status: dict, error: str) -> dict:
@@ -222,6 +216,29 @@ class SimulatedProvider:
         address = first_pool_address(pools[0]["spec"]["addresses"][0]) if pools else gw.SIMULATED_CLOUD_ADDRESS
         return {"addresses": [{"type": "IPAddress", "value": address}],
                 "conditions": [_condition("Accepted", True, "Accepted"), _condition("Programmed", True, "Programmed")]}
+
+
+def cloud_reported(obj: Resource, at_provider: dict[str, Any]) -> dict[str, Any]:
+    """A created cloud resource's status.atProvider with the fields the cloud reports once it exists: the ids
+    of EKS's cluster security group, an EC2 security group and an EFS file system, a Google service
+    account's email."""
+    api_version, kind = obj.get("apiVersion", ""), obj.get("kind")
+    if api_version.startswith("eks.aws.") and kind == "Cluster":
+        # EKS makes a security group for the cluster's control plane and nodes; a launch template
+        # that names its own interfaces (EFA) must name it.
+        at_provider = {**at_provider, "vpcConfig": {
+            **(at_provider.get("vpcConfig") or {}), "clusterSecurityGroupId": simulated_id("sg", obj)}}
+    if api_version.startswith("ec2.aws.") and kind == "SecurityGroup":
+        at_provider = {**at_provider, "id": simulated_id("sg", obj)}
+    if api_version.startswith("efs.aws.") and kind == "FileSystem":
+        at_provider = {**at_provider, "id": simulated_id("fs", obj)}
+    if kind == "ServiceAccount" and api_version.startswith("cloudplatform.gcp."):
+        # A Google service account reports its email, which IAM members name it by.
+        metadata, for_provider = obj.get("metadata") or {}, (obj.get("spec") or {}).get("forProvider") or {}
+        account = (metadata.get("annotations") or {}).get(EXTERNAL_NAME_ANNOTATION) or metadata.get("name")
+        project = for_provider.get("project") or SIMULATED_GCP_PROJECT
+        at_provider = {**at_provider, "email": f"{account}@{project}.iam.gserviceaccount.com"}
+    return at_provider
 
 
 def settled_status(spec: Resource, of_kind: Callable[[str], list[Resource]]) -> Resource | None:

@@ -9,39 +9,21 @@ from typing import Any
 
 import yaml
 
-from inferplane.api.cloud import DEFAULT_MINOR, SOURCES
+from inferplane.api.cloud import block_name
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
+from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds.existing import Existing
 
-# Machines that make a GPU class and a CPU class valid on each provisioned cloud.
-MACHINES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "EKS": ({"instanceType": "g6.xlarge", "accelerator": {"type": "nvidia-l4"}}, {"instanceType": "m7i.2xlarge"}),
-    "GKE": ({"machineType": "g2-standard-8", "accelerator": {"type": "nvidia-l4"}}, {"machineType": "n2-standard-8"}),
-    "AKS": ({"vmSize": "Standard_NC24ads_A100_v4", "accelerator": {"type": "nvidia-a100"}},
-            {"vmSize": "Standard_D8s_v5"}),
-    "Nebius": ({"platform": "gpu-h100-sxm", "preset": "1gpu-16vcpu-200gb", "accelerator": {"type": "h100"}},
-               {"platform": "cpu-d3", "preset": "8vcpu-32gb"}),
-    "Vultr": ({"plan": "vcg-l40s-16c-180g-48vram", "accelerator": {"type": "l40s"}}, {"plan": "vc2-8c-32gb"}),
-    "Civo": ({"size": "an.g1.l40s.kube.x1", "accelerator": {"type": "l40s"}}, {"size": "g4p.kube.medium"}),
-}
-CLUSTER_SETTINGS: dict[str, dict[str, Any]] = {
-    "EKS": {"region": "us-east-2", "roleArn": "arn:aws:iam::123456789012:role/c",
-            "nodeRoleArn": "arn:aws:iam::123456789012:role/n", "subnetIds": ["subnet-1", "subnet-2"]},
-    "GKE": {"project": "fleet", "region": "us-central1"},
-    "AKS": {"location": "westeurope", "resourceGroupName": "fleet"},
-    "Nebius": {"parentId": "project-fleet", "subnetId": "subnet-fleet"},
-    "Vultr": {"region": "ewr"},
-    "Civo": {"region": "LON1"},
-    "Existing": {"secretRef": {"name": "kubeconfig", "namespace": "inferplane-system", "key": "value"},
-                 "kubernetesVersion": DEFAULT_MINOR},
-}
 _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
            "attributes": {"productName": {"string": "NVIDIA L4"}}, "capacity": {"memory": {"value": "23034Mi"}}}
 _AMD = {"name": "gpu", "driver": "gpu.amd.com", "deviceClassName": "gpu.amd.com",
         "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}
-# The CPUs the CPU driver counts on the 8-vCPU machines above: 8 less reservedCPUs 0-1.
+# The CPUs the CPU driver counts on the 8-vCPU CPU machines of the clouds' samples: 8 less reservedCPUs 0-1.
 _CPU = {"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu", "capacity": {"cpu": {"value": "6"}}}
+# The devices a cloud module's sample classes name.
+DEVICES = {"nvidia": _NVIDIA, "amd": _AMD, "cpu": _CPU}
 
 
 def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[str, Any]:
@@ -53,31 +35,23 @@ def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[st
 
 
 def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
-    """Classes for every cloud, then `clusters` clusters round-robin over the seven sources."""
+    """Every cloud's sample classes, then `clusters` clusters round-robin over the clouds, each as its
+    cloud module's sample says (CloudModule.sample)."""
     manifests = []
-    for source in SOURCES:
-        cloud = source.lower()
-        if source == "Existing":
-            manifests += [_class("existing-amd", [_AMD], None), _class("existing-nvidia", [_NVIDIA], None),
-                          _class("existing-cpu", [_CPU], None)]
-            continue
-        gpu, cpu = MACHINES[source]
-        manifests += [_class(f"{cloud}-nvidia", [_NVIDIA], {"provider": source, cloud: gpu}),
-                      _class(f"{cloud}-cpu", [_CPU], {"provider": source, cloud: cpu})]
+    for source, module in CLOUD_MODULES.items():
+        cloud = block_name(source)
+        manifests += [_class(f"{cloud}-{suffix}", [DEVICES[device]],
+                             {"provider": source, cloud: machine} if machine else None)
+                      for suffix, device, machine in module.sample.classes]
+    sources = list(CLOUD_MODULES)
     for i in range(clusters):
-        source = SOURCES[i % len(SOURCES)]
-        cloud = source.lower()
-        if source == "Existing":
-            pools = [("amd", "existing-amd"), ("nvidia", "existing-nvidia"), ("cpu-a", "existing-cpu"),
-                     ("cpu-b", "existing-cpu")]
-        else:
-            pools = [("gpu-a", f"{cloud}-nvidia"), ("gpu-b", f"{cloud}-nvidia"), ("cpu-a", f"{cloud}-cpu"),
-                     ("cpu-b", f"{cloud}-cpu")]
+        source = sources[i % len(sources)]
+        sample, cloud = CLOUD_MODULES[source].sample, block_name(source)
         manifests.append({
             "apiVersion": InferenceCluster.api_version_string(), "kind": InferenceCluster.KIND,
             "metadata": {"name": f"{cloud}-{i:04d}"},
-            "spec": {"cluster": {"source": source, cloud: dict(CLUSTER_SETTINGS[source])},
-                     "nodePools": [{"name": p, "className": c, "nodeCount": 2} for p, c in pools]},
+            "spec": {"cluster": {"source": source, cloud: dict(sample.settings)},
+                     "nodePools": [{"name": p, "className": f"{cloud}-{c}", "nodeCount": 2} for p, c in sample.pools]},
         })
     return manifests
 
@@ -131,11 +105,11 @@ def placement_fleet_manifests(clusters: int) -> list[dict[str, Any]]:
                               "count": 8, "attributes": {"productName": {"string": product}},
                               "capacity": {"memory": {"value": memory}}}], None)
                for name, product, memory in PLACEMENT_CLASSES]
-    existing = CLUSTER_SETTINGS["Existing"]
+    existing = Existing.sample.settings
     members = [{
         "apiVersion": InferenceCluster.api_version_string(), "kind": InferenceCluster.KIND,
         "metadata": {"name": f"dc-{i:04d}"},
-        "spec": {"cluster": {"source": "Existing", "existing": {**existing, "secretRef": {
+        "spec": {"cluster": {"source": Existing.source, block_name(Existing.source): {**existing, "secretRef": {
                      **existing["secretRef"], "name": f"dc-{i:04d}-kubeconfig"}}},
                  "nodePools": [{"name": f"pool-{p}", "className": PLACEMENT_CLASSES[p % 2][0], "nodeCount": 4}
                                for p in range(4)]},

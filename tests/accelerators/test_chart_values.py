@@ -16,12 +16,12 @@ from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.nebius import NEBIUS_CSI_CHART
-from inferplane.engine.legs import LEGS
 from inferplane.engine.runtime import Runtime
 from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every folder of manifests a user or the tests reconcile: the bundled recipes and the seven legs.
+LEGS = ROOT / "tests" / "legs"
 FOLDERS = sorted([p for p in (ROOT / "recipes").iterdir() if p.is_dir()] + [p for p in LEGS.iterdir() if p.is_dir()])
 
 
@@ -210,7 +210,7 @@ def test_every_vendored_chart_names_its_source_version_and_licence(folder):
 
 def test_every_vendored_chart_is_one_the_catalog_the_gateway_or_a_clouds_storage_pins():
     # A folder left behind by a version bump would check nothing.
-    storage = {f"{c.name}-{c.version}" for m in CLOUD_MODULES.values() for c in getattr(m, "storage_charts", ())}
+    storage = {f"{c.name}-{c.version}" for m in CLOUD_MODULES.values() for c in m.storage_charts}
     assert storage == {"csi-mounted-fs-path-0.1.6"}
     assert {p.name for p in VENDORED} == {f"{c.name}-{c.version}" for c in WITH_VALUES} | {
         f"{TRAEFIK_CHART}-{TRAEFIK_CHART_VERSION}"} | storage

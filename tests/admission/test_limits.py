@@ -199,7 +199,7 @@ def test_nesting_is_refused_past_the_limit_whichever_loader_reads_the_file(tmp_p
 
 
 def test_libyaml_never_reads_a_file_with_aliases_or_deep_nesting(tmp_path, monkeypatch):
-    from inferplane.admission import manifests as module
+    from inferplane.admission import yaml_documents as module
 
     read_by_libyaml = []
     monkeypatch.setattr(module.FastManifestLoader, "construct_document",
@@ -220,7 +220,7 @@ def test_libyaml_never_reads_a_file_with_aliases_or_deep_nesting(tmp_path, monke
 
 @pytest.mark.parametrize("path", sorted(RECIPES.rglob("*.yaml")), ids=lambda p: str(p.relative_to(RECIPES)))
 def test_libyaml_reads_every_recipe_as_the_bounded_loader_does(path):
-    from inferplane.admission.manifests import ManifestLoader, parse
+    from inferplane.admission.yaml_documents import ManifestLoader, parse
 
     text = path.read_text()
     assert list(parse(text)) == [(document, []) for document in yaml.load_all(text, Loader=ManifestLoader)]
@@ -245,7 +245,7 @@ TRICKY_YAML = {
 
 @pytest.mark.parametrize("name", sorted(TRICKY_YAML))
 def test_libyamls_fast_construction_builds_what_pyyamls_constructor_builds(name):
-    from inferplane.admission.manifests import FastManifestLoader, ManifestLoader, _documents, parse
+    from inferplane.admission.yaml_documents import FastManifestLoader, ManifestLoader, _documents, parse
 
     text = TRICKY_YAML[name]
 
@@ -305,7 +305,7 @@ def aliased(key_length: int) -> str:
 
 @pytest.mark.parametrize("key_length, admitted", [(1012, True), (1013, True), (1014, False)])
 def test_aliases_may_expand_a_document_to_the_stored_limit_and_not_one_byte_more(tmp_path, key_length, admitted):
-    from inferplane.admission.manifests import ManifestLoader, expanded_size
+    from inferplane.admission.yaml_documents import ManifestLoader, expanded_size
 
     text = aliased(key_length)
     assert expanded_size(yaml.compose(text, Loader=ManifestLoader))[0] == STORED_LIMIT - 1013 + key_length

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from inferplane.admission import admit_paths
 from inferplane.admission.limits import StreamLimits
-from inferplane.admission.manifests import FastManifestLoader, ManifestLoader, load, read_input
+from inferplane.admission.manifests import load, read_input
+from inferplane.admission.yaml_documents import FastManifestLoader, ManifestLoader
 from inferplane.cli.main import cli
 
 REPO = Path(__file__).resolve().parents[2]

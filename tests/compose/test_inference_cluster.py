@@ -6,10 +6,14 @@ import pytest
 
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import compose_inference_cluster
-from inferplane.simulator.synthetic_fleet import CLUSTER_SETTINGS, MACHINES
+from inferplane.clouds import CLOUD_MODULES
 
-# Valid machines and cluster settings for every cloud, as the synthetic fleet uses them.
-SETTINGS = {**CLUSTER_SETTINGS, "Existing": {"secretRef": {"name": "kc", "key": "kubeconfig"}, "kubernetesVersion": "1.36"}}
+# Valid machines and cluster settings for every cloud, as each cloud module's sample fleet has them.
+SETTINGS = {**{source: module.sample.settings for source, module in CLOUD_MODULES.items()},
+            "Existing": {"secretRef": {"name": "kc", "key": "kubeconfig"}, "kubernetesVersion": "1.36"}}
+# The (GPU, CPU) machines of each provisioned cloud's sample classes.
+MACHINES = {source: tuple(machine for _, _, machine in module.sample.classes)
+            for source, module in CLOUD_MODULES.items() if module.provisioned}
 VERSION = {"Vultr": "v1.36.1+3"}  # every other source: 1.36
 SOURCES = list(SETTINGS)
 NVIDIA = {"name": "gpu", "claim": "DRA", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com", "count": 1,

@@ -11,12 +11,14 @@ from inferplane.accelerators import catalog
 from inferplane.api.drivers import AMD_GPU, NVIDIA_GPU
 from inferplane.simulator import fleet
 from inferplane.simulator.audits import audit_cluster
-from inferplane.engine.legs import LEGS, audit_folder, leg_folders
+from inferplane.engine.audit import audit_folder
 from inferplane.engine.runtime import Runtime
 from inferplane.simulator.simulation import ClusterSimulation, EngineObject
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
+# One fleet per cloud, each audited in its own in-memory state.
+LEGS = REPO / "tests" / "legs"
 EKS_RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
 WIDE_OPEN = {"operator": "Exists", "effect": "NoSchedule"}
 
@@ -57,7 +59,7 @@ def component(key):
 
 def test_one_leg_per_cloud_each_with_an_nvidia_and_a_cpu_pool_and_amd_on_existing():
     pools = {}
-    for leg in leg_folders():
+    for leg in sorted(p for p in LEGS.iterdir() if p.is_dir()):
         cluster = yaml.safe_load((leg / "cluster.yaml").read_text())
         pools[leg.name] = (cluster["spec"]["cluster"]["source"], [p["name"] for p in cluster["spec"]["nodePools"]])
     assert pools == {

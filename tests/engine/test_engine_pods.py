@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.simulator.fleet import simulate_fleet
 from inferplane.engine.runtime import Runtime
 from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
 from inferplane.simulator.audits import audit
@@ -54,7 +53,7 @@ def engine_objects(runtime, cluster="amd-lab"):
     return [o for o in runtime.store.cluster_objects(cluster)[cluster] if o["metadata"].get("namespace") == "default"]
 
 
-def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_path):
+def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_path, simulate_fleet):
     runtime = run(tmp_path, amd_replica())
     objects = engine_objects(runtime)
     pods = [o for o in objects if o["kind"] == "Pod"]
@@ -69,7 +68,8 @@ def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_pa
     assert schema_errors(objects, "1.36") == []
 
 
-def test_no_device_satisfying_a_selector_keeps_the_replica_not_ready_naming_pod_node_and_selector(tmp_path):
+def test_no_device_satisfying_a_selector_keeps_the_replica_not_ready_naming_pod_node_and_selector(
+        tmp_path, simulate_fleet):
     runtime = run(tmp_path, amd_replica(selector='device.attributes["gpu.amd.com"].productName == "AMD_Instinct_MI300X_OAM"'))
     ready = condition(runtime, "qwen-amd-0")
     (pod,) = [o for o in engine_objects(runtime) if o["kind"] == "Pod"]
@@ -112,7 +112,7 @@ def test_two_replicas_on_one_gpu_the_second_waits_and_runs_once_the_first_is_del
     assert len(running) == 1 and running[0].startswith("b-vllm-")
 
 
-def test_a_cpu_gang_runs_leader_and_workers_on_the_cpu_pool(tmp_path):
+def test_a_cpu_gang_runs_leader_and_workers_on_the_cpu_pool(tmp_path, simulate_fleet):
     replica = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "ModelReplica",
                "metadata": {"name": "gang", "namespace": "default"},
                "spec": {"clusterName": "civo-cpu", "engines": [{"name": "vllm", "members": [

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from inferplane.admission import admit_paths
 from inferplane.cli.main import cli
-from inferplane.cli.views import route_report
+from inferplane.cli.route_report import route_report
 from inferplane.engine.runtime import Runtime
 from inferplane.runtime.store import Key
 

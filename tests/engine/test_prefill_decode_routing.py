@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.cli.views import route_report
+from inferplane.cli.route_report import route_report
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.engine.runtime import Runtime
 

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.simulator.fleet import simulate_fleet
 from inferplane.engine.runtime import Runtime
 
 RECIPES = sorted(p for p in (Path(__file__).resolve().parents[2] / "recipes").iterdir() if p.is_dir())
@@ -15,7 +14,7 @@ def cluster_ready(obj):
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.name)
-def test_recipe_reconciles_cleanly(recipe):
+def test_recipe_reconciles_cleanly(recipe, simulate_fleet):
     runtime = Runtime(None)
     result = runtime.apply([recipe])
     assert result.admission.ok and result.report.converged
@@ -71,7 +70,7 @@ def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
         ("qwen2-5-0-5b-l4-eks-l4-0", "eks-l4-l4-0", "Running", ["gpu.nvidia.com"]),
         ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4-l4-1", "Running", ["gpu.nvidia.com"])]),
 ])
-def test_model_recipe_engine_pods_run_with_devices_from_their_pools_driver(recipe, cluster, engines):
+def test_model_recipe_engine_pods_run_with_devices_from_their_pools_driver(recipe, cluster, engines, simulate_fleet):
     runtime = Runtime(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
     objects = runtime.store.cluster_objects(cluster)[cluster]

@@ -48,7 +48,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
 
 def _dry_run(paths: tuple[Path, ...], state: Path | None, stream, started: float) -> None:
     """Admit and compose on a copy of the state, print what would change, and exit."""
-    from inferplane.cli.views import changes
+    from inferplane.cli.diffs import changes
 
     with scratch(state) as (runtime, before):
         result = runtime.apply(list(paths), limits=stream)

@@ -1,5 +1,5 @@
 """`inferplane audit`: the placement, toleration, claims and held audits over every simulated cluster
-of the state, of a folder reconciled in memory, or of each test leg."""
+of the state, or of each folder given, reconciled in memory."""
 
 from __future__ import annotations
 
@@ -17,36 +17,29 @@ Row = tuple[str, str, str, str]
 
 
 @click.command()
-@click.argument("folder", required=False, type=click.Path(path_type=Path))
-@click.option("--legs", is_flag=True, help="Audit each of the test legs (tests/legs/ in a source checkout) instead.")
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
 @STATE_OPTION
-def audit(folder: Path | None, legs: bool, state: Path | None) -> None:
+def audit(folders: tuple[Path, ...], state: Path | None) -> None:
     """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
-    clusters (--state), a folder of manifests reconciled in memory, or with --legs every test leg."""
-    from inferplane.engine.legs import audit_clusters
+    clusters (--state), or each folder of manifests reconciled in memory on its own."""
+    from inferplane.engine.audit import audit_clusters
 
-    if folder is not None and legs:
-        raise click.UsageError("give a FOLDER or --legs, not both")
-    if folder is None and not legs:
+    if not folders:
         with opened(state, read_only=True) as runtime:
             rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), runtime.store.cluster_objects()))
         broken = False
     else:
-        rows, failed, broken = _audit_folders(folder)
+        rows, failed, broken = _audit_folders(folders)
     # By cluster; each cluster's audits in their own order (the sort is stable).
-    click.echo(table(("LEG" if legs else "CLUSTER", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
+    click.echo(table(("CLUSTER", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
     sys.exit(1 if failed or broken else 0)
 
 
-def _audit_folders(folder: Path | None) -> tuple[list[Row], bool, bool]:
-    """The folder (or, without one, each test leg) reconciled in memory and audited: (rows, whether an
-    audit failed, whether a folder was refused or did not reach its fixpoint)."""
-    from inferplane.engine.legs import audit_folder, leg_folders
+def _audit_folders(folders: tuple[Path, ...]) -> tuple[list[Row], bool, bool]:
+    """Each folder reconciled in its own in-memory state and audited: (rows, whether an audit failed,
+    whether a folder was refused or did not reach its fixpoint)."""
+    from inferplane.engine.audit import audit_folder
 
-    try:
-        folders = [folder] if folder is not None else leg_folders()
-    except FileNotFoundError as exc:
-        raise click.ClickException(str(exc)) from None
     rows: list[Row] = []
     failed = broken = False
     for each in folders:

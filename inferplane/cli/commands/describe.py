@@ -16,7 +16,8 @@ from inferplane.cli.state import opened
 def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Spec essentials, status, conditions, composed resources and events of one object."""
     from inferplane.cli.query import fetch
-    from inferplane.cli.views import carried_secrets_masked, describe as render
+    from inferplane.cli.diffs import carried_secrets_masked
+    from inferplane.cli.views import describe as render
     from inferplane.compose.model_deployment import verdict
     from inferplane.runtime.store import Key
 

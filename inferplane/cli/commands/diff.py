@@ -20,7 +20,7 @@ def diff(paths: tuple[Path, ...], state: Path | None, max_bytes: int, max_docume
     """What apply would change, per resource (inputs and everything composed), as unified diffs.
 
     Exit 0: no change; 1: changes; 2: the manifests were refused (or held no objects)."""
-    from inferplane.cli.views import unified_diffs
+    from inferplane.cli.diffs import unified_diffs
 
     with scratch(state) as (runtime, before):
         result = runtime.apply(list(paths), limits=limits(max_bytes, max_documents))

@@ -42,7 +42,7 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
         selection.found = [(type_, sort_objects(found, sort_by)) for type_, found in selection.found]
     # A Secret a composed Object carries to a cluster (a ModelCache's token) is never printed: its values
     # are masked as kubectl diff masks them. `get secret` prints a Secret of the state, as kubectl does.
-    from inferplane.cli.views import carried_secrets_masked
+    from inferplane.cli.diffs import carried_secrets_masked
 
     selection.found = [(type_, [carried_secrets_masked(o) for o in found]) for type_, found in selection.found]
     objects = [o for _, found in selection.found for o in found]

@@ -23,7 +23,8 @@ def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> Non
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
-    from inferplane.cli.views import fleet_view, masked_secrets
+    from inferplane.cli.diffs import masked_secrets
+    from inferplane.cli.views import fleet_view
     from inferplane.engine.runtime import Runtime
 
     runtime = Runtime(None, progress=progress_bar())  # in memory: nothing is kept

@@ -19,7 +19,7 @@ from inferplane.cli.state import opened
 @STATE_OPTION
 def route(service: str, path: str, method: str, state: Path | None) -> None:
     """Where a request to a ModelService goes: the matched route rule, each backend's share and URL."""
-    from inferplane.cli.views import route_report
+    from inferplane.cli.route_report import route_report
 
     namespace, _, name = service.rpartition("/")
     if not namespace or not name or not path.startswith("/"):

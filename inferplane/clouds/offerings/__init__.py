@@ -19,19 +19,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 
 from inferplane.api.cloud import SETTINGS_BLOCKS, ZONED_SOURCES, block_name
+from inferplane.clouds.base import CloudModule
 from inferplane.nearest import did_you_mean
 from inferplane import vendored_yaml
 
 HERE = Path(__file__).parent
 # How messages name a table: its path in the repository.
 TABLE_DIR = "inferplane/clouds/offerings"
-# The field of a pool's machine block naming the machine, per cloud (Nebius: the platform; its
-# `preset` is checked against the platform's presets).
-MACHINE_FIELD = {"EKS": "instance_type", "GKE": "machine_type", "AKS": "vm_size", "Nebius": "platform",
-                 "Vultr": "plan", "Civo": "size"}
-# What each cloud calls a machine, in messages.
-MACHINE_WORD = {"EKS": "EC2 instance type", "GKE": "Compute Engine machine type", "AKS": "Azure VM size",
-                "Nebius": "Nebius platform", "Vultr": "Vultr plan", "Civo": "Civo node size"}
 # Names offered as nearest, at most.
 NEAREST = 3
 
@@ -115,18 +109,19 @@ def _zone_problem(table: Offerings, region: str, zone: str, path: str) -> tuple[
     return path, _lacks(table, "zone", zone, zones, "The cloud refuses a pool in it", f" of {region}'s zones")
 
 
-def machine_problems(cloud: str, machine: Any, base: str) -> list[tuple[str, str]]:
-    """A pool's machine block (`base` is its path): the machine, Nebius's preset, GKE's accelerator."""
-    table = offerings(cloud)
+def machine_problems(cloud: CloudModule, machine: Any, base: str) -> list[tuple[str, str]]:
+    """A pool's machine block (`base` is its path) on a cloud (its CloudModule, which names the block's
+    machine field and what the cloud calls a machine): the machine, Nebius's preset, GKE's accelerator."""
+    table = offerings(cloud.source)
     if table is None:
         return []
     held = "Apply holds every cluster with a pool of it: the provider fails to create the pool's node group"
     out = []
-    attribute = MACHINE_FIELD[cloud]
+    attribute = cloud.machine_field
     value = getattr(machine, attribute)
     if value not in table.machines:
         alias = type(machine).model_fields[attribute].alias or attribute
-        out.append((f"{base}.{alias}", _lacks(table, MACHINE_WORD[cloud], value, table.machines, held)))
+        out.append((f"{base}.{alias}", _lacks(table, cloud.machine_word, value, table.machines, held)))
     elif table.presets and machine.preset not in table.presets[value]:
         out.append((f"{base}.preset", _lacks(table, "preset", machine.preset, table.presets[value], held,
                                              f" of {value}'s presets")))
@@ -140,9 +135,11 @@ def machine_problems(cloud: str, machine: Any, base: str) -> list[tuple[str, str
 # ---- what the simulated provider refuses to create
 
 
-def provider_refusal(cloud: str, names: Mapping[str, Sequence[str]]) -> str | None:
+def provider_refusal(module: CloudModule, names: Mapping[str, Sequence[str]]) -> str | None:
     """Why the cloud's API refuses a resource naming these (`region`, `zone`, `machine`, `preset`,
-    `accelerator`: the values a managed resource carries), in the provider's words; None: it creates it."""
+    `accelerator`: the values a managed resource carries), in the provider's words; None: it creates it.
+    `module`: the cloud's CloudModule."""
+    cloud = module.source
     table = offerings(cloud)
     if table is None:
         return None
@@ -157,7 +154,7 @@ def provider_refusal(cloud: str, names: Mapping[str, Sequence[str]]) -> str | No
             return f"InvalidParameterException: unknown zone {zone}{f' in region {regions[0]}' if regions else ''}"
     for machine in names.get("machine", ()):
         if machine not in table.machines:
-            return (f"InvalidParameterException: unknown {MACHINE_WORD[cloud]} {machine}: "
+            return (f"InvalidParameterException: unknown {module.machine_word} {machine}: "
                     f"{cloud} offers no such machine")
         for preset in names.get("preset", ()):
             if table.presets and preset not in table.presets[machine]:

@@ -1,9 +1,8 @@
-"""The audit legs: one fleet per cloud under tests/legs/, each reconciled in memory and audited.
+"""`inferplane audit`'s engine: the audits over a state's clusters, or over a folder of manifests.
 
-A leg is a folder of manifests (classes, an InferenceCluster with an NVIDIA and a CPU pool, plus an
-AMD pool on Existing, and a ModelDeployment per pool). `audit_folder` reconciles any such folder to
-its fixpoint in its own in-memory state, so that one leg's deployments can never place onto another
-leg's cluster, and runs every audit over each simulated cluster.
+`audit_folder` reconciles a folder to its fixpoint in its own in-memory state, so that one folder's
+deployments can never place onto another folder's cluster, and runs every audit over each simulated
+cluster (simulator/audits.py); `audit_clusters` runs them over clusters already simulated.
 """
 
 from __future__ import annotations
@@ -17,10 +16,6 @@ from inferplane.simulator.audits import AuditResult, audit_cluster
 from inferplane.runtime.reconciler import ProgressReport
 from inferplane.engine.runtime import ApplyResult, Runtime
 
-# The legs live in the source checkout, beside the tests that run them.
-LEGS = Path(__file__).resolve().parents[2] / "tests" / "legs"
-
-
 @dataclass(frozen=True)
 class FolderAudit:
     folder: Path
@@ -28,14 +23,6 @@ class FolderAudit:
     results: tuple[AuditResult, ...]
     # Clusters with nothing simulated (the gate refused them before anything ran): name -> why.
     unprovisioned: tuple[tuple[str, str], ...]
-
-
-def leg_folders(root: Path = LEGS) -> list[Path]:
-    """Every leg, by name; a clear error when this installation has no legs."""
-    if not root.is_dir():
-        raise FileNotFoundError(f"no audit legs at {root} (they live in the source checkout's tests/legs): "
-                                "pass a folder of manifests to audit instead")
-    return sorted(p for p in root.iterdir() if p.is_dir())
 
 
 def audit_folder(folder: Path, progress: ProgressReport | None = None) -> FolderAudit:
