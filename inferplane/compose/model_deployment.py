@@ -36,10 +36,9 @@ from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Requ
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.scheduling.fleet import Placement, Schedule, awaited_text, capacity, schedule
 from inferplane.scheduling.matching import InvalidSelectors
-from inferplane.scheduling.shares import PodAsk
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
-    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
+    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pod_ask, pool_class
 
 # A composed ModelReplica and its ModelEndpoint carry the deployment's name, the cluster and this
 # index (Modelplane's `modelplane.ai/` labels, under our group), so that the scheduler recognises a
@@ -132,13 +131,6 @@ def snapshot_replica(obj: dict[str, Any]) -> Replica:
         for e in spec.get("engines") or ())
     return Replica(metadata.get("name", ""), deployment_id(metadata.get("namespace") or "default", owner) if owner
                    else "", spec.get("clusterName", ""), int(index) if str(index).isdigit() else 0, engines)
-
-
-def pod_ask(requests: Any) -> PodAsk:
-    """What each pod of a stored replica's member claims: device class, count and capacity per request."""
-    return PodAsk(tuple((r.get("deviceClassName", ""), int(r.get("count", 1)),
-                         tuple((k, str(v)) for k, v in ((r.get("capacity") or {}).get("requests") or {}).items()))
-                        for r in requests or () if isinstance(r, dict)))
 
 
 # Every call reads the whole fleet: only the clusters and replicas that changed since are read again.

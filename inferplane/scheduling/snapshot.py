@@ -224,3 +224,11 @@ def pool_class(klass: InferenceClass) -> PoolClass:
             policies={key: capacity.request_policy.model_dump(by_alias=True, exclude_none=True, mode="json")
                       for key, capacity in device.capacity.items() if capacity.request_policy is not None}))
     return PoolClass(name=klass.metadata.name, devices=tuple(devices))
+
+
+def pod_ask(requests: Any) -> PodAsk:
+    """What each pod of a stored ModelReplica's member claims (its `deviceRequests`, however written): device
+    class, count and `capacity.requests` per request."""
+    return PodAsk(tuple((r.get("deviceClassName", ""), int(r.get("count", 1)),
+                         tuple((k, str(v)) for k, v in ((r.get("capacity") or {}).get("requests") or {}).items()))
+                        for r in requests or () if isinstance(r, dict)))
