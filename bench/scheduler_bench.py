@@ -8,6 +8,10 @@
 3. The same 100 replicas once their pools vanished (issue 29, item 5), next to 2 as the baseline: with a
    cluster still coming up they are kept as they run (the scheduler checks which clusters it waits for),
    and once it is up they are placed afresh.
+4. Shares of a device (DRA consumable capacity) at 1,000 clusters, each with a 3-node CPU pool of one
+   32-CPU NUMA-node device per node beside 7 GPU pools: 100 replicas claiming whole CPU devices next to
+   100 claiming shares of 4 CPUs, each with the fleet empty and with every CPU pool already holding
+   other deployments' replicas (6 shares of 4 per cluster; the ledger charges each).
 
 Every timed run gets a fresh snapshot (device activations and their CEL contexts are built inside
 the timing, as they would be for a snapshot read from the store). "cold" also clears the
@@ -28,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inferplane.cel import Device, compile_expression, selector  # noqa: E402
 from inferplane.scheduling import (ClassDevice, Cluster, DeviceRequest, Engine, Member, PlacementRequest,  # noqa: E402
                                    Pool, PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, schedule)
+from inferplane.scheduling.shares import PodAsk  # noqa: E402
 
 MEMORY_SELECTOR = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
 # (class, memory): a quarter of the pools hold 40Gi or more.
@@ -118,6 +123,7 @@ def main() -> None:
     print(f"  scheduler                                                       {took[0]:8.2f} {took[1]:8.2f} ms"
           f"   ({len(result.placements)} placed on {len({p.cluster for p in result.placements})} clusters)")
     displaced(big, result, took)
+    shares_section()
 
 
 def displaced(md: PlacementRequest, placed, fresh: tuple[float, float]) -> None:
@@ -142,6 +148,40 @@ def displaced(md: PlacementRequest, placed, fresh: tuple[float, float]) -> None:
           f"   ({wait[0] / fresh[0]:.2f}x)")
     print(f"  placed afresh once it is up                                     {afresh[0]:8.2f} {afresh[1]:8.2f} ms"
           f"   ({afresh[0] / fresh[0]:.2f}x)")
+
+
+CPU_SELECTOR = 'device.driver == "dra.cpu"'
+CPU_CLASS = PoolClass("epyc", (ClassDevice("cpu", "dra.cpu", 1, "DRA", "dra.cpu", {}, {"cpu": "32"}, shared=True),))
+
+
+def cpu_snapshot(clusters: int, held: int) -> Snapshot:
+    """`clusters` clusters of 7 GPU pools and a 3-node CPU pool; `held` replicas of another deployment on each
+    CPU pool, each holding a share of 4 CPUs."""
+    base = snapshot(clusters, 7)
+    fleet = tuple(Cluster(c.name, (*c.pools, Pool("cpu", "epyc", node_count=3)), c.labels) for c in base.clusters)
+    ask = PodAsk((("dra.cpu", 1, (("dra.cpu/cpu", "4"),)),))
+    replicas = tuple(Replica(f"other-{c.name}-{i}", "bench/other", c.name, i, (ReplicaEngine("main", (
+        ReplicaMember("Standalone", "cpu", True, ask=ask),)),)) for c in fleet for i in range(held))
+    return Snapshot(fleet, {**base.classes, "epyc": CPU_CLASS}, replicas)
+
+
+def cpu_request(replicas: int, cpus: str | None) -> PlacementRequest:
+    member = Member("Standalone", (DeviceRequest("cpu", 1, (CPU_SELECTOR,), (("dra.cpu/cpu", cpus),) if cpus else ()),))
+    return PlacementRequest("bench/cpu-model", replicas, (Engine("main", (member,)),), {"matchLabels": {"env": "prod"}})
+
+
+def shares_section() -> None:
+    print("100 replicas, 1,000 clusters x (7 GPU pools + a 3-node pool of 32-CPU devices)  best    median")
+    rows = {}
+    for label, cpus, held in (("whole CPU devices, empty fleet", None, 0), ("shares of 4 CPUs, empty fleet", "4", 0),
+                              ("whole CPU devices, 6 shares held per pool", None, 6),
+                              ("shares of 4 CPUs, 6 shares held per pool", "4", 6)):
+        md = cpu_request(100, cpus)
+        result = schedule(md, cpu_snapshot(1000, held))
+        rows[label] = took = timed_ms(lambda s: schedule(md, s), lambda: cpu_snapshot(1000, held), 10)
+        base = rows["whole CPU devices, " + label.split(", ", 1)[1]]
+        print(f"  {label:<62}{took[0]:8.2f} {took[1]:8.2f} ms   ({took[0] / base[0]:.2f}x whole devices; "
+              f"{len(result.placements)} placed)")
 
 
 if __name__ == "__main__":

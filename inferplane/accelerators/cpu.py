@@ -36,7 +36,13 @@ ATTRIBUTES = (
     # The head of the repository also writes resource.kubernetes.io/pcieRoot (a list) where the kernel
     # reports PCIe roots local to the CPUs; the real 0.3.0 node's slice has none, so it is not simulated.
 )
-# The allocatable CPUs as a DecimalSI quantity, consumable (the device allows multiple allocations).
+# The allocatable CPUs as a DecimalSI quantity, consumable (the device allows multiple allocations):
+# the logical CPUs of the NUMA node less reservedCPUs (`CPUsInNUMANodes(id).Difference(reservedCPUs)`, so
+# each SMT sibling counts as one), with no requestPolicy: a claim may take any amount up to what is left,
+# and one naming no amount takes the whole device (DRA's rule, `scheduling/shares.py`). Read in v0.2.0's
+# `pkg/driver/dra_hooks.go` (the grouped devices, `cpuResourceQualifiedName = "dra.cpu/cpu"`,
+# `AllowMultipleAllocations: ptr.To(true)`) and at the head's `pkg/device/builder.go`
+# (`groupedCPUDeviceInfos`, `createGroupedCPUDeviceSlices`, 2026-08-20): the same in both.
 CAPACITIES = (f"{D}/cpu",)
 
 # A class that states no `cpu` capacity: a common 8-core machine less the two reserved CPUs.

@@ -43,7 +43,9 @@ def published_view(klass: InferenceClass) -> InferenceClass:
                 if (s := shape.spec(k)) is not None and s.varies is not Varies.DEVICE}
         devices.append(device.model_copy(update={
             "attributes": {k: AttributeValue.model_validate(v) for k, v in view.items()},
-            "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()}}))
+            "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()},
+            # What the driver publishes decides whether its devices are shared (dra.cpu's grouped devices are).
+            "allow_multiple_allocations": shape.allow_multiple_allocations}))
     return klass.model_copy(update={"spec": klass.spec.model_copy(update={"devices": devices})})
 
 

@@ -16,6 +16,7 @@ from inferplane.admission.limits import StreamLimits
 from inferplane.admission.object_meta import CORE_DEFINITIONS, DEFINITIONS
 from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, parse_input, read_input, \
     source_name
+from inferplane.admission.shares import share_problems
 from inferplane.admission.stored_kinds import provider_config_crds
 from inferplane.admission.validate import AdmissionError, admit, admitted_kind
 from inferplane.api.cloud import block_name
@@ -23,6 +24,7 @@ from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.common import Resource
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_deployment import ModelDeployment
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.kubernetes_version import kubernetes_version_problems
 from inferplane.clouds.offerings import machine_problems, placement_problems
@@ -91,12 +93,15 @@ def _checked_across(result: AdmissionResult, known_classes: Mapping[str, Inferen
     rejected = set()
     for manifest, obj in result.admitted:
         if isinstance(obj, InferenceCluster):
-            problems = kubernetes_version_problems(obj, classes)
-            for problem in problems:
-                result.errors.append(AdmissionError(
-                    manifest.source, obj.kind, obj.metadata.name, problem.path, problem.message))
-            if problems:
-                rejected.add(id(obj))
+            problems = [(p.path, p.message) for p in kubernetes_version_problems(obj, classes)]
+        elif isinstance(obj, ModelDeployment):
+            problems = share_problems(obj, classes)
+        else:
+            continue
+        result.errors += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
+                          for path, message in problems]
+        if problems:
+            rejected.add(id(obj))
     result.admitted = [(m, o) for m, o in result.admitted if id(o) not in rejected]
     for manifest, obj in result.admitted:
         held = _held_by_apply(obj, classes) if isinstance(obj, InferenceCluster) else []

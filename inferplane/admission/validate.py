@@ -17,6 +17,7 @@ import jsonschema_rs
 from pydantic import ValidationError
 
 from inferplane import cel
+from inferplane.admission import shares
 from inferplane.admission.limits import INT64_MAX, shape_problems, size_problem, stored_size
 from inferplane.admission.install_objects import INSTALL_OBJECTS
 from inferplane.admission.manifests import Manifest
@@ -307,6 +308,9 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
     if kind.KIND == "InferenceClass":
         yield from _capacity_problems(body)
         yield from _published_problems(body)
+        yield from shares.class_problems(body)
+    if kind.KIND in SELECTOR_KINDS:
+        yield from shares.requested_problems(body)
     if kind.KIND in ("InferenceGateway", "ModelEndpoint"):
         yield from _address_problems(body)
 

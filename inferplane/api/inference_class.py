@@ -57,11 +57,42 @@ class AttributeValue(ApiModel):
         raise ValueError("attribute has no value")
 
 
+class RequestRange(ApiModel):
+    """DRA's CapacityRequestPolicyRange (resource.k8s.io/v1): a share is at least `min`, at most `max`, and
+    `min` plus a whole number of `step`s."""
+
+    min: Quantity
+    max: Quantity | None = None
+    step: Quantity | None = None
+
+
+class RequestPolicy(ApiModel):
+    """DRA's CapacityRequestPolicy (resource.k8s.io/v1, Kubernetes 1.34+, KEP-5075): how a share of a device
+    that allows multiple allocations is rounded; the driver publishes it beside the capacity."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [
+        rule("!(has(self.validRange) && has(self.validValues))",
+             "set at most one of validRange and validValues, as Kubernetes' DRA requires", reason="FieldValueInvalid"),
+        rule("!(has(self.validRange) || has(self.validValues)) || has(self.default)",
+             "a policy with validRange or validValues needs a default (what a request naming no capacity takes), "
+             "as Kubernetes' DRA requires", field_path=".default", reason="FieldValueRequired"),
+    ]})
+
+    default: Quantity | None = Field(None, description="What a request that names no amount of this capacity takes.")
+    valid_range: RequestRange | None = None
+    valid_values: list[Quantity] | None = Field(None, min_length=1, max_length=10,
+                                                description="The amounts a share may take, ascending.")
+
+
 class CapacityValue(ApiModel):
     """A device capacity as a ResourceSlice writes it: {value: <quantity>}."""
 
+    # For a device that allows multiple allocations, `requestPolicy` too: an addition to Modelplane's class.
+
     # Modelplane's limit; as a schema keyword it applies to strings only, as a quantity may be an int.
     value: Quantity = Field(json_schema_extra={"maxLength": 32})
+    request_policy: RequestPolicy | None = Field(
+        None, description="For a driver inferplane has no table for: the policy its ResourceSlice publishes.")
 
 
 # Structural schemas cannot constrain map keys, so a rule does (as Kubernetes' own CRDs do).
@@ -82,6 +113,10 @@ class DeviceSpec(ApiModel):
              f"a {CPU.name} device must have count 1: every device would receive the whole CPU request; "
              "declare one device and size it with capacity.cpu",
              field_path=".count", reason="FieldValueInvalid"),
+        rule("(has(self.allowMultipleAllocations) && self.allowMultipleAllocations) || "
+             "!has(self.capacity) || self.capacity.all(k, !has(self.capacity[k].requestPolicy))",
+             "a requestPolicy needs allowMultipleAllocations: true on the device, as Kubernetes' DRA requires: "
+             "set it, or remove the policy", field_path=".capacity", reason="FieldValueForbidden"),
     ]})
 
     name: Name = Field(description="Becomes a ResourceClaim request name, which Kubernetes requires to be a "
@@ -100,6 +135,11 @@ class DeviceSpec(ApiModel):
         default_factory=dict, description="Kubernetes quantities as a ResourceSlice writes them, e.g. "
                                           "memory: {value: 80Gi}.",
         json_schema_extra={**_KEYS_ARE_NAMES, "maxProperties": 32})
+    # An addition to Modelplane's class, mirroring a ResourceSlice device's field.
+    allow_multiple_allocations: bool | None = Field(
+        None, description="Whether several claims may share the device (DRA consumable capacity). A driver "
+                          "inferplane knows says so itself (dra.cpu's grouped devices do); for another driver, "
+                          "what its ResourceSlices publish.")
 
 
 def claimed_drivers(devices: Iterable[DeviceSpec]) -> list[str]:

@@ -14,7 +14,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
-from inferplane.api.common import DNS_LABEL, ApiModel, ClusterSelector, Condition, Resource, list_map, rule
+from inferplane.api.common import DNS_LABEL, QUALIFIED_NAME, ApiModel, ClusterSelector, Condition, Quantity, \
+    Resource, list_map, rule
 
 # Label keys under our group are the ones inferplane sets on what it composes (which deployment,
 # which replica): a user's value there could not be honoured.
@@ -151,10 +152,30 @@ class Selector(ApiModel):
 Selectors = Annotated[list[Selector], Field(json_schema_extra=ATOMIC)]
 
 
+class CapacityRequests(ApiModel):
+    """A share of a device: DRA's CapacityRequirements (resource.k8s.io/v1 DeviceRequest
+    `exactly.capacity`, Kubernetes 1.34+, KEP-5075 consumable capacity)."""
+
+    # In a CEL string literal a backslash escapes, so the regex's own backslashes are doubled.
+    requests: dict[str, Quantity] = Field(
+        min_length=1, max_length=32,
+        description="The capacity each device of the request gives this pod, by the capacity's qualified name "
+                    "as its driver publishes it (dra.cpu/cpu: \"4\" takes 4 of a NUMA node's CPUs). The device must "
+                    "allow multiple allocations; what is asked is rounded up by the device's request policy.",
+        json_schema_extra={"x-kubernetes-validations": [rule(
+            "self.all(k, k.matches('" + QUALIFIED_NAME.replace("\\", "\\\\") + "'))",
+            "keys must be capacity names, qualified by the driver's domain (dra.cpu/cpu) or bare (cpu)",
+            reason="FieldValueInvalid")]})
+
+
 class DeviceRequest(ApiModel):
     name: str = Field(min_length=1, max_length=63, description="Names the request in the member's claim.")
     count: DeviceCount = Field(1, description="Devices each pod needs from its node.")
     selectors: Selectors = Field(min_length=1, max_length=8, description="All must hold for a device.")
+    # inferplane's addition to Modelplane's request (a Modelplane manifest never sets it).
+    capacity: CapacityRequests | None = Field(
+        None, description="A share of each device instead of the whole device (DRA consumable capacity), e.g. "
+                          "requests: {dra.cpu/cpu: \"4\"}. Omitted, a pod takes whole devices.")
 
 
 class NodeSelector(ApiModel):

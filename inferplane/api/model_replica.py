@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.api.common import ApiModel, Condition, Resource, list_map, rule
-from inferplane.api.model_deployment import ATOMIC, ENGINE_SHAPE, SERVING_RULES, WORKER_ONLY_ON_WORKERS, Copies, \
+from inferplane.api.model_deployment import ATOMIC, ENGINE_SHAPE, CapacityRequests, SERVING_RULES, WORKER_ONLY_ON_WORKERS, Copies, \
     DeviceCount, EngineName, ModelCacheRef, Phase, PodTemplate, Role, Selectors, ServingMode, Tolerations, \
     WorkerSpec
 
@@ -26,6 +26,8 @@ class ResolvedDeviceRequest(ApiModel):
     device_class_name: str = Field(min_length=1, max_length=253)
     count: DeviceCount = 1
     selectors: Selectors | None = Field(None, max_length=8, description="The request's selectors, verbatim.")
+    # inferplane's addition: the deployment's share of each device, carried to the ResourceClaimTemplate.
+    capacity: CapacityRequests | None = Field(None, description="The request's capacity, verbatim.")
 
 
 class ReplicaMember(ApiModel):

@@ -38,7 +38,7 @@ from inferplane.scheduling.fleet import Placement, Schedule, awaited_text, capac
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
-    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pool_class
+    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pod_ask, pool_class
 
 # A composed ModelReplica and its ModelEndpoint carry the deployment's name, the cluster and this
 # index (Modelplane's `modelplane.ai/` labels, under our group), so that the scheduler recognises a
@@ -92,7 +92,8 @@ def placement_request(deployment: ModelDeployment, excluded: dict[str, str] | No
         members = []
         for member in engine.members:
             devices = tuple(
-                DeviceRequest(d.name, d.count, tuple(s.cel for s in d.selectors if s.cel is not None))
+                DeviceRequest(d.name, d.count, tuple(s.cel for s in d.selectors if s.cel is not None),
+                              tuple((k, str(v)) for k, v in d.capacity.requests.items()) if d.capacity else ())
                 for d in (member.node_selector.devices if member.node_selector else ()))
             members.append(Member(member.role, devices, member.worker.nodes if member.worker else 1))
         engines.append(Engine(engine.name, tuple(members), engine.copies))
@@ -125,7 +126,7 @@ def snapshot_replica(obj: dict[str, Any]) -> Replica:
     engines = tuple(
         ReplicaEngine(e.get("name", ""), tuple(
             ReplicaMember(m.get("role", "Standalone"), m.get("nodePoolName", ""), bool(m.get("deviceRequests")),
-                          (m.get("worker") or {}).get("nodes", 1))
+                          (m.get("worker") or {}).get("nodes", 1), pod_ask(m.get("deviceRequests")))
             for m in e.get("members") or ()), e.get("copies", 1))
         for e in spec.get("engines") or ())
     return Replica(metadata.get("name", ""), deployment_id(metadata.get("namespace") or "default", owner) if owner
@@ -340,7 +341,9 @@ class ModelDeploymentComposer(Composer):
                 if placed.requests:
                     out["deviceRequests"] = [
                         {"name": r.name, "deviceClassName": r.device_class_name, "count": r.count,
-                         "selectors": [{"cel": s} for s in r.selectors]} for r in placed.requests]
+                         "selectors": [{"cel": s} for s in r.selectors],
+                         **({"capacity": {"requests": dict(r.capacity)}} if r.capacity else {})}
+                        for r in placed.requests]
                 if member.worker is not None:
                     out["worker"] = member.worker.model_dump(by_alias=True, exclude_none=True)
                 out["template"] = member.template.model_dump(by_alias=True, exclude_none=True)
@@ -466,7 +469,15 @@ def explain(request: Request) -> list[str]:
     for cluster, reasons in placed.rejections.items():
         lines.append(f"  {cluster}:")
         lines.extend(f"    {reason}" for reason in reasons)
-    return lines
+    return lines + _share_lines(placed, "  ")
+
+
+def _share_lines(placed: Schedule, indent: str = "") -> list[str]:
+    """The shared devices' capacity per cluster and pool this deployment matches, with its replicas placed."""
+    if not placed.shares:
+        return []
+    return [f"{indent}shared devices:"] + [f"{indent}  {cluster}: {line}" for cluster, lines in placed.shares.items()
+                                           for line in lines]
 
 
 def verdict(request: Request) -> list[str]:
@@ -475,7 +486,7 @@ def verdict(request: Request) -> list[str]:
     name, placed = _schedule(request)
     if isinstance(placed, list):
         return placed
-    return [placed.message(), *_replica_lines(placed)]
+    return [placed.message(), *_replica_lines(placed), *_share_lines(placed)]
 
 
 def compose_model_deployment(request: Request) -> Response:

@@ -196,6 +196,9 @@ class ModelReplicaComposer(Composer):
                         "count": request.count,
                         **({"selectors": [{"cel": {"expression": s.cel}} for s in request.selectors if s.cel]}
                            if request.selectors else {}),
+                        # A share of the device (DRA consumable capacity): resource.k8s.io/v1 ExactDeviceRequest.capacity.
+                        **({"capacity": {"requests": {k: str(v) for k, v in request.capacity.requests.items()}}}
+                           if request.capacity else {}),
                     }}]}}},
                 })
         standalone = next((m for m in engine.members if m.role == "Standalone"), None)

@@ -45,15 +45,17 @@ claim on some pool of the cluster is never placed where it matches only Syntheti
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .cluster_filters import CLUSTER_NOT_READY
 from .cluster_filters import selector_refusal as selector_refusal  # compose.model_cache reads selectors as we do
 from .framework import Profile
 from .matching import Matcher, ResolvedRequest
-from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch
+from .pool_filters import EngineAsk, EngineInPass, EngineOnClass, PoolCandidate, PoolMatch, after_engine, \
+    after_member, rooms, share_lines
 from .profiles import FLEET, KEEP_FILTERS, POOL_MATCH, POOL_ROOM, profile
 from .snapshot import Cluster, Engine, PlacementRequest, Pool, Replica, Snapshot
 
@@ -95,6 +97,15 @@ class Schedule:
     headlines: Mapping[str, str] = field(default_factory=dict)
     # The clusters coming up that displaced replicas wait for (empty when none waits).
     awaited: tuple[str, ...] = ()
+    # The pass's rooms once every replica is placed, and which pools the deployment's engines match:
+    # `shares` reads them only when asked (`why`, `describe`).
+    rooms: Mapping[str, Mapping[str, object]] = field(default_factory=dict, repr=False, compare=False)
+    matches: Callable[[str, str], bool] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def shares(self) -> dict[str, tuple[str, ...]]:
+        """Cluster -> the shared devices' capacity, used and free per pool the deployment matches."""
+        return share_lines(self.rooms, self.matches) if self.matches is not None else {}
 
     @property
     def missing(self) -> int:
@@ -182,7 +193,7 @@ class _FleetScheduler:
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
         rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
         return Schedule(placements, self.request.replicas, rejections, headlines,
-                        awaited if any(p.displaced for p in placements) else ())
+                        awaited if any(p.displaced for p in placements) else (), rooms=ledger, matches=self.matches)
 
     # -- retain
 
@@ -255,7 +266,7 @@ class _FleetScheduler:
         ours that stay. Ours that are dropped free their nodes for the refill. A member pinned to a
         pool that no longer exists occupies nothing (its pods cannot be scheduled)."""
         full = self.snapshot.capacity if self.snapshot.capacity is not None else capacity(self.snapshot.clusters)
-        free = {cluster: dict(pools) for cluster, pools in full.items()}
+        free = rooms(self.snapshot.clusters, full, self.snapshot.classes)
         for replica in self.replicas:
             if replica.deployment == self.request.deployment and (replica.cluster, replica.index) not in kept:
                 continue
@@ -263,7 +274,7 @@ class _FleetScheduler:
             for engine in replica.engines:
                 for member in engine.members:
                     if member.claims and member.pool in pools:
-                        pools[member.pool] -= member.pods * engine.copies
+                        pools[member.pool] = after_member(pools[member.pool], member, engine.copies)
         return free
 
     # -- fill
@@ -332,7 +343,7 @@ class _FleetScheduler:
                 if reasons is not None and not cluster.pools:
                     reasons.append("no schedulable pools")
                 return None
-            trial[chosen.name] -= chosen.cost
+            trial[chosen.name] = after_engine(trial[chosen.name], engine, chosen)
             out.append(EnginePlacement(engine.name, chosen.members))
         return tuple(out), trial
 
@@ -377,6 +388,12 @@ class _FleetScheduler:
         if reasons is None:
             self._candidates[key] = out
         return out
+
+    def matches(self, cluster: str, pool: str) -> bool:
+        """Whether some engine of the deployment matches the pool's class (its shares are the deployment's concern)."""
+        found = next((p for p in self.clusters[cluster].pools if p.name == pool), None) if cluster in self.clusters else None
+        return found is not None and any((fit := self.on_class(found.class_name, e)) is not None and fit.reason is None
+                                         for e in range(len(self.request.engines)))
 
     def on_class(self, class_name: str, e: int) -> EngineOnClass | None:
         """Engine `e` against a class (None: the class is not known), once per class."""

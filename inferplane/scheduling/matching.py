@@ -20,6 +20,7 @@ from inferplane.cel import CelError, selector
 from inferplane.cel.device import split_qualified
 from inferplane.cel.source import device_fields
 
+from .shares import amounts, share
 from .snapshot import DRA, ClassDevice, DeviceRequest, Engine, Member, PoolClass
 
 
@@ -32,6 +33,8 @@ class ResolvedRequest:
     device_class_name: str
     count: int
     selectors: tuple[str, ...]
+    # The request's `capacity.requests` (a share of each device), as written.
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ class Matcher:
                 remaining[i] -= request.count
                 if device.claim == DRA:
                     resolved.append(ResolvedRequest(request.name, device.device_class_name, request.count,
-                                                    request.selectors))
+                                                    request.selectors, request.capacity))
                 break
             else:
                 found = "; ".join(misses) if misses else f"class {klass.name} has no devices"
@@ -128,7 +131,7 @@ class Matcher:
             miss = self._verdict(klass, index, device, expression)
             if miss:
                 return miss
-        return None
+        return share_miss(klass.name, device, request.capacity) if request.capacity else None
 
     def _verdict(self, klass: PoolClass, index: int, device: ClassDevice, expression: str) -> str | None:
         key = (klass.name, index, expression)
@@ -147,6 +150,15 @@ class Matcher:
                        f"{_values_read(device, expression)}")
         self._verdicts[key] = verdict
         return verdict
+
+
+def share_miss(class_name: str, device: ClassDevice, asked: tuple[tuple[str, str], ...]) -> str | None:
+    """Why a share cannot be taken of the class's device whatever is free, or None."""
+    if not device.shared:
+        return (f"class {class_name}'s device {device.name} does not allow multiple allocations: it is claimed whole, "
+                "never shared (remove the request's capacity)")
+    _, why = share(amounts(asked), device.driver, device.capacities)
+    return f"class {class_name}'s device {device.name} {why}" if why else None
 
 
 def _values_read(device: ClassDevice, expression: str) -> str:

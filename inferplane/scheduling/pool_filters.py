@@ -12,10 +12,14 @@ worded for `inferplane why`; Fit prefixes the pool's name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .matching import MemberMatch, ResolvedRequest
-from .snapshot import Engine, Pool
+from .shares import PodAsk, PoolRoom
+from .snapshot import Cluster, Engine, Pool, PoolClass, ReplicaMember
+
+# A pool's room in a pass: free nodes, or for a pool whose class has shared devices its PoolRoom.
+Room = int | PoolRoom
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,70 @@ class FreeNodes:
 
     def filter(self, subject: EngineInPass, candidate: PoolCandidate) -> tuple[str, ...]:
         free = subject.free[candidate.pool.name]
+        if isinstance(free, PoolRoom):
+            why = free.refusal(pod_asks(subject.engine, candidate))
+            return (why,) if why else ()
         if free >= candidate.cost:
             return ()
         return (f"{max(free, 0)} of {candidate.pool.nodes} nodes free, engine {subject.engine.name} "
                 f"needs {candidate.cost}",)
+
+
+# ---- rooms: the ledger's entries, nodes or shares
+
+
+def pod_asks(engine: Engine, candidate: PoolCandidate) -> tuple[PodAsk, ...]:
+    """One ask per pod the engine runs on the candidate pool (its claiming members' pods, every copy). A
+    candidate is made for one engine of one pass: its asks are kept on it, worked out once."""
+    kept = candidate.__dict__.get("_asks")
+    if kept is not None:
+        return kept
+    out: list[PodAsk] = []
+    for member, placed in zip(engine.members, candidate.members):
+        if placed.requests:
+            ask = PodAsk(tuple((r.device_class_name, r.count, r.capacity) for r in placed.requests))
+            out.extend([ask] * (member.pods * engine.copies))
+    object.__setattr__(candidate, "_asks", tuple(out))  # a frozen dataclass: its own cache, as cached_property
+    return candidate.__dict__["_asks"]
+
+
+def after_engine(room: Room, engine: Engine, candidate: PoolCandidate) -> Room:
+    """The pool's room once the engine runs there (FreeNodes admitted it)."""
+    if isinstance(room, PoolRoom):
+        return room.take(pod_asks(engine, candidate)) or room.full()
+    return room - candidate.cost
+
+
+def after_member(room: Room, member: ReplicaMember, copies: int) -> Room:
+    """The pool's room once an existing replica's member runs there (what it holds, however it fits)."""
+    if isinstance(room, PoolRoom):
+        return room.charge([member.ask] * (member.pods * copies))
+    return room - member.pods * copies
+
+
+def rooms(clusters: tuple[Cluster, ...], nodes: Mapping[str, Mapping[str, int]], classes: Mapping[str, PoolClass]
+          ) -> dict[str, dict[str, Room]]:
+    """Free room per cluster and pool before any replica: nodes, or a PoolRoom where the class shares devices."""
+    out: dict[str, dict[str, Room]] = {cluster: dict(pools) for cluster, pools in nodes.items()}
+    shared = {name: klass.shared_devices for name, klass in classes.items() if klass.shared_devices}
+    if not shared:
+        return out
+    for cluster in clusters:
+        for pool in cluster.pools:
+            devices = shared.get(pool.class_name)
+            if devices is not None and pool.name in out.get(cluster.name, {}):
+                out[cluster.name][pool.name] = PoolRoom(out[cluster.name][pool.name], devices)
+    return out
+
+
+def share_lines(ledger: Mapping[str, Mapping[str, Room]], relevant: Callable[[str, str], bool]
+                ) -> dict[str, tuple[str, ...]]:
+    """Per cluster, each pool with shared devices that is `relevant` (cluster, pool): its capacity used and
+    free (`PoolRoom.describe`)."""
+    out = {}
+    for cluster, pools in sorted(ledger.items()):
+        lines = tuple(f"pool {name}: {line}" for name, room in pools.items()
+                      if isinstance(room, PoolRoom) and relevant(cluster, name) for line in room.describe())
+        if lines:
+            out[cluster] = lines
+    return out

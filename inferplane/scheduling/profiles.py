@@ -22,6 +22,7 @@ from .framework import Profile, Score, Spread, Weighted
 from .node_scores import LeastPods
 from .pool_filters import ClaimsDevices, ClassKnown, FreeNodes, MembersMatch, NotStrandedOnSynthetic
 from .predicates import DEFAULT_FILTERS, TaintToleration
+from .share_scores import SharePacking
 
 FLEET = "fleet"
 POOL_MATCH = "pool-match"
@@ -29,11 +30,12 @@ POOL_ROOM = "pool-room"
 NODE = "node"
 
 _PROFILES: dict[str, Profile[Any, Any]] = {
-    # A new replica: the clusters a deployment may use, then Fit (in fleet.py); spread, then the name.
+    # A new replica: the clusters a deployment may use, then Fit (in fleet.py); spread, then pack shares
+    # of devices (weight -1 spreads them), then the name.
     FLEET: Profile(
         filters=(ClusterSelected(), ClusterNotExcluded(), ClusterReady(),
                  TaintToleration(KEEPS_NEW_OFF, cluster_taint_reason)),
-        scores=((Weighted(Spread(), 1),),)),
+        scores=((Weighted(Spread(), 1),), (Weighted(SharePacking(), 1),))),
     # Fit: an engine on one pool of the cluster. What the pool's class decides, once per layout of pools...
     POOL_MATCH: Profile(filters=(ClassKnown(), MembersMatch(), NotStrandedOnSynthetic(), ClaimsDevices())),
     # ...then the nodes left; no score: the first pool in the cluster's order with room.

@@ -20,6 +20,8 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.cel import Device, parse_semver
 from inferplane.cel.device import AttributeValue
 
+from .shares import PodAsk, SharedDevice, capacities_of
+
 Role = Literal["Standalone", "Leader", "Worker"]
 WORKER: Role = "Worker"
 DRA = "DRA"
@@ -34,6 +36,8 @@ class DeviceRequest:
     name: str
     count: int = 1
     selectors: tuple[str, ...] = ()
+    # `capacity.requests`: a share of each device (name, quantity as written); empty: whole devices.
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,15 @@ class ClassDevice:
     device_class_name: str = ""
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
     capacity: Mapping[str, str] = field(default_factory=dict)
+    # Several claims may share it (allowMultipleAllocations), each taking a share of its capacities,
+    # rounded by each capacity's request policy (as a ResourceSlice writes it, camelCase).
+    shared: bool = False
+    policies: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def capacities(self):  # -> dict[str, shares.Capacity] by qualified name
+        return capacities_of(self.driver, {name: {"value": value, "requestPolicy": self.policies.get(name)}
+                                           for name, value in self.capacity.items()})
 
     @functools.cached_property
     def device(self) -> Device:
@@ -103,6 +116,12 @@ class PoolClass:
 
     name: str
     devices: tuple[ClassDevice, ...]
+
+    @functools.cached_property
+    def shared_devices(self) -> tuple[SharedDevice, ...]:
+        """The claimed devices several pods may share, each with its capacities: empty for most classes."""
+        return tuple(SharedDevice(d.device_class_name, d.driver, d.count, d.capacities)
+                     for d in self.devices if d.shared and d.claim == DRA)
 
 
 @dataclass(frozen=True)
@@ -146,6 +165,8 @@ class ReplicaMember:
     pool: str
     claims: bool
     worker_nodes: int = 1
+    # What each of its pods claims (for a pool with shared devices, the shares it holds).
+    ask: PodAsk = PodAsk(())
 
     @property
     def pods(self) -> int:
@@ -198,5 +219,16 @@ def pool_class(klass: InferenceClass) -> PoolClass:
         devices.append(ClassDevice(
             name=device.name, driver=device.driver, count=device.count, claim=device.claim,
             device_class_name=device.device_class_name or "", attributes=attributes,
-            capacity={key: str(capacity.value) for key, capacity in device.capacity.items()}))
+            capacity={key: str(capacity.value) for key, capacity in device.capacity.items()},
+            shared=bool(device.allow_multiple_allocations),
+            policies={key: capacity.request_policy.model_dump(by_alias=True, exclude_none=True, mode="json")
+                      for key, capacity in device.capacity.items() if capacity.request_policy is not None}))
     return PoolClass(name=klass.metadata.name, devices=tuple(devices))
+
+
+def pod_ask(requests: Any) -> PodAsk:
+    """What each pod of a stored ModelReplica's member claims (its `deviceRequests`, however written): device
+    class, count and `capacity.requests` per request."""
+    return PodAsk(tuple((r.get("deviceClassName", ""), int(r.get("count", 1)),
+                         tuple((k, str(v)) for k, v in ((r.get("capacity") or {}).get("requests") or {}).items()))
+                        for r in requests or () if isinstance(r, dict)))

@@ -10,7 +10,8 @@ version) and each device's own identity and placement (uuid, PCI address, NUMA n
 
 A driver inferplane has no table for (one an Existing cluster's owner runs, such as the DRA example
 driver `gpu.example.com`) publishes exactly what the class declares: `count` devices per node, named
-`device-<index>`, with the class's attributes and capacity and nothing invented beside them.
+`device-<index>`, with the class's attributes and capacity (and, where the class says so,
+`allowMultipleAllocations` and each capacity's request policy) and nothing invented beside them.
 """
 
 from __future__ import annotations
@@ -53,9 +54,14 @@ def _declared(devices: Sequence[DeviceSpec]) -> list[Resource]:
     out = []
     for spec in devices:
         for _ in range(spec.count):
-            out.append({"name": f"device-{len(out)}",
-                        "attributes": {k: typed_attribute(v) for k, v in sorted(spec.attributes.items())},
-                        "capacity": {k: {"value": str(v.value)} for k, v in sorted(spec.capacity.items())}})
+            device = {"name": f"device-{len(out)}",
+                      "attributes": {k: typed_attribute(v) for k, v in sorted(spec.attributes.items())},
+                      "capacity": {k: {"value": str(v.value), **({"requestPolicy": v.request_policy.model_dump(
+                          by_alias=True, exclude_none=True, mode="json")} if v.request_policy else {})}
+                          for k, v in sorted(spec.capacity.items())}}
+            if spec.allow_multiple_allocations:  # shared by several claims, each taking a share
+                device["allowMultipleAllocations"] = True
+            out.append(device)
     return out
 
 

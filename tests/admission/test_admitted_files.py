@@ -56,7 +56,7 @@ def test_a_changed_file_is_checked_again(tmp_path, recipe, checks):
     store = Store(tmp_path / "state")
     admit_paths([recipe], kept=store)
     checks.clear()
-    (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 2", "replicas: -1"))
+    (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 4", "replicas: -1"))
     result = admit_paths([recipe], kept=store)
     assert checks == ["model.yaml"]
     assert [e.path for e in result.errors] == ["spec.replicas"]
@@ -74,7 +74,7 @@ def test_the_same_bytes_at_another_path_are_checked_and_named_by_their_own_path(
 
 def test_a_file_with_an_error_is_never_kept(tmp_path, recipe, checks):
     store = Store(tmp_path / "state")
-    (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 2", "replicas: -1"))
+    (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 4", "replicas: -1"))
     for _ in range(2):
         checks.clear()
         result = admit_paths([recipe], kept=store)

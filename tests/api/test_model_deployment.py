@@ -100,6 +100,12 @@ def test_spec_schema_is_modelplanes(kind, plural, engines_at):
     for name in engines_at:
         node = node["properties"][name]
     assert node["items"]["properties"]["name"].pop("pattern") == ENGINE_NAME_PATTERN
+    # Our addition to a device request: `capacity.requests`, a share of each device (DRA consumable capacity).
+    member = node["items"]["properties"]["members"]["items"]["properties"]
+    requests = (member["deviceRequests"] if kind is ModelReplica else
+                member["nodeSelector"]["properties"]["devices"])["items"]["properties"]
+    capacity = requests.pop("capacity")
+    assert capacity["properties"]["requests"]["additionalProperties"]["x-kubernetes-int-or-string"] is True
     if kind is ModelReplica:
         # Our one addition to the replica: the deployment's tolerations, verbatim, for the engine pods.
         deployments = openapi_schema(ModelDeployment)["properties"]["spec"]["properties"]["template"]

@@ -101,6 +101,10 @@ def test_render_equals_apply_then_fleet_byte_for_byte(tmp_path):
     assert [line.split() for line in models.splitlines()] == [
         ["NAMESPACE", "MODEL", "REPLICAS", "PLACED", "READY", "PLACEMENTS"],
         ["default", "llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x"],
+        # Six CPU replicas in shares of 3 CPUs, two per cluster (spread first): gke-us-central's two share its
+        # one CPU node.
+        ["default", "qwen2-5-0-5b-cpu", "6", "6", "6", "civo-lon/cpu", "civo-lon/cpu", "gke-us-central/cpu",
+         "gke-us-central/cpu", "onprem-lab/epyc", "onprem-lab/epyc"],
         ["default", "qwen2-5-7b", "2", "2", "2", "eks-us-east/a10g", "gke-us-central/l4"]]
     # Then each model's one address on the control plane gateway, over its ready replicas.
     assert [line.split() for line in services.splitlines()] == [

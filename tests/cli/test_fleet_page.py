@@ -203,9 +203,10 @@ def test_every_cluster_and_pool_of_every_recipe_is_on_the_page(recipe, tmp_path)
 def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clusters(mixed, tmp_path):
     page = load(mixed, tmp_path)
 
-    assert page.headings() == ["Problems (1)", "Models (2)", "Services (2)", "Clusters (6)"]
+    assert page.headings() == ["Problems (1)", "Models (3)", "Services (2)", "Clusters (6)"]
+    # A device shares hold counts once, used: gke-us-central's CPU device holds two replicas' shares.
     assert page.dom.one("p", **{"class": "summary"}).text() == (
-        "6 clusters on 5 clouds, 5 ready; 16 devices, 3 used, 13 free; 2 models, 2 services")
+        "6 clusters on 5 clouds, 5 ready; 16 devices, 8 used, 8 free; 3 models, 2 services")
     # Rendered in memory: no timestamp in the state, and the page does not invent one.
     assert page.dom.one(id="state-time").text() == (
         "The state carries no timestamps (it was reconciled in memory), so the page says nothing of when it was.")
@@ -215,6 +216,9 @@ def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clust
         "classes whose drivers the cloud serves, or run these devices on an Existing cluster"]}
     assert page.rows("model") == {
         "default/llama-3-1-8b": ["default/llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x", "Ready"],
+        "default/qwen2-5-0-5b-cpu": ["default/qwen2-5-0-5b-cpu", "6", "6", "6", "civo-lon/cpu, civo-lon/cpu, "
+                                     "gke-us-central/cpu, gke-us-central/cpu, onprem-lab/epyc, onprem-lab/epyc",
+                                     "Ready"],
         "default/qwen2-5-7b": ["default/qwen2-5-7b", "2", "2", "2", "eks-us-east/a10g, gke-us-central/l4", "Ready"]}
     assert page.rows("service") == {
         "default/llama": ["default/llama", "http://172.18.255.200/default/llama", "1", "onprem-lab", "True",
@@ -223,12 +227,12 @@ def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clust
                          "True", "Available"]}
     # One compact row per cluster: cloud, ready, reason, pools, devices used/free, replicas.
     assert page.cluster_rows() == {
-        "civo-lon": ["civo-lon", "Civo", "True", "Available", "1", "0/3", "0"],
+        "civo-lon": ["civo-lon", "Civo", "True", "Available", "1", "2/1", "2"],
         "eks-amd": ["eks-amd", "EKS", "False", "UnsupportedDevices", "1", "0/0", "0"],
         "eks-us-east": ["eks-us-east", "EKS", "True", "Available", "1", "1/1", "1"],
-        "gke-us-central": ["gke-us-central", "GKE", "True", "Available", "2", "1/4", "1"],
+        "gke-us-central": ["gke-us-central", "GKE", "True", "Available", "2", "2/3", "3"],
         "nebius-eu": ["nebius-eu", "Nebius", "True", "Available", "1", "0/2", "0"],
-        "onprem-lab": ["onprem-lab", "Existing", "True", "Existing", "2", "1/3", "1"]}
+        "onprem-lab": ["onprem-lab", "Existing", "True", "Existing", "2", "3/1", "3"]}
     # Cards only on demand: none is open on a page just loaded.
     assert page.cards == {}
     assert page.dom.one(id="shown").text() == "6 of 6 clusters shown"
@@ -247,7 +251,7 @@ def test_a_cluster_s_card_opens_by_its_name_with_its_pools_devices_and_models(mi
         "l4": ["l4", "GPU", "gke-l4", "1x gpu.nvidia.com (gpu, DRA)", "nvidia.com/gpu=true:NoSchedule", "4 running",
                "1/3", "default/qwen2-5-7b"],
         "cpu": ["cpu", "CPU", "gke-cpu", "1x dra.cpu (cpu, DRA)", "inferplane.dev/cpu=true:NoSchedule", "1 running",
-                "0/1", "none"]}
+                "1/0", "default/qwen2-5-0-5b-cpu"]}
 
     refused = load(mixed, tmp_path, "#c-eks-amd")
     assert refused.cards["eks-amd"].one("span", data_field="gate-reason").attrs["class"] == "False"

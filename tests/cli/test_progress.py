@@ -74,8 +74,8 @@ def test_every_apply_ends_with_its_summary_naming_what_is_not_ready(tmp_path):
     first = CliRunner().invoke(cli, ["apply", "-f", str(MIXED), "--state", str(state)])
     assert first.exit_code == 0, first.stderr
     # The fleet's one refused cluster (the README's eks-amd) is named with its reason.
-    assert re.fullmatch(r"applied in \d+\.\d s: 19 changed \(19 created\), 0 unchanged; 1 not ready: "
+    assert re.fullmatch(r"applied in \d+\.\d s: 20 changed \(20 created\), 0 unchanged; 1 not ready: "
                         r"InferenceCluster/eks-amd \(UnsupportedDevices\)", first.stderr.splitlines()[-1])
     again = CliRunner().invoke(cli, ["apply", "-f", str(MIXED), "--state", str(state)])
-    assert re.fullmatch(r"applied in \d+\.\d s: 0 changed, 19 unchanged; 1 not ready: "
+    assert re.fullmatch(r"applied in \d+\.\d s: 0 changed, 20 unchanged; 1 not ready: "
                         r"InferenceCluster/eks-amd \(UnsupportedDevices\)", again.stderr.splitlines()[-1])

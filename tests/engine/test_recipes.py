@@ -43,8 +43,8 @@ def test_cpu_recipe_publishes_cpu_slices_on_its_pool_only():
 @pytest.mark.parametrize("recipe, placed", [
     ("qwen2.5-0.5b-amd", [("qwen2-5-0-5b-amd-amd-lab-0", "amd-lab", "mi325x", "gpu.amd.com")]),
     ("qwen2.5-0.5b-gaudi", [("qwen2-5-0-5b-gaudi-gaudi-lab-0", "gaudi-lab", "gaudi2", "gaudi.intel.com")]),
-    ("qwen2.5-0.5b-cpu", [("qwen2-5-0-5b-cpu-civo-cpu-0", "civo-cpu", "cpu", "dra.cpu"),
-                          ("qwen2-5-0-5b-cpu-civo-cpu-1", "civo-cpu", "cpu", "dra.cpu")]),
+    # Four replicas in shares of 3 of each node's 6 CPUs: two on each of the pool's two nodes.
+    ("qwen2.5-0.5b-cpu", [(f"qwen2-5-0-5b-cpu-civo-cpu-{i}", "civo-cpu", "cpu", "dra.cpu") for i in range(4)]),
     ("qwen2.5-0.5b-nvidia-eks", [("qwen2-5-0-5b-l4-eks-l4-0", "eks-l4", "l4", "gpu.nvidia.com"),
                                  ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4", "l4", "gpu.nvidia.com")]),
 ])
@@ -64,8 +64,8 @@ def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
     ("qwen2.5-0.5b-amd", "amd-lab", [("qwen2-5-0-5b-amd-amd-lab-0", "amd-lab-mi325x-0", "Running", ["gpu.amd.com"])]),
     ("qwen2.5-0.5b-gaudi", "gaudi-lab", [
         ("qwen2-5-0-5b-gaudi-gaudi-lab-0", "gaudi-lab-gaudi2-0", "Running", ["gaudi.intel.com"])]),
-    ("qwen2.5-0.5b-cpu", "civo-cpu", [("qwen2-5-0-5b-cpu-civo-cpu-0", "civo-cpu-cpu-0", "Running", ["dra.cpu"]),
-                                      ("qwen2-5-0-5b-cpu-civo-cpu-1", "civo-cpu-cpu-1", "Running", ["dra.cpu"])]),
+    ("qwen2.5-0.5b-cpu", "civo-cpu", [(f"qwen2-5-0-5b-cpu-civo-cpu-{i}", f"civo-cpu-cpu-{i % 2}", "Running", ["dra.cpu"])
+                                      for i in range(4)]),
     ("qwen2.5-0.5b-nvidia-eks", "eks-l4", [
         ("qwen2-5-0-5b-l4-eks-l4-0", "eks-l4-l4-0", "Running", ["gpu.nvidia.com"]),
         ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4-l4-1", "Running", ["gpu.nvidia.com"])]),

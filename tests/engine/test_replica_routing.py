@@ -24,24 +24,20 @@ def route(state: Path, service: str) -> tuple[int, str]:
     return run.exit_code, run.output
 
 
-def test_the_cpu_recipe_is_one_address_that_reaches_both_replicas(tmp_path):
+def test_the_cpu_recipe_is_one_address_that_reaches_every_replica(tmp_path):
     state = tmp_path / "state"
     apply(state, RECIPES / "qwen2.5-0.5b-cpu")
+    replicas = [f"ml-team/qwen2-5-0-5b-cpu-civo-cpu-{i}" for i in range(4)]
     assert route(state, "ml-team/qwen-cpu") == (0, (
         "POST http://172.18.255.200/ml-team/qwen-cpu/v1/completions\n"
         "HTTPRoute ml-team/qwen-cpu rule 0 (PathPrefix /ml-team/qwen-cpu/)\n"
         "\n"
         "ENDPOINT                              SHARE    WEIGHT   FORWARDED TO\n"
-        "ml-team/qwen2-5-0-5b-cpu-civo-cpu-0   50.00%   1        "
-        "http://198.19.216.41/ml-team/qwen2-5-0-5b-cpu-civo-cpu-0/v1/completions\n"
-        "ml-team/qwen2-5-0-5b-cpu-civo-cpu-1   50.00%   1        "
-        "http://198.19.216.41/ml-team/qwen2-5-0-5b-cpu-civo-cpu-1/v1/completions\n"
+        + "".join(f"{r}   25.00%   1        http://198.19.216.41/{r}/v1/completions\n" for r in replicas) +
         "\n"
         "inside the clusters:\n"
-        "  ml-team/qwen2-5-0-5b-cpu-civo-cpu-0: cluster civo-cpu's gateway, HTTPRoute default/qwen2-5-0-5b-cpu-civo-cpu-0 "
-        "-> Service default/qwen2-5-0-5b-cpu-civo-cpu-0:80 /v1/completions\n"
-        "  ml-team/qwen2-5-0-5b-cpu-civo-cpu-1: cluster civo-cpu's gateway, HTTPRoute default/qwen2-5-0-5b-cpu-civo-cpu-1 "
-        "-> Service default/qwen2-5-0-5b-cpu-civo-cpu-1:80 /v1/completions\n"))
+        + "".join(f"  {r}: cluster civo-cpu's gateway, HTTPRoute default/{r.split('/')[1]} -> Service "
+                  f"default/{r.split('/')[1]}:80 /v1/completions\n" for r in replicas)))
     listed = CliRunner().invoke(cli, ["get", "modelservice", "-n", "ml-team", "--state", str(state)])
     assert listed.output.splitlines()[1].split()[:2] == ["qwen-cpu", "http://172.18.255.200/ml-team/qwen-cpu"]
 

@@ -24,10 +24,11 @@ CLASSES = {"gpu.nvidia.com": ('device.driver == "gpu.nvidia.com"',), "gpu.amd.co
            "dra.cpu": ('device.driver == "dra.cpu"',)}
 
 
-def claim(*requests):
+def claim(*requests, capacity=None):
     return [("devices", {"devices": {"requests": [
         {"name": name, "exactly": {"deviceClassName": klass, "count": count,
-                                   "selectors": [{"cel": {"expression": s}} for s in selectors]}}
+                                   "selectors": [{"cel": {"expression": s}} for s in selectors],
+                                   **({"capacity": {"requests": capacity}} if capacity else {})}}
         for name, klass, count, selectors in requests]}})]
 
 
@@ -68,10 +69,56 @@ def test_a_device_is_allocated_once_unless_its_driver_shares_it():
         allocation, _ = allocator.try_allocate("n1", claim(("gpu", "gpu.nvidia.com", 1, [])))
         allocator.commit("n1", allocation)
     assert allocator.try_allocate("n1", claim(("gpu", "gpu.nvidia.com", 1, [])))[0] is None
-    for _ in range(3):  # the CPU driver's grouped devices serve many claims
-        allocation, reasons = allocator.try_allocate("n2", claim(("cpu", "dra.cpu", 1, [])))
+    for _ in range(4):  # the CPU driver's grouped devices serve many claims, each a share
+        allocation, reasons = allocator.try_allocate("n2", claim(("cpu", "dra.cpu", 1, []), capacity={"memory": "4"}))
         assert reasons == []
         allocator.commit("n2", allocation)
+    allocation, reasons = allocator.try_allocate("n2", claim(("cpu", "dra.cpu", 1, []), capacity={"memory": "1"}))
+    assert allocation is None and reasons[0].endswith("device cpudevnuma000: dra.cpu/memory 0 of 16 free)")
+
+
+def shared_slice(capacity, policy=None):
+    return {"spec": {"nodeName": "n", "driver": "dra.cpu", "pool": {"name": "n"}, "devices": [
+        {"name": "cpudevnuma000", "allowMultipleAllocations": True, "attributes": {},
+         "capacity": {"dra.cpu/cpu": {"value": capacity, **({"requestPolicy": policy} if policy else {})}}}]}}
+
+
+def shares_taken(slice_, asked):
+    """How many claims asking `asked` (None: no capacity named) the device takes, and what each consumed."""
+    allocator, consumed = DeviceAllocator([slice_], CLASSES), []
+    while True:
+        allocation, _ = allocator.try_allocate("n", claim(("cpu", "dra.cpu", 1, []),
+                                                          capacity={"dra.cpu/cpu": asked} if asked else None))
+        if allocation is None or len(consumed) > 64:
+            return len(consumed), consumed[:1]
+        allocator.commit("n", allocation)
+        consumed.append(allocation["devices"][0].to_dict().get("consumedCapacity"))
+
+
+@pytest.mark.parametrize("capacity, policy, asked, shares, each", [
+    ("32", None, "4", 8, {"dra.cpu/cpu": "4"}),          # no policy: as asked
+    ("30", None, "4", 7, {"dra.cpu/cpu": "4"}),          # reservedCPUs kept two back: 2 left over
+    ("32", None, None, 1, {"dra.cpu/cpu": "32"}),        # no capacity named, no policy: the whole device
+    ("32", {"default": "2", "validRange": {"min": "2", "step": "2"}}, "3", 8, {"dra.cpu/cpu": "4"}),  # step up
+    ("32", {"default": "2", "validRange": {"min": "2", "step": "2"}}, None, 16, {"dra.cpu/cpu": "2"}),  # default
+    ("32", {"default": "8", "validValues": ["8", "16"]}, "9", 2, {"dra.cpu/cpu": "16"}),  # the next valid value
+    ("32", {"default": "8", "validValues": ["8", "16"]}, "17", 0, []),  # beyond every valid value: refused
+    ("32", {"default": "2", "validRange": {"min": "2", "max": "4"}}, "6", 0, []),  # over the maximum
+])
+def test_a_share_is_rounded_by_the_request_policy_as_kube_scheduler_does(capacity, policy, asked, shares, each):
+    count, consumed = shares_taken(shared_slice(capacity, policy), asked)
+    assert count == shares
+    assert consumed == ([each] if shares else [])
+
+
+def test_a_share_of_a_device_that_is_not_shared_is_refused_naming_why():
+    slice_ = shared_slice("32")
+    del slice_["spec"]["devices"][0]["allowMultipleAllocations"]
+    allocation, reasons = DeviceAllocator([slice_], CLASSES).try_allocate(
+        "n", claim(("cpu", "dra.cpu", 1, []), capacity={"dra.cpu/cpu": "4"}))
+    assert allocation is None
+    assert reasons == ["claim devices: request cpu: asks a share (capacity dra.cpu/cpu 4) but no dra.cpu device that "
+                       "satisfies its selectors allows multiple allocations"]
 
 
 def test_two_requests_of_one_pod_never_take_the_same_device():
