@@ -15,6 +15,7 @@ import orjson
 from inferplane.apiserver import discovery, reads, tables, writes
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
+from inferplane.apiserver.replay import REPLAY_SECONDS, Replays
 from inferplane.apiserver.streams import watch_stream
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
 from inferplane.apiserver.watches import Hub, log_line
@@ -67,7 +68,8 @@ class App:
         self.local = threading.local()  # each thread's runtime: a SQLite connection serves its own thread
         self.write_lock = threading.Lock()
         self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store)
-        self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT))
+        self.replays = Replays(log_line)
+        self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT), self.replays)
 
     def start(self) -> None:
         self.hub.start()
@@ -282,12 +284,16 @@ class App:
 
     def _delete(self, request: Request, target: Target) -> Answer:
         options = writes.decoded(request.body, "application/json") if request.body else {}
-        propagation = request.query.get("propagationPolicy") or (options or {}).get("propagationPolicy")
+        propagation = writes.check_propagation(request.query.get("propagationPolicy")
+                                               or (options or {}).get("propagationPolicy"))
         dry_run = request.dry_run or "All" in ((options or {}).get("dryRun") or [])
         key = writes.key_of(target.served, target.namespace, target.name or "")
-        with self.write_lock, self.runtime() as runtime:
-            gone = writes.delete(runtime, target.served, key, dry_run, propagation)
-        self.hub.wake()
+        try:
+            with self.write_lock, self.runtime() as runtime:
+                gone = writes.delete(runtime, target.served, key, dry_run, propagation, self.replays)
+        finally:
+            self.hub.wake()
+            self.reconciler.wake()  # a refused deletion may be recorded, to be replayed
         return Answer(200, gone)
 
 
@@ -301,8 +307,8 @@ class Reconciling:
     works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a write that
     comes in meanwhile is reconciled in the next round. A round that fails is logged and tried again."""
 
-    def __init__(self, open_runtime: Callable[[], Runtime], log: Callable[[str], None] = log_line):
-        self.open_runtime, self.log = open_runtime, log
+    def __init__(self, open_runtime: Callable[[], Runtime], replays: Replays, log: Callable[[str], None] = log_line):
+        self.open_runtime, self.replays, self.log = open_runtime, replays, log
         self.woken = threading.Event()
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="reconcile", daemon=True)
@@ -325,6 +331,7 @@ class Reconciling:
         runtime = self.open_runtime()
         retry = None
         try:
+            self.replays.load(runtime)
             while not self.stopped.is_set():
                 self.woken.wait(retry)
                 self.woken.clear()
@@ -346,4 +353,10 @@ class Reconciling:
             self.log(f"reconcile: the fleet is not at its fixpoint ({report.waited_for or 'see the events'}); "
                      f"trying again in {RETRY_SECONDS:g} s")
             return RETRY_SECONDS
-        return None
+        try:
+            remaining = self.replays.run(runtime)
+        except Exception as error:  # noqa: BLE001 (logged; tried again)
+            self.log(f"replaying recorded deletions failed: {runtime.store.failure(error) or error!r}; trying again "
+                     f"in {RETRY_SECONDS:g} s")
+            return RETRY_SECONDS
+        return REPLAY_SECONDS if remaining else None

@@ -14,6 +14,7 @@ from inferplane.admission.manifests import Manifest
 from inferplane.api.json_data import json_copy
 from inferplane.apiserver import patches, protobuf
 from inferplane.apiserver.catalog import Served
+from inferplane.apiserver.replay import RECORDED, Replays, record
 from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
                                          unsupported_media_type)
 from inferplane.engine.runtime import InUse, Runtime, composed_refusal
@@ -163,12 +164,20 @@ def write_status(runtime: Runtime, served: Served, key: Key, body: dict[str, Any
     return stored
 
 
-def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagation: str | None) -> dict[str, Any]:
-    """Delete an object and what it composed (Background and Foreground alike: both are gone when this
-    answers). Orphan is refused: a composite's composed objects never outlive it."""
+def check_propagation(propagation: str | None) -> str:
+    """The propagation policy asked for (Background unless said); Orphan is refused: a composite's
+    composed objects never outlive it."""
     if propagation not in (None, "Background", "Foreground"):
         raise bad_request(f"propagationPolicy {propagation} is not supported: what a composite composed goes with "
                           "it; use Background or Foreground")
+    return propagation or "Background"
+
+
+def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagation: str,
+           replays: Replays) -> dict[str, Any]:
+    """Delete an object and what it composed (Background and Foreground alike: both are gone when this
+    answers). One still in use is refused, its deletion recorded in `replays` to be done once its users
+    are gone (`replay.py`)."""
     current = runtime.get(key)
     if current is None:
         raise not_found(served.plural, served.group, key.name)
@@ -179,8 +188,12 @@ def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagatio
     except InUse as refused:
         # Crossplane's Usage webhook answers 409 (crossplane/crossplane internal/webhook/protection/usage/
         # handler.go, v2: `Code: int32(http.StatusConflict)` with the users named in the message).
-        raise APIError(409, "Conflict", str(refused), {"name": key.name, "group": served.group,
-                                                       "kind": served.plural}) from None
+        message = str(refused)
+        if record(runtime, key, propagation):
+            replays.add(key)
+            message += f"; {RECORDED}"
+        raise APIError(409, "Conflict", message, {"name": key.name, "group": served.group,
+                                                  "kind": served.plural}) from None
     return current
 
 

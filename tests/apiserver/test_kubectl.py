@@ -58,18 +58,18 @@ def test_getting_started_with_kubectl(server, tmp_path):
     assert again.splitlines() == ["inferenceclass.inferplane.dev/l4-1x-g6 unchanged",
                                   "inferencecluster.inferplane.dev/eks-us-east unchanged"]
 
-    # kubectl deletes in file order: what something still uses is refused (Crossplane's Usage, 409)
-    # naming the user, and goes once its users are gone.
+    # kubectl deletes in file order: what something still uses is refused (Crossplane's Usage, 409) naming
+    # the user, and its deletion recorded; each goes by itself once its users are gone (replayDeletion).
     first = server.kubectl("delete", "-f", str(folder), code=1)
-    assert "is in use by inferencecluster.inferplane.dev/eks-us-east" in first.stderr
     assert "Error from server (Conflict)" in first.stderr
+    assert ("inferenceclass.inferplane.dev/l4-1x-g6 is in use by inferencecluster.inferplane.dev/eks-us-east: delete "
+            "those or change them to stop using it first; nothing was deleted; the deletion is recorded "
+            "(usage.crossplane.io/deletion-attempt-with-policy) and done once its users are gone") in first.stderr
     assert "modelservice.inferplane.dev \"qwen\" deleted from ml-team namespace" in first.stdout
-    second = server.kubectl("delete", "-f", str(folder), "--ignore-not-found", code=1)
-    assert second.stdout.splitlines() == ['inferencegateway.inferplane.dev "default" deleted',
-                                          'inferencecluster.inferplane.dev "eks-us-east" deleted']
-    third = server.kubectl("delete", "-f", str(folder), "--ignore-not-found")
-    assert third.stdout == 'inferenceclass.inferplane.dev "l4-1x-g6" deleted\n'
-    assert server.kubectl("get", "ic,iclass,md,ms", "-A").stderr == "No resources found\n"
+    for name in ("inferenceclass/l4-1x-g6", "inferencecluster/eks-us-east", "inferencegateway/default"):
+        server.kubectl("wait", "--for=delete", name, "--timeout=120s")
+    assert server.kubectl("get", "ic,iclass,md,ms,inferencegateways", "-A").stderr == "No resources found\n"
+    assert "replayed the deletion of inferenceclass.inferplane.dev/l4-1x-g6: its users are gone" in server.stop()
 
 
 def test_label_annotate_patch_edit_diff_and_dry_run(server, tmp_path):
