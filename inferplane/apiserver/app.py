@@ -164,6 +164,8 @@ class App:
             raise method_not_supported(target.served.plural, request.method)
         if request.method != "GET" and target.served.kind == reads.EVENT:
             raise method_not_supported("events (the engine records them)", request.method)
+        if request.method == "DELETE" and target.name is None:
+            return self._delete_collection(request, target)
         if request.method != "GET" and (request.method == "POST") != (target.name is None):
             raise method_not_supported(f"{target.served.plural}{'' if target.name is None else ' by name'}",
                                        request.method)
@@ -282,11 +284,15 @@ class App:
         after["metadata"].setdefault("resourceVersion", current["metadata"].get("resourceVersion"))
         return self._replace(request, target, after)
 
+    @staticmethod
+    def _delete_options(request: Request) -> tuple[str, bool]:
+        """(propagation policy, dry run) from the query or a DeleteOptions body."""
+        options = (writes.decoded(request.body, "application/json") if request.body else None) or {}
+        propagation = writes.check_propagation(request.query.get("propagationPolicy") or options.get("propagationPolicy"))
+        return propagation, request.dry_run or "All" in (options.get("dryRun") or [])
+
     def _delete(self, request: Request, target: Target) -> Answer:
-        options = writes.decoded(request.body, "application/json") if request.body else {}
-        propagation = writes.check_propagation(request.query.get("propagationPolicy")
-                                               or (options or {}).get("propagationPolicy"))
-        dry_run = request.dry_run or "All" in ((options or {}).get("dryRun") or [])
+        propagation, dry_run = self._delete_options(request)
         key = writes.key_of(target.served, target.namespace, target.name or "")
         try:
             with self.write_lock, self.runtime() as runtime:
@@ -295,6 +301,35 @@ class App:
             self.hub.wake()
             self.reconciler.wake()  # a refused deletion may be recorded, to be replayed
         return Answer(200, gone)
+
+    def _delete_collection(self, request: Request, target: Target) -> Answer:
+        """deletecollection: every object the label and field selectors choose (in the URL's namespace, or
+        all), each deleted as a single DELETE would be, Usage protection and replay included. As
+        kube-apiserver's (k8s.io/apiserver pkg/registry/generic/registry/store.go, v0.37.0: DeleteCollection
+        deletes item by item, not atomically, and answers the deleted objects' list or an error), except
+        that every refusal is named, not the first only."""
+        propagation, dry_run = self._delete_options(request)
+        selection = {k: v for k, v in request.query.items() if k in ("labelSelector", "fieldSelector")}
+        query = reads.list_query(target.served, target.namespace or None, selection)
+        gone, refused = [], []
+        try:
+            with self.write_lock, self.runtime() as runtime:
+                chosen, _ = reads.page(reads.objects_of(runtime.store, target.served, self.events), query)
+                version = str(runtime.store.latest_version())
+                for obj in chosen:
+                    key = writes.key_of(target.served, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+                    try:
+                        gone.append(writes.delete(runtime, target.served, key, dry_run, propagation, self.replays))
+                    except APIError as error:
+                        if error.code != 404:  # one deleted with another (composed by it) is not an error
+                            refused.append(error.message)
+        finally:
+            self.hub.wake()
+            self.reconciler.wake()
+        if refused:
+            raise APIError(409, "Conflict", f"{len(refused)} of the {len(chosen)} {target.served.plural} chosen were "
+                           f"not deleted ({len(gone)} were):\n" + "\n".join(refused))
+        return Answer(200, reads.list_body(target.served, gone, version, None))
 
 
 # How soon the reconciler tries again after a round that failed, or that found another process's

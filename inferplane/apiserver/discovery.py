@@ -11,7 +11,7 @@ from typing import Any
 from inferplane.apiserver.catalog import Catalog, Served
 
 # The verbs kube-apiserver serves for a resource (what kubectl checks before `get -w`, `delete`, ...).
-VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
 def api_versions(address: str) -> dict[str, Any]:
