@@ -18,7 +18,8 @@ from inferplane.apiserver.openapi import OpenAPI
 from inferplane.apiserver.replay import REPLAY_SECONDS, Replays
 from inferplane.apiserver.streams import watch_stream
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
-from inferplane.apiserver.watches import Hub, log_line
+from inferplane.apiserver.event_feed import EventFeed
+from inferplane.apiserver.watches import Feed, Hub, log_line
 from inferplane.engine.runtime import Runtime
 from inferplane.runtime.store import Conflict, Key, Store, StoreError
 
@@ -67,7 +68,8 @@ class App:
         self.openapi = OpenAPI(catalog)
         self.local = threading.local()  # each thread's runtime: a SQLite connection serves its own thread
         self.write_lock = threading.Lock()
-        self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store)
+        self.event_feed = EventFeed(events)
+        self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store, also=self.event_feed.poll)
         self.replays = Replays(log_line)
         self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT), self.replays)
 
@@ -177,17 +179,18 @@ class App:
         watching = reads.flag(request.query, "watch")
         with self.runtime() as runtime:
             if watching:
-                return self._watch(request, target)
-            version = str(runtime.store.latest_version())
+                return self._watch(request, target, runtime)
+            events, seen = self.event_feed.refresh(runtime.store) if reads.is_event(target.served) else (None, None)
+            version = str(seen if seen is not None else runtime.store.latest_version())
             if target.name is not None:
-                obj = reads.one(runtime.store, target.served, target.namespace, target.name, self.events)
+                obj = reads.one(runtime.store, target.served, target.namespace, target.name, events)
                 if target.subresource == "scale":
                     return Answer(200, writes.scale_of(target.served, obj))
                 if tables.wants_table(request.headers.get("accept", "")):
                     return Answer(200, self._table(request, target, [obj], version))
                 return Answer(200, obj)
             query = reads.list_query(target.served, target.namespace or None, request.query)
-            objects = reads.objects_of(runtime.store, target.served, self.events)
+            objects = events if events is not None else reads.objects_of(runtime.store, target.served)
         items, token = reads.page(objects, query)
         if tables.wants_table(request.headers.get("accept", "")):
             return Answer(200, self._table(request, target, items, version, token=token))
@@ -201,10 +204,12 @@ class App:
         return tables.table(self.catalog, target.served.kind, target.served.api_version, objects, version,
                             include, headers, token)
 
-    def _watch(self, request: Request, target: Target) -> Answer:
+    def _watch(self, request: Request, target: Target, runtime: Runtime) -> Answer:
         served = target.served
-        if served.kind == reads.EVENT and served.group == "":
-            raise method_not_supported("events (list them instead)", "watch")
+        feed: Feed = self.hub
+        if reads.is_event(served):
+            feed = self.event_feed
+            feed.refresh(runtime.store)  # so that a watch from now starts from what is stored now
         query = reads.list_query(served, target.namespace or None, request.query)
 
         def match(key: Key) -> bool:
@@ -215,11 +220,11 @@ class App:
         # A watch-list starts from the current state whatever version it names (resourceVersionMatch=NotOlderThan).
         since = None if reads.flag(request.query, "sendInitialEvents") else \
             reads.parse_version(request.query.get("resourceVersion"))
-        subscription, first, seen = self.hub.subscribe(match, since)
+        subscription, first, seen = feed.subscribe(match, since)
         table = (lambda objects, headers: self._table(request, target, objects, str(seen), headers)) \
             if tables.wants_table(request.headers.get("accept", "")) else None
-        return Answer(200, None, stream=watch_stream(self.hub, subscription, first, query, request.query, table,
-                                                     (served.api_version, served.kind)))
+        return Answer(200, None, stream=watch_stream(feed, self.hub.stopped, subscription, first, query, request.query,
+                                                     table, (served.api_version, served.kind)))
 
     # ---- writes
 
@@ -314,7 +319,7 @@ class App:
         gone, refused = [], []
         try:
             with self.write_lock, self.runtime() as runtime:
-                chosen, _ = reads.page(reads.objects_of(runtime.store, target.served, self.events), query)
+                chosen, _ = reads.page(reads.objects_of(runtime.store, target.served), query)
                 version = str(runtime.store.latest_version())
                 for obj in chosen:
                     key = writes.key_of(target.served, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])

@@ -80,17 +80,21 @@ def page(objects: list[dict[str, Any]], query: ListQuery) -> tuple[list[dict[str
     return chosen, None
 
 
-def objects_of(store: Store, served: Served, events: Callable[[Store], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Every stored object of a type (Events from the store's event log)."""
-    if served.kind == EVENT and served.group == "":
-        return events(store)
+def is_event(served: Served) -> bool:
+    """Core Events, which the store keeps apart (`event_feed.py` serves them)."""
+    return served.kind == EVENT and served.group == ""
+
+
+def objects_of(store: Store, served: Served) -> list[dict[str, Any]]:
+    """Every stored object of a type (not Events)."""
     return [store.decode(body) for _, _, body in store.rows_of_kind(served.group, served.kind)]
 
 
-def one(store: Store, served: Served, namespace: str, name: str,
-        events: Callable[[Store], list[dict[str, Any]]]) -> dict[str, Any]:
-    if served.kind == EVENT and served.group == "":
-        found = [e for e in events(store) if e["metadata"]["name"] == name and e["metadata"]["namespace"] == namespace]
+def one(store: Store, served: Served, namespace: str, name: str, events: list[dict[str, Any]] | None = None
+        ) -> dict[str, Any]:
+    """One object; an Event from `events` (the feed's)."""
+    if events is not None:
+        found = [e for e in events if e["metadata"]["name"] == name and e["metadata"]["namespace"] == namespace]
         if found:
             return found[0]
         raise not_found(served.plural, served.group, name)

@@ -5,13 +5,14 @@ nothing changes when the client allows them, until `timeoutSeconds` or the serve
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from typing import Any, Callable, Iterator
 
 import orjson
 
 from inferplane.apiserver.reads import ListQuery, flag
-from inferplane.apiserver.watches import Event, Hub, Subscription
+from inferplane.apiserver.watches import Event, Feed, Subscription
 
 # How often a quiet watch that allows bookmarks gets one (kube-apiserver about once a minute:
 # k8s.io/apiserver pkg/storage/cacher/cacher.go, v0.37.0, defaultBookmarkFrequency; a client resumes from
@@ -22,8 +23,8 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 IDLE_SECONDS = 0.5
 
 
-def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query: ListQuery, params: dict[str, str],
-                 table: Callable[[list[dict[str, Any]], bool], dict[str, Any]] | None,
+def watch_stream(feed: Feed, stopped: threading.Event, subscription: Subscription, first: list[Event],
+                 query: ListQuery, params: dict[str, str], table: Callable[[list[dict[str, Any]], bool], dict[str, Any]] | None,
                  kind: tuple[str, str] = ("", "")) -> Iterator[bytes]:
     timeout = float(params.get("timeoutSeconds") or 0)
     deadline = time.monotonic() + timeout if timeout > 0 else None
@@ -42,7 +43,7 @@ def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query
         return orjson.dumps({"type": event.type, "object": obj}) + b"\n"
 
     def bookmark(annotations: dict[str, str] | None = None) -> bytes:
-        meta = {"resourceVersion": str(hub.seen), **({"annotations": annotations} if annotations else {})}
+        meta = {"resourceVersion": str(feed.seen), **({"annotations": annotations} if annotations else {})}
         return orjson.dumps({"type": "BOOKMARK", "object": {"kind": kind[1], "apiVersion": kind[0],
                                                             "metadata": meta}}) + b"\n"
 
@@ -55,7 +56,7 @@ def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query
             # bookmark (k8s.io/apimachinery pkg/apis/meta/v1 InitialEventsAnnotationKey).
             yield bookmark({INITIAL_EVENTS_END: "true"})
         quiet_since = time.monotonic()
-        while not hub.stopped.is_set() and (deadline is None or time.monotonic() < deadline):
+        while not stopped.is_set() and (deadline is None or time.monotonic() < deadline):
             try:
                 event = subscription.events.get(timeout=IDLE_SECONDS)
             except queue.Empty:
@@ -67,4 +68,4 @@ def watch_stream(hub: Hub, subscription: Subscription, first: list[Event], query
             if (out := line(event)) is not None:
                 yield out
     finally:
-        hub.unsubscribe(subscription)
+        feed.unsubscribe(subscription)

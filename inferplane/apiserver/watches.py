@@ -44,13 +44,13 @@ class Subscription:
     events: "queue.Queue[Event]" = field(default_factory=queue.Queue)
 
 
-class _Held(NamedTuple):
+class Held(NamedTuple):
     version: int
     uid: str
     body: bytes
 
 
-def _with_version(body: bytes, version: int) -> bytes:
+def with_version(body: bytes, version: int) -> bytes:
     obj = orjson.loads(body)
     obj["metadata"]["resourceVersion"] = str(version)
     return orjson.dumps(obj)
@@ -61,90 +61,17 @@ def log_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-class Hub:
-    def __init__(self, open_store: Callable[[], Store], poll: float = POLL_SECONDS, history: int = HISTORY,
-                 log: Callable[[str], None] = log_line):
-        self.open_store, self.log = open_store, log
-        self.poll = poll
+class Feed:
+    """What a watch subscribes to: versioned events, each object's last body (a watch that starts from
+    the current state gets them as ADDED), and a bounded history a watch resumes from."""
+
+    def __init__(self, history: int = HISTORY):
         self.history: collections.deque[Event] = collections.deque(maxlen=history)
-        self.held: dict[Key, _Held] = {}
+        self.held: dict[Key, Held] = {}
         self.subscriptions: list[Subscription] = []
-        self.lock = threading.Lock()
-        self.woken = threading.Event()
-        self.stopped = threading.Event()
+        self.lock = threading.RLock()
         self.seen = 0
         self.floor = 0  # events after this version are all in the history
-        self.thread: threading.Thread | None = None
-        self.failure: BaseException | None = None
-
-    def start(self) -> None:
-        """Read every object (the watches' starting state), then follow the store in a thread of its own
-        (a SQLite connection serves the thread that opened it)."""
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(ready,), name="watch", daemon=True)
-        self.thread.start()
-        ready.wait()
-        if self.failure is not None:
-            raise self.failure
-
-    def _load(self, store: Store) -> None:
-        with self.lock, store.reading():
-            self.seen = self.floor = store.latest_version()
-            for key, version, body in store.rows():
-                self.held[key] = _Held(version, self._uid(body), body.encode())
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.woken.set()
-        if self.thread is not None:
-            self.thread.join(timeout=5)
-
-    def wake(self) -> None:
-        """A write of this process: read it now rather than at the next poll."""
-        self.woken.set()
-
-    def _run(self, ready: threading.Event) -> None:
-        store = None
-        try:
-            store = self.open_store()
-            self._load(store)
-            ready.set()
-            while not self.stopped.is_set():
-                self.woken.wait(self.poll)
-                self.woken.clear()
-                self.read(store)
-        except BaseException as error:  # noqa: BLE001 (reported; the watches end, and clients list again)
-            self.failure = error
-            self.stopped.set()
-            self.log(f"watch failed, every watch ends: {error!r}")
-        finally:
-            ready.set()
-            if store is not None:
-                store.close()
-
-    @staticmethod
-    def _uid(body: str | bytes) -> str:
-        return orjson.loads(body)["metadata"].get("uid", "")
-
-    def read(self, store: Store) -> None:
-        """Turn what was written since the last read into events."""
-        events = []
-        with store.reading():  # one snapshot: the versions and the count agree
-            rows = store.rows_changed_since(self.seen)
-            count = store.count()
-            latest = store.latest_version()
-            for key, version, body in rows:
-                before, uid = self.held.get(key), self._uid(body)
-                if before is not None and before.uid != uid:  # deleted and created again in between
-                    events.append(Event(version, DELETED, key, _with_version(before.body, version)))
-                    before = None
-                self.held[key] = _Held(version, uid, body.encode())
-                events.append(Event(version, ADDED if before is None else MODIFIED, key, body.encode()))
-            if count < len(self.held):
-                present = store.keys()
-                for key in [k for k in self.held if k not in present]:
-                    events.append(Event(latest, DELETED, key, _with_version(self.held.pop(key).body, latest)))
-        self._publish(events, max(latest, self.seen))
 
     def _publish(self, events: list[Event], seen: int) -> None:
         with self.lock:
@@ -177,3 +104,91 @@ class Hub:
         with self.lock:
             if subscription in self.subscriptions:
                 self.subscriptions.remove(subscription)
+
+
+
+class Hub(Feed):
+    """The store's objects as a feed, followed by a thread of its own; each poll also calls `also` with
+    the thread's store (the Events' feed reads it there)."""
+
+    def __init__(self, open_store: Callable[[], Store], poll: float = POLL_SECONDS, history: int = HISTORY,
+                 log: Callable[[str], None] = log_line, also: Callable[[Store], None] | None = None):
+        super().__init__(history)
+        self.open_store, self.log, self.also = open_store, log, also
+        self.poll = poll
+        self.woken = threading.Event()
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.failure: BaseException | None = None
+
+    def start(self) -> None:
+        """Read every object (the watches' starting state), then follow the store in a thread of its own
+        (a SQLite connection serves the thread that opened it)."""
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), name="watch", daemon=True)
+        self.thread.start()
+        ready.wait()
+        if self.failure is not None:
+            raise self.failure
+
+    def _load(self, store: Store) -> None:
+        with self.lock, store.reading():
+            self.seen = self.floor = store.latest_version()
+            for key, version, body in store.rows():
+                self.held[key] = Held(version, self._uid(body), body.encode())
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.woken.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def wake(self) -> None:
+        """A write of this process: read it now rather than at the next poll."""
+        self.woken.set()
+
+    def _run(self, ready: threading.Event) -> None:
+        store = None
+        try:
+            store = self.open_store()
+            self._load(store)
+            ready.set()
+            while not self.stopped.is_set():
+                self.woken.wait(self.poll)
+                self.woken.clear()
+                self.read(store)
+                if self.also is not None:
+                    self.also(store)
+        except BaseException as error:  # noqa: BLE001 (reported; the watches end, and clients list again)
+            self.failure = error
+            self.stopped.set()
+            self.log(f"watch failed, every watch ends: {error!r}")
+        finally:
+            ready.set()
+            if store is not None:
+                store.close()
+
+    @staticmethod
+    def _uid(body: str | bytes) -> str:
+        return orjson.loads(body)["metadata"].get("uid", "")
+
+    def read(self, store: Store) -> None:
+        """Turn what was written since the last read into events."""
+        events = []
+        with store.reading():  # one snapshot: the versions and the count agree
+            rows = store.rows_changed_since(self.seen)
+            count = store.count()
+            latest = store.latest_version()
+            for key, version, body in rows:
+                before, uid = self.held.get(key), self._uid(body)
+                if before is not None and before.uid != uid:  # deleted and created again in between
+                    events.append(Event(version, DELETED, key, with_version(before.body, version)))
+                    before = None
+                self.held[key] = Held(version, uid, body.encode())
+                events.append(Event(version, ADDED if before is None else MODIFIED, key, body.encode()))
+            if count < len(self.held):
+                present = store.keys()
+                for key in [k for k in self.held if k not in present]:
+                    events.append(Event(latest, DELETED, key, with_version(self.held.pop(key).body, latest)))
+        self._publish(events, max(latest, self.seen))
+

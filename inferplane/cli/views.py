@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, NamedTuple
 
@@ -261,15 +262,24 @@ _CORE_DESCRIBED: dict[str, Callable[[Resource, list[str]], None]] = {
     "Secret": _secret_essentials, "ConfigMap": _config_map_essentials, "Namespace": _namespace_essentials}
 
 
+def event_name(event: dict[str, Any]) -> str:
+    """An event's name: its object's, then 16 hex digits, as Kubernetes names them (k8s.io/client-go
+    tools/record/event.go, v0.37.0: `fmt.Sprintf("%v.%x", ref.Name, t.UnixNano())`); here the digits are
+    of what the event says about which object, so that the name stays the same while it repeats."""
+    key = event["involvedObject"]
+    said = "\0".join([key.group, key.kind, key.namespace, key.name, event["type"], event["reason"], event["message"]])
+    return f"{key.name}.{hashlib.sha256(said.encode()).hexdigest()[:16]}"
+
+
 def event_objects(events: list[dict[str, Any]]) -> list[Resource]:
     """The store's events as v1 Events, as `get events -o json` prints them. An event about a
     cluster-scoped object lives in `default`, as Kubernetes puts it."""
     out = []
-    for index, event in enumerate(events):
+    for event in events:
         key = event["involvedObject"]
         namespace = key.namespace or "default"
         out.append({"apiVersion": "v1", "kind": "Event",
-                    "metadata": {"name": f"{key.name}.{index}", "namespace": namespace},
+                    "metadata": {"name": event_name(event), "namespace": namespace},
                     "involvedObject": {"apiVersion": key.group, "kind": key.kind, "name": key.name,
                                        **({"namespace": key.namespace} if key.namespace else {})},
                     **{k: event[k] for k in ("type", "reason", "message", "count", "firstTimestamp",

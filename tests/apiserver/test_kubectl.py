@@ -147,6 +147,28 @@ def test_watch_sees_the_reconcilers_changes(server, tmp_path):
     assert lines[-1].split()[:5] == ["MODIFIED", "eks-us-east", "EKS", "True", "Available"]
 
 
+def test_watch_of_events(server, tmp_path):
+    import subprocess
+
+    from served import KUBECTL
+
+    watch = subprocess.Popen([str(KUBECTL), "--kubeconfig", str(server.kubeconfig), "get", "events", "-A", "-w"],
+                             stdout=subprocess.PIPE, text=True, env={"HOME": str(server.home), "PATH": "/usr/bin:/bin"})
+    try:
+        server.kubectl("apply", "-f", str(rewritten(tmp_path / "flow", ["eks/platform.yaml"])))
+        lines = []
+        while not any("inferencecluster/eks-us-east" in line and "Available" in line for line in lines):
+            lines.append(watch.stdout.readline())
+    finally:
+        watch.terminate()
+        watch.wait()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]
+    ready = next(line for line in lines if "inferencecluster/eks-us-east" in line and "Available" in line).split()
+    assert ready[0] == "default" and ready[1].startswith("eks-us-east.")
+    assert ready[3:6] == ["Normal", "Available", "inferencecluster/eks-us-east"]
+    assert " ".join(ready[7:]) == "EKS cluster eks-us-east is ready"
+
+
 def test_explain_reads_the_served_openapi(server):
     from click.testing import CliRunner
 

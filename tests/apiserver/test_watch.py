@@ -95,3 +95,29 @@ def test_orphan_is_refused_and_status_is_written_alone(applied_first):
     assert written["spec"] == current["spec"]  # the spec of a status write is not written
     status, stale = call(applied_first, "PUT", f"{CLUSTERS}/eks-us-east/status", current)
     assert (status, stale["reason"]) == (409, "Conflict")
+
+
+def test_a_watch_of_events_from_a_list(applied_first):
+    # As kubectl get events -w: list, then watch from the list's version; the events of a deleted
+    # object go with it (DELETED), each with its last state.
+    listed = call(applied_first, "GET", "/api/v1/events")[1]
+    mine = [e for e in listed["items"] if e["involvedObject"]["name"] == "eks-us-east"]
+    assert mine and all(int(e["metadata"]["resourceVersion"]) <= int(listed["metadata"]["resourceVersion"])
+                        for e in mine)
+    connection = connect(applied_first)
+    connection.request("GET", f"/api/v1/events?watch=true&resourceVersion={listed['metadata']['resourceVersion']}"
+                              "&timeoutSeconds=60", headers={"Authorization": f"Bearer {connection.token}"})
+    stream = connection.getresponse()
+    assert stream.status == 200
+    assert call(applied_first, "DELETE", f"{CLUSTERS}/eks-us-east")[0] == 200
+    wanted, deleted = {e["metadata"]["name"] for e in mine}, set()
+    for _ in range(500):  # the events of what the cluster composed go too, in any order
+        event = json.loads(stream.readline())
+        assert event["type"] == "DELETED"
+        deleted.add(event["object"]["metadata"]["name"])
+        if wanted <= deleted:
+            break
+    assert wanted <= deleted
+    # A version from before this server's feed of events is gone: the client lists again.
+    status, body = call(applied_first, "GET", "/api/v1/events?watch=true&resourceVersion=5")
+    assert (status, body["reason"]) == (410, "Expired")
