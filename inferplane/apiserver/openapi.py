@@ -1,14 +1,16 @@
 """OpenAPI v3 as kube-apiserver serves it: `/openapi/v3` lists a document per group version, each at a
 URL carrying its hash (kube-openapi's handler3: SHA-512, upper-case hex).
 
-Our kinds' documents are the ones built from the committed XRDs (`inferplane.crossplane.openapi`),
-which `kubectl explain` and `inferplane explain` read alike. Every served group version's document
+The documents are those `inferplane explain` renders too (`inferplane.crossplane.stored_openapi`):
+our kinds' built from the committed XRDs, the provider configs' from their vendored CRDs, and the core
+kinds' (Namespace, Secret, ConfigMap, Event) from Kubernetes v1.37.0's vendored definitions. Every served group version's document
 also names, for each kind, the PATCH operation with its `fieldValidation`, `dryRun` and `fieldManager`
 parameters: kubectl reads from it that the server validates fields itself
 (k8s.io/cli-runtime pkg/resource/query_param_verifier_v3.go, v0.37.0: `supportsQueryParamV3`), and
 so sends `fieldValidation=Strict` instead of validating against OpenAPI v2, which is not served. The
-other APIs' kinds (core, provider configs, composed resources) publish no schemas here: admission
-checks them against the definitions vendored under inferplane/data/."""
+composed resources' kinds publish no schemas here (their CRDs are not shipped with the package): their
+group versions' documents hold only those PATCH operations (and the provider configs' schemas where
+they share a group version)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.status import APIError
-from inferplane.crossplane.openapi import published
+from inferplane.crossplane.stored_openapi import openapi_document
 
 # The query parameters of a PATCH that kube-apiserver documents and this server reads.
 PATCH_PARAMETERS = ("dryRun", "fieldManager", "fieldValidation", "force")
@@ -50,8 +52,7 @@ class OpenAPI:
 
     def document(self, api_version: str) -> bytes:
         if api_version not in self.documents:
-            ours = set(published().group_versions())
-            document = published().openapi_v3(api_version) if api_version in ours else {
+            document = openapi_document(api_version) or {
                 "openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": {},
                 "components": {"schemas": {}}}
             for served in self.catalog.of(api_version):

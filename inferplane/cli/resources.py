@@ -125,10 +125,11 @@ def resolve_many(typed: str) -> list[ResourceType]:
     return out
 
 
-def resolve_field_path(typed: str, served: list[str], api_version: str | None = None) -> tuple[ResourceType, list[str]]:
+def resolve_field_path(typed: str, documented: set[tuple[str, str]], api_version: str | None = None
+                       ) -> tuple[ResourceType, list[str]]:
     """`KIND.field.path` as kubectl explain reads it: the kind is the first word, or a prefix naming it
     with its group (`inferenceclusters.inferplane.dev.spec`); the words after it are the field path.
-    Only a kind served at one of the `served` API versions (our XRDs') has documentation."""
+    Only a kind with a published schema (`documented`: (API version, kind) pairs) has documentation."""
     typed = typed.strip().removesuffix(".")
     qualified = sorted(((n, t) for t in resource_types() for n in t.names() if "." in n
                         and (typed.lower() == n or typed.lower().startswith(n + "."))), key=lambda nt: -len(nt[0]))
@@ -137,11 +138,11 @@ def resolve_field_path(typed: str, served: list[str], api_version: str | None = 
     else:
         word, _, rest = typed.partition(".")
     found = resolve(word)
-    ours = [t for t in found if t.api_version in served]
+    ours = [t for t in found if (t.api_version, t.kind) in documented]
     if not ours:
-        kinds = ", ".join(sorted(t.kind for t in resource_types() if t.api_version in served))
+        kinds = ", ".join(sorted({t.kind for t in resource_types() if (t.api_version, t.kind) in documented}))
         raise click.UsageError(f"{display_kind(found[0].kind, found[0].api_version)} ({found[0].api_version}) has "
-                               f"no XRD of ours to document: explain knows {kinds}")
+                               f"no published schema here to document: explain knows {kinds}")
     if api_version is not None:
         at_version = [t for t in ours if t.api_version == api_version]
         if not at_version:

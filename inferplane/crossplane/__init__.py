@@ -1,4 +1,5 @@
-"""Crossplane runtime: the generated XRDs and what an API server publishes of them (`openapi.py`), the
+"""Crossplane runtime: the generated XRDs and what an API server publishes of them (`openapi.py`; and of
+the provider configs and core kinds stored, `stored_openapi.py`), the
 RunFunction server (`function.py`) and the Configuration package (`package.py`)."""
 
 from pathlib import Path

@@ -174,8 +174,16 @@ def test_explain_reads_the_served_openapi(server):
 
     from inferplane.cli.main import cli
 
-    real = server.kubectl("explain", "inferencecluster.spec.nodePools")
-    assert real.stdout == CliRunner().invoke(cli, ["explain", "inferencecluster.spec.nodePools"]).stdout
+    # Our kinds, the core kinds and the provider configs: kubectl prints what inferplane explain prints.
+    for typed in ("inferencecluster.spec.nodePools", "secret", "configmap.data", "namespace.status",
+                  "event.involvedObject", "secret.metadata.labels", "clusterproviderconfigs.aws.m.upbound.io.spec",
+                  "providerconfigs.helm.m.crossplane.io.spec.credentials"):
+        ours = CliRunner().invoke(cli, ["explain", typed])
+        assert ours.exit_code == 0, ours.output
+        assert server.kubectl("explain", typed).stdout == ours.stdout, typed
+    recursive = server.kubectl("explain", "event", "--recursive").stdout
+    assert recursive == CliRunner().invoke(cli, ["explain", "event", "--recursive"]).stdout
+    assert "  involvedObject\t<ObjectReference> -required-\n    apiVersion\t<string>\n" in recursive
 
 
 def test_secrets_and_namespaces_by_strategic_merge(server, tmp_path):

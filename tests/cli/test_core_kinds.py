@@ -357,7 +357,8 @@ def test_the_vendored_core_definitions_are_kubernetes_published_ones(tmp_path):
     published = json.loads(source.read_text())["$defs"]
     vendored = json.loads((REPO / "inferplane" / "data" / "kubernetes-v1.37.0" / "core-v1.json").read_text())["$defs"]
     assert sorted(vendored) == [f"io.k8s.api.core.v1.{n}" for n in (
-        "ConfigMap", "Namespace", "NamespaceCondition", "NamespaceSpec", "NamespaceStatus", "Secret")]
+        "ConfigMap", "Event", "EventSeries", "EventSource", "Namespace", "NamespaceCondition", "NamespaceSpec",
+        "NamespaceStatus", "ObjectReference", "Secret")] + ["io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"]
     assert vendored == {name: published[name] for name in vendored}
     # What inferplane stores of each is a valid object of its kind, as Kubernetes publishes it.
     state = tmp_path / "state"

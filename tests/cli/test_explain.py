@@ -200,7 +200,8 @@ def test_a_field_that_does_not_exist_is_named_with_the_fields_there(kubectl):
 def test_kinds_resolve_as_elsewhere_and_only_ours_are_documented():
     assert ours("InferenceClusters").stdout == ours("icluster").stdout == ours("ic").stdout
     assert "did you mean 'inferencecluster'?" in ours("inferencecluter.spec", code=2).stderr
-    assert ("Pod (v1) has no XRD of ours to document: explain knows AKSCluster, CivoCluster, EKSCluster"
+    assert ("Pod (v1) has no published schema here to document: explain knows AKSCluster, CivoCluster, "
+            "ClusterProviderConfig, ConfigMap, EKSCluster, Event"
             in ours("pods.spec", code=2).stderr)
     assert ("InferenceCluster is served at inferplane.dev/v1alpha1, not inferplane.dev/v1"
             in ours("ic", "--api-version", "inferplane.dev/v1", code=2).stderr)

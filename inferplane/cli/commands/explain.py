@@ -23,8 +23,9 @@ from inferplane.cli.options import NAMESPACE_OPTION, STATE_OPTION, complete_kind
 @STATE_OPTION
 def explain(kind: str, name: str | None, recursive: bool, max_depth: int, api_version: str | None,
             namespace: str | None, state: Path | None) -> None:
-    """A kind's fields and their documentation, from its XRD's OpenAPI schema, as kubectl explain prints
-    them: `inferplane explain inferencecluster.spec.nodePools`. With a NAME (deprecated), as `why`."""
+    """A kind's fields and their documentation, from its OpenAPI schema (our XRDs', the provider configs'
+    CRDs', Kubernetes' core kinds'), as kubectl explain prints them: `inferplane explain
+    inferencecluster.spec.nodePools`, `inferplane explain secret`. With a NAME (deprecated), as `why`."""
     if name is not None:
         _deprecated_why(kind, name, namespace, state)
         return
@@ -34,12 +35,12 @@ def explain(kind: str, name: str | None, recursive: bool, max_depth: int, api_ve
         raise click.UsageError("--max-depth requires --recursive")
     from inferplane.cli.explain import Explainer, FieldNotFound
     from inferplane.cli.resources import resolve_field_path
-    from inferplane.crossplane.openapi import published
+    from inferplane.crossplane.stored_openapi import documented_kinds, openapi_document
 
-    resource, field_path = resolve_field_path(kind, published().group_versions(), api_version)
+    resource, field_path = resolve_field_path(kind, documented_kinds(), api_version)
     try:
-        text = Explainer(published().openapi_v3(resource.api_version)).explain(
-            resource.group, resource.api_version.rsplit("/", 1)[1], resource.plural, field_path, recursive, max_depth)
+        text = Explainer(openapi_document(resource.api_version)).explain(
+            resource.group, resource.api_version.rsplit("/", 1)[-1], resource.plural, field_path, recursive, max_depth)
     except FieldNotFound as error:
         raise click.ClickException(str(error)) from None
     click.echo(text, nl=False)
