@@ -293,7 +293,8 @@ class App:
     def _delete_options(request: Request) -> tuple[str, bool]:
         """(propagation policy, dry run) from the query or a DeleteOptions body."""
         options = (writes.decoded(request.body, "application/json") if request.body else None) or {}
-        propagation = writes.check_propagation(request.query.get("propagationPolicy") or options.get("propagationPolicy"))
+        propagation = writes.check_propagation(request.query.get("propagationPolicy")
+                                               or options.get("propagationPolicy"))
         return propagation, request.dry_run or "All" in (options.get("dryRun") or [])
 
     def _delete(self, request: Request, target: Target) -> Answer:

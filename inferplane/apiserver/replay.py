@@ -26,8 +26,8 @@ DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"
 # after the last Usage goes: the reconciler's `time.Sleep(2 * time.Second)`).
 REPLAY_SECONDS = 2.0
 # What the refusal adds, so that the user knows not to run the deletion again.
-RECORDED = (f"the deletion is recorded ({DELETION_ATTEMPT}) and done once its users are gone, as Crossplane's "
-            "Usage replayDeletion does: nothing more to run")
+RECORDED = (f"the deletion is recorded ({DELETION_ATTEMPT}) and done by itself once its users are gone, as "
+            "Crossplane's Usage replayDeletion does: no need to run it again")
 
 
 def record(runtime: Runtime, key: Key, policy: str) -> bool:

@@ -24,7 +24,8 @@ IDLE_SECONDS = 0.5
 
 
 def watch_stream(feed: Feed, stopped: threading.Event, subscription: Subscription, first: list[Event],
-                 query: ListQuery, params: dict[str, str], table: Callable[[list[dict[str, Any]], bool], dict[str, Any]] | None,
+                 query: ListQuery, params: dict[str, str],
+                 table: Callable[[list[dict[str, Any]], bool], dict[str, Any]] | None,
                  kind: tuple[str, str] = ("", "")) -> Iterator[bytes]:
     timeout = float(params.get("timeoutSeconds") or 0)
     deadline = time.monotonic() + timeout if timeout > 0 else None

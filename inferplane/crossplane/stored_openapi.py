@@ -82,8 +82,8 @@ def _openapi(node: Any, top: bool = False) -> Any:
         elif key == "$ref":
             out[key] = "#/components/schemas/" + value.rsplit("/", 1)[-1]
         elif key == "properties":
-            out[key] = {name: _openapi({k: v for k, v in sub.items() if not (top and name in _ENVELOPE and k == "enum")})
-                        for name, sub in value.items()}
+            added = lambda name, k: top and name in _ENVELOPE and k == "enum"  # noqa: E731
+            out[key] = {name: _openapi({k: v for k, v in sub.items() if not added(name, k)}) for name, sub in value.items()}
         elif key in ("items", "additionalProperties"):
             out[key] = _openapi(value)
         else:

@@ -36,7 +36,8 @@ def test_delete_collection_by_label_and_usage(server, tmp_path):
     # Every class: the one a cluster uses is refused (named, with its user), the others go; a dry run
     # deletes nothing.
     status, body = call(server, "DELETE", f"{CLASSES}?dryRun=All")
-    assert status == 200 and len(body["items"]) == 2 and len(server.kubectl("get", "iclass", "-o", "name").stdout.split()) == 2
+    assert status == 200 and len(body["items"]) == 2
+    assert len(server.kubectl("get", "iclass", "-o", "name").stdout.split()) == 2
     status, body = call(server, "DELETE", CLASSES)
     assert (status, body["reason"]) == (409, "Conflict")
     assert body["message"].startswith("1 of the 2 inferenceclasses chosen were not deleted (1 were):\n"

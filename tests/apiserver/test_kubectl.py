@@ -64,7 +64,8 @@ def test_getting_started_with_kubectl(server, tmp_path):
     assert "Error from server (Conflict)" in first.stderr
     assert ("inferenceclass.inferplane.dev/l4-1x-g6 is in use by inferencecluster.inferplane.dev/eks-us-east: delete "
             "those or change them to stop using it first; nothing was deleted; the deletion is recorded "
-            "(usage.crossplane.io/deletion-attempt-with-policy) and done once its users are gone") in first.stderr
+            "(usage.crossplane.io/deletion-attempt-with-policy) and done by itself once its users are gone"
+            ) in first.stderr
     assert "modelservice.inferplane.dev \"qwen\" deleted from ml-team namespace" in first.stdout
     for name in ("inferenceclass/l4-1x-g6", "inferencecluster/eks-us-east", "inferencegateway/default"):
         server.kubectl("wait", "--for=delete", name, "--timeout=120s")

@@ -121,3 +121,11 @@ def test_a_watch_of_events_from_a_list(applied_first):
     # A version from before this server's feed of events is gone: the client lists again.
     status, body = call(applied_first, "GET", "/api/v1/events?watch=true&resourceVersion=5")
     assert (status, body["reason"]) == (410, "Expired")
+
+
+def test_the_server_stops_on_sigterm(applied_first):
+    import signal
+
+    applied_first.process.send_signal(signal.SIGTERM)
+    assert applied_first.process.wait(timeout=60) == 0
+    assert "Traceback" not in applied_first.log.read_text()

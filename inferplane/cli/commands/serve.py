@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import click
@@ -22,6 +23,15 @@ def parse_address(text: str) -> tuple[str, int]:
         raise click.BadParameter(f"{text!r}: write HOST:PORT, e.g. 127.0.0.1:6443 (port 0: any free port)",
                                  param_hint="'--address'")
     return host, int(port)
+
+
+def stop_on(*signals: signal.Signals) -> None:
+    """Stop the server, as Ctrl-C does, on these signals: `kill` (SIGTERM) too, and SIGINT even where the
+    shell that started the server in the background had it ignored (a script's `serve &`)."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    for number in signals:
+        signal.signal(number, stop)
 
 
 def catalog():
@@ -90,6 +100,7 @@ def serve(address: str, kubeconfig_out: Path | None, state: Path | None) -> None
     click.echo(f"Serving the Kubernetes API of {folder} at {server.url}\n"
                f"kubeconfig (mode 0600, with the token): {config}\n"
                f"  export KUBECONFIG={config}\n  kubectl get inferenceclusters", err=False)
+    stop_on(signal.SIGINT, signal.SIGTERM)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
