@@ -314,6 +314,10 @@ class App:
         kube-apiserver's (k8s.io/apiserver pkg/registry/generic/registry/store.go, v0.37.0: DeleteCollection
         deletes item by item, not atomically, and answers the deleted objects' list or an error), except
         that every refusal is named, not the first only."""
+        if target.served.namespaced and not target.namespace:
+            # kube-apiserver serves a namespaced resource's deletecollection under a namespace only (its path
+            # across namespaces is list and watch: k8s.io/apiserver pkg/endpoints/installer.go, v0.37.0).
+            raise method_not_supported(f"{target.served.plural} across namespaces (name one)", "DELETE")
         propagation, dry_run = self._delete_options(request)
         selection = {k: v for k, v in request.query.items() if k in ("labelSelector", "fieldSelector")}
         query = reads.list_query(target.served, target.namespace or None, selection)

@@ -9,7 +9,8 @@ sequence starts at the server's start time in microseconds: a version a previous
 this one's history, so a client resuming from it gets 410 and lists again rather than miss events.
 
 The feed is read when an Events list or watch asks (so each starts from what is stored now), and by
-the watch thread every EVENT_POLL seconds while a watch of Events is open."""
+the watch thread every EVENT_POLL seconds while a watch of Events is open (or less often, where reading
+them all takes long: a large fleet's log)."""
 
 from __future__ import annotations
 
@@ -35,18 +36,19 @@ class EventFeed(Feed):
         self.events = events
         self.seen = self.floor = int(time.time() * 1_000_000)
         self.last_poll = 0.0
+        self.cost = 0.0  # how long the last read took: the watch thread reads at most a fifth of the time
         self.fingerprints: dict[Key, str] = {}  # each held event as read, before it was numbered
 
     def poll(self, store: Store) -> None:
         """The watch thread's turn: read the events if a watch of them is open and EVENT_POLL has passed."""
-        if self.subscriptions and time.monotonic() - self.last_poll >= EVENT_POLL:
+        if self.subscriptions and time.monotonic() - self.last_poll >= max(EVENT_POLL, 4 * self.cost):
             self.refresh(store)
 
     def refresh(self, store: Store) -> tuple[list[dict[str, Any]], int]:
         """Read the events now and publish what changed; every event (with its version) and the feed's
         version. Read and compared under the feed's lock: two readers never publish out of order."""
         with self.lock:
-            self.last_poll = time.monotonic()
+            started = self.last_poll = time.monotonic()
             version, changes = self.seen, []
             current = {event_key(e): e for e in self.events(store)}
             for key, event in current.items():
@@ -63,4 +65,5 @@ class EventFeed(Feed):
                 del self.fingerprints[key]
                 changes.append(Event(version, DELETED, key, with_version(self.held.pop(key).body, version)))
             self._publish(changes, version)
+            self.cost = time.monotonic() - started
             return [orjson.loads(held.body) for _, held in sorted(self.held.items())], version

@@ -60,3 +60,11 @@ def test_delete_collection_by_kubectl_label_and_of_events_is_refused(server, tmp
     assert server.kubectl("get", "iclass", "-o", "name").stdout == "inferenceclass.inferplane.dev/kept\n"
     status, body = call(server, "DELETE", "/api/v1/namespaces/default/events")
     assert (status, body["reason"]) == (405, "MethodNotAllowed")
+
+
+def test_delete_collection_across_namespaces_is_not_served(server):
+    # As kube-apiserver: a namespaced resource's collection is deleted within one namespace.
+    status, body = call(server, "DELETE", "/apis/inferplane.dev/v1alpha1/modeldeployments")
+    assert (status, body["reason"]) == (405, "MethodNotAllowed") and "across namespaces" in body["message"]
+    status, body = call(server, "DELETE", "/apis/inferplane.dev/v1alpha1/namespaces/ml-team/modeldeployments")
+    assert (status, body["kind"], body["items"]) == (200, "ModelDeploymentList", [])
