@@ -214,6 +214,10 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
         except orjson.JSONDecodeError:
             raise self._undecodable() from None
 
+    def count(self) -> int:
+        """How many objects the store holds (none decoded)."""
+        return self._db.execute("SELECT COUNT(*) FROM resources").fetchone()[0]
+
     def list(self, kind: str | None = None, group: str | None = None) -> list[Resource]:
         query, args = "SELECT body FROM resources", []
         clauses = []

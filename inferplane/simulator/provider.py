@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
-from inferplane.api.json_data import json_copy
+from inferplane.api.json_data import frozen, json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.clouds import refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
@@ -65,6 +65,12 @@ def simulated_id(prefix: str, obj: Resource) -> str:
     metadata = obj.get("metadata") or {}
     digest = hashlib.sha256(f"{obj.get('kind')}/{metadata.get('namespace')}/{metadata.get('name')}".encode())
     return f"{prefix}-{digest.hexdigest()[:17]}"
+
+
+# What a provider reports on a resource it created: one list for every such resource (nearly every
+# composed object of a fleet), unchangeable, as nothing changes a status once reported.
+AVAILABLE = frozen([{"type": "Ready", "status": "True", "reason": "Available", "message": ""},
+                    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}])
 
 
 class SimulatedProvider:
@@ -123,10 +129,7 @@ class SimulatedProvider:
             return status
         if (refused := refusal(obj)) is not None:
             return self.refused(status, refused)
-        status["conditions"] = [
-            {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
-            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
-        ]
+        status["conditions"] = AVAILABLE
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind")
         if api_version.startswith("eks.aws.") and kind == "Cluster":
             # EKS makes a security group for the cluster's control plane and nodes; a launch template
