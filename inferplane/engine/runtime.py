@@ -220,6 +220,11 @@ class Runtime:
                 result.applied.append((key, verb))
                 if on_applied:
                     on_applied(key, verb)
+        # Written: the bodies go before the reconcile, and so do the documents they were read from (only
+        # their sources are read after this), which a fleet's apply would otherwise hold throughout
+        # (~40 MiB at 10,000 clusters).
+        del bodies
+        admission.admitted = [(Manifest(manifest.source, {}), obj) for manifest, obj in admission.admitted]
         result.report = self.reconcile()
         return result
 
