@@ -131,7 +131,7 @@ class ServingStackComposer(Composer):
             self.desire(key, self.release(component) if component.chart else self.object(component))
 
     def compose_status(self) -> None:
-        self.response.status["components"] = [c.key for c in self.installed]
+        self.response.status["components"] = shared_copy([c.key for c in self.installed])  # one list per stack shape
         self.response.status["gateway"] = {"address": observed_gateway_address(
             self.request.observed.get(resource_key(CLUSTER_GATEWAY)))}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.function import CONFLICT, PROGRESS_REASONS, Response, is_ready
-from inferplane.api.json_data import json_copy
+from inferplane.api.json_data import SharedDict, SharedList, json_copy
 from inferplane.runtime.keys import Resource
 
 # (reason, message) of a Normal event.
@@ -39,7 +39,10 @@ def composite_status(composite: Resource, response: Response, observed: dict[str
                      conflicts: list[str]) -> tuple[dict[str, Any], list[Recovery]]:
     """The composite's new status, and the recoveries its conditions made, in order."""
     status: dict[str, Any] = dict(composite.get("status") or {})
-    status.update(json_copy(response.status))
+    # Copied, but for what a function returned as a shared copy (json_data.shared_copy), which nothing
+    # changes: equal ones stay one copy for every composite holding them.
+    status.update({k: v if isinstance(v, (SharedDict, SharedList)) else json_copy(v)
+                   for k, v in response.status.items()})
     conditions = {c["type"]: c for c in status.get("conditions", [])}
     recoveries = []
     for condition in response.conditions:
