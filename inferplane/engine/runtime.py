@@ -27,7 +27,8 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.runtime.lease import Lease, LeaseLost
 from inferplane.compose.registry import composition_functions
 from inferplane.compose.usage import USAGE
-from inferplane.runtime.reconciler import InUse as Used, ProgressReport, Reconciler, RunReport
+from inferplane.runtime.deletion import InUse as Used
+from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
 from inferplane.simulator.controller import MODEL_REPLICA, Simulator
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref

@@ -38,13 +38,13 @@ from typing import Any, Callable
 
 from inferplane.api.function import CONFLICT, Request, Requirement, Response
 from inferplane.runtime.cache import Cache
-from inferplane.runtime.composed import COMPOSITE_LABEL, COMPOSITION_KEY, composed_metadata, desired_digest  # noqa: F401
+from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
 from inferplane.runtime.composite_status import composite_status, failed_status
-from inferplane.runtime.deletion import Deletion, InUse  # noqa: F401  (InUse: the engine's callers read it here)
+from inferplane.runtime.deletion import Deletion
 from inferplane.runtime.controller import Controller, Provider, ReportsReady, UsageRules
 from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version, written_digest
 from inferplane.runtime.lease import Lease
-from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind, resolver  # noqa: F401
+from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
 from inferplane.runtime.store import Conflict, Store
 from inferplane.runtime.watchers import Watchers
 from inferplane.runtime.work_queue import RECONCILE
@@ -119,7 +119,8 @@ class Reconciler(Deletion):
         # seventh of the run's memory), the composite's apiVersion, and the key and resourceVersion it
         # left. An equal resource applied over that same version changes nothing, and is not built and
         # written again.
-        self.applied: dict[tuple[str, str], tuple[bytes | None, str, Key, str | None]] = {}
+        # Kept by composite, then key: one small dict a composite rather than a pair an object.
+        self.applied: dict[str, dict[str, tuple[bytes | None, str, Key, str | None]]] = {}
         # composite -> (its input_generation, its reconciles since that changed), for the bound.
         self.rounds: dict[Key, tuple[tuple, int]] = {}
         # (group, kind) -> how often an object of the kind that users write came, went or changed spec.
@@ -435,7 +436,7 @@ class Reconciler(Deletion):
         """Apply one desired composed resource; returns its key. A resource that another composite
         controls is left alone, and why is added to `conflicts`."""
         uid = composite["metadata"]["uid"]
-        last = self.applied.get((uid, name))
+        last = self.applied.get(uid, {}).get(name)
         digest = desired_digest(resource)
         if last is not None:
             desired, api_version, child_key, version = last
@@ -463,7 +464,7 @@ class Reconciler(Deletion):
         if managed and not changed and self.provider.observes_others(stored):  # its status moved on since
             self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
             stored = self.cache.get(child_key) or stored
-        self.applied[(uid, name)] = (digest, composite["apiVersion"], child_key, resource_version(stored))
+        self.applied.setdefault(uid, {})[name] = (digest, composite["apiVersion"], child_key, resource_version(stored))
         return child_key
 
     def _refuse_conflict(self, composite: Resource, key: Key, existing: Resource, conflicts: list[str]) -> None:
