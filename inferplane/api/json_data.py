@@ -56,11 +56,13 @@ class SharedList(_Refusing, list):
         reverse = sort = _Refusing._refuse  # type: ignore
 
 
-def _shared(value: Any) -> Any:
+def frozen(value: Any) -> Any:
+    """JSON-like data in containers that refuse to be changed (SharedDict, SharedList), its scalars
+    as they are: for data built once and handed to many objects."""
     if isinstance(value, dict):
-        return SharedDict((k, _shared(v)) for k, v in value.items())
+        return SharedDict((k, frozen(v)) for k, v in value.items())
     if isinstance(value, list):
-        return SharedList(_shared(v) for v in value)
+        return SharedList(frozen(v) for v in value)
     return value
 
 
@@ -82,7 +84,7 @@ def shared_copy(value: Any) -> Any:
     found = SHARED.get(encoded)
     if found is None:
         copy = orjson.loads(encoded)  # json_copy's own check: kept only if JSON changed nothing
-        found = _shared(copy if copy == value else _walked_copy(value))
+        found = frozen(copy if copy == value else _walked_copy(value))
         SHARED.put(encoded, found)
     return found
 

@@ -4,6 +4,8 @@ releases, Kubernetes objects)."""
 import functools
 import hashlib
 
+from inferplane.api.json_data import frozen
+
 # The composites are cluster-scoped but the providers' `.m.` kinds are namespaced: composed managed
 # resources live in inferplane's own namespace on the control plane.
 MANAGED_NAMESPACE = "inferplane-system"
@@ -46,6 +48,21 @@ def child_name(*parts: str) -> str:
 
 
 HELM_API_VERSION = "helm.m.crossplane.io/v1beta1"
+# How many distinct references and charts are kept built: a reconcile composes one cluster's resources
+# one after another, and a fleet has a few dozen charts.
+SHARED_REFS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=SHARED_REFS_KEPT)
+def provider_config_ref(name: str, kind: str = PROVIDER_CONFIG_KIND) -> dict[str, str]:
+    """A managed resource's `providerConfigRef`: one unchangeable copy for every resource of a cluster
+    (a fleet's composed resources each carry one; json_data.frozen)."""
+    return frozen({"kind": kind, "name": name})
+
+
+@functools.lru_cache(maxsize=SHARED_REFS_KEPT)
+def _chart(chart_name: str, repository: str, version: str) -> dict[str, str]:
+    return frozen({"name": chart_name, "repository": repository, "version": version})
 
 
 def helm_release(name: str, provider_config: str, chart: tuple[str, str, str], namespace: str,
@@ -53,13 +70,12 @@ def helm_release(name: str, provider_config: str, chart: tuple[str, str, str], n
     """A provider-helm Release in inferplane's namespace: `chart` is (name, repository, version) and
     `namespace` where the chart installs on its cluster."""
     chart_name, repository, version = chart
-    for_provider: dict = {"chart": {"name": chart_name, "repository": repository, "version": version},
-                          "namespace": namespace}
+    for_provider: dict = {"chart": _chart(chart_name, repository, version), "namespace": namespace}
     if values is not None:
         for_provider["values"] = values
     metadata: dict = {"name": name, "namespace": MANAGED_NAMESPACE}
     if labels:
         metadata["labels"] = labels
     return {"apiVersion": HELM_API_VERSION, "kind": "Release", "metadata": metadata,
-            "spec": {"providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config},
+            "spec": {"providerConfigRef": provider_config_ref(provider_config),
                      "forProvider": for_provider}}

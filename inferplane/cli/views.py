@@ -18,7 +18,7 @@ from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
 from inferplane.compose.inference_cluster import HELD_ANNOTATION
-from inferplane.runtime.reconciler import COMPOSITE_LABEL, COMPOSITION_KEY
+from inferplane.runtime.composed import COMPOSITE_LABEL, COMPOSITION_KEY
 from inferplane.runtime.store import controller_of
 from inferplane.runtime.store import Resource
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from inferplane.accelerators import unsupported_devices_message
 from inferplane import API_GROUP
+from inferplane.api.json_data import shared_copy
 from inferplane.api.drivers import CPU, DRANET, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
@@ -355,7 +356,9 @@ class InferenceClusterComposer(Composer):
             })
         observed = self.request.observed
         gateway = ((observed.get(STACK_KEY) or {}).get("status") or {}).get("gateway") or {}
-        self.response.status = {"schedulablePools": pools, "draDrivers": drivers,
+        # Shared: clusters of one pool layout report the same pools (a fleet has a few layouts, and
+        # each cluster's pools with their devices are ~8 KiB as Python holds them).
+        self.response.status = {"schedulablePools": shared_copy(pools), "draDrivers": drivers,
                                 "gateway": {"address": gateway.get("address")},
                                 "providerConfigRef": {"name": self.name}, **self.cache_status()}
         if not self.cloud.provisioned:

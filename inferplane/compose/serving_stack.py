@@ -21,7 +21,7 @@ from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import STACK_READY, ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy, shared_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
-    PROVIDER_CONFIG_KIND, composed_name, helm_release
+    PROVIDER_CONFIG_KIND, composed_name, helm_release, provider_config_ref
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
@@ -131,7 +131,7 @@ class ServingStackComposer(Composer):
             self.desire(key, self.release(component) if component.chart else self.object(component))
 
     def compose_status(self) -> None:
-        self.response.status["components"] = [c.key for c in self.installed]
+        self.response.status["components"] = shared_copy([c.key for c in self.installed])  # one list per stack shape
         self.response.status["gateway"] = {"address": observed_gateway_address(
             self.request.observed.get(resource_key(CLUSTER_GATEWAY)))}
 
@@ -172,7 +172,7 @@ class ServingStackComposer(Composer):
                 "labels": {COMPONENT_LABEL: component.key},
             },
             "spec": {
-                "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": self.spec.cluster_name},
+                "providerConfigRef": provider_config_ref(self.spec.cluster_name),
                 "forProvider": for_provider,
             },
         }

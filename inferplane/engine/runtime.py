@@ -27,7 +27,8 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.runtime.lease import Lease, LeaseLost
 from inferplane.compose.registry import composition_functions
 from inferplane.compose.usage import USAGE
-from inferplane.runtime.reconciler import InUse as Used, ProgressReport, Reconciler, RunReport
+from inferplane.runtime.deletion import InUse as Used
+from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
 from inferplane.simulator.controller import MODEL_REPLICA, Simulator
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
@@ -231,6 +232,11 @@ class Runtime:
                 result.applied.append((key, verb))
                 if on_applied:
                     on_applied(key, verb)
+        # Written: the bodies go before the reconcile, and so do the documents they were read from (only
+        # their sources are read after this), which a fleet's apply would otherwise hold throughout
+        # (~40 MiB at 10,000 clusters).
+        del bodies
+        admission.admitted = [(Manifest(manifest.source, {}), obj) for manifest, obj in admission.admitted]
         result.report = self.reconcile() if reconcile else None
         return result
 

@@ -36,24 +36,22 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inferplane.api.function import CONFLICT, PROGRESS_REASONS, Request, Requirement, Response, is_ready
-from inferplane.api.json_data import json_copy
-from inferplane.api.managed import composed_name
+from inferplane.api.function import CONFLICT, Request, Requirement, Response
 from inferplane.runtime.cache import Cache
+from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
+from inferplane.runtime.composite_status import composite_status, failed_status
+from inferplane.runtime.deletion import Deletion
 from inferplane.runtime.controller import Controller, Provider, ReportsReady, UsageRules
+from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version, written_digest
 from inferplane.runtime.lease import Lease
-from inferplane.runtime.store import (EVERY, RECONCILE, Conflict, Key, Resource, Store, controller_of, controller_ref,
-                                     resource_version, written_digest)
-from inferplane.runtime.usage import deletion_order, users
+from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
+from inferplane.runtime.store import Conflict, Store
+from inferplane.runtime.watchers import Watchers
+from inferplane.runtime.work_queue import RECONCILE
 
-# Crossplane marks each composed resource with the key its function gave it.
-COMPOSITION_KEY = "crossplane.io/composition-resource-name"
-COMPOSITE_LABEL = "crossplane.io/composite"
 # A healthy fleet converges in a handful of reconciles per object for each change to its inputs
 # (apply, observe ready, report); far more means two things keep undoing each other.
 MAX_RECONCILES_PER_OBJECT = 25
-# Bounded so that a function which keeps asking for new resources cannot spin forever.
-MAX_REQUIREMENT_ROUNDS = 5
 # The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
 # rather than after every reconcile; a user's write waits at most this long for the write lock.
 BATCH_SECONDS = 0.2
@@ -72,99 +70,6 @@ DEPENDENT_PRIORITY = 1
 ProgressReport = Callable[[int, Callable[[], int]], None]
 
 
-Resolve = Callable[[Requirement], Any]
-
-
-def call_with_requirements(resolve: Resolve, function: Callable[[Request], Response], composite: Resource,
-                           observed: dict[str, Resource], known: dict[str, Requirement] | None = None
-                           ) -> tuple[Response, set[Key]]:
-    """Call a function, answering the resources it requires (`resolve`) until it asks for nothing new
-    (bounded): its last response, and the keys whose changes call it again (Key.every for a whole kind,
-    unless the requirement's `watch` narrows it), as its last word on each requirement says.
-
-    `known`: what it asked for when it was last called. Those are answered up front (read afresh), so
-    that a function whose needs did not change is called once rather than once per round. Its response
-    stands only if it asks for exactly those again; otherwise it is called afresh, round by round, as
-    if nothing were known: either way the last call is answered exactly what the rounds would answer."""
-    if known:
-        required = {name: resolve(requirement) for name, requirement in known.items()}
-        response = function(Request(composite, observed, required))
-        if response.requirements.keys() == known.keys() and all(
-                same_answer(response.requirements[name], requirement) for name, requirement in known.items()):
-            return response, watched_keys(response.requirements)
-    required = {}
-    asked: dict[str, Requirement] = {}
-    response = function(Request(composite, observed, required))
-    for _ in range(MAX_REQUIREMENT_ROUNDS):
-        asked.update(response.requirements)
-        wanted = {n: r for n, r in response.requirements.items() if n not in required}
-        if not wanted:
-            break
-        for name, requirement in wanted.items():
-            required[name] = resolve(requirement)
-        response = function(Request(composite, observed, dict(required)))
-    asked.update(response.requirements)
-    return response, watched_keys(asked)
-
-
-def same_answer(one: Requirement, other: Requirement) -> bool:
-    """Whether two requirements are answered alike (what they watch may differ)."""
-    return (one.api_version, one.kind, one.name, one.namespace, one.match_labels) == \
-        (other.api_version, other.kind, other.name, other.namespace, other.match_labels)
-
-
-def watched_keys(asked: dict[str, Requirement]) -> set[Key]:
-    return {key for requirement in asked.values() for key in watched(requirement)}
-
-
-def requirement_kind(requirement: Requirement) -> tuple[str, str]:
-    """(group, kind) of what a requirement asks for: the core group is "" (`v1`), as in a Key."""
-    return requirement.api_version.rpartition("/")[0], requirement.kind
-
-
-def resolver(objects: dict[Key, Resource]) -> Resolve:
-    """Answers requirements from a plain map of objects (for a one-off call; the reconciler keeps an index)."""
-    def resolve(requirement: Requirement) -> Any:
-        group, kind = requirement_kind(requirement)
-        return answer(requirement, [objects[k] for k in sorted(objects) if (k.group, k.kind) == (group, kind)],
-                      objects.get)
-    return resolve
-
-
-def answer(requirement: Requirement, of_kind: list[Resource], get: Callable[[Key], Resource | None]) -> Any:
-    """A requirement's answer, given every object of its kind in key order and a lookup by key: the named
-    object (or None), every object of the kind, or those in its namespace carrying its labels."""
-    group, kind = requirement_kind(requirement)
-    namespace = requirement.namespace or ""
-    if requirement.match_labels is not None:
-        labels = dict(requirement.match_labels).items()
-        return [obj for obj in of_kind if (obj["metadata"].get("namespace") or "") == namespace
-                and labels <= (obj["metadata"].get("labels") or {}).items()]
-    if requirement.name is None:
-        return of_kind
-    return get(Key(group, kind, namespace, requirement.name))
-
-
-def watched(requirement: Requirement) -> set[Key]:
-    group, _ = requirement_kind(requirement)
-    if requirement.name is not None:
-        return {Key(group, requirement.kind, requirement.namespace or "", requirement.name)}
-    if requirement.match_labels is not None:
-        return {Key.in_namespace(group, requirement.kind, requirement.namespace or "")}
-    if requirement.watch is None:
-        return {Key.every(group, requirement.kind)}
-    return {Key(group, requirement.kind, namespace, name) for namespace, name in requirement.watch}
-
-
-class InUse(Exception):
-    """A deletion refused because objects outside it still use what it would remove (Crossplane's Usage)."""
-
-    def __init__(self, key: Key, users: list[Key]):
-        super().__init__(f"{key.qualified()} is in use by {', '.join(u.qualified() for u in users)}")
-        self.key = key
-        self.users = users
-
-
 @dataclass
 class RunReport:
     converged: bool = True
@@ -178,7 +83,7 @@ class RunReport:
     waited_for: str | None = None
 
 
-class Reconciler:
+class Reconciler(Deletion):
     def __init__(self, store: Store, functions: dict[str, Callable[[Request], Response]],
                  provider: Provider | None = None, controllers: tuple[Controller, ...] = (),
                  usage: UsageRules | None = None, progress: ProgressReport | None = None,
@@ -203,16 +108,19 @@ class Reconciler:
         self.asked: dict[Key, dict[str, Requirement]] = {}
         # composite -> what it required last time, and the reverse, each read from the store when first
         # asked (the store keeps every composite's requirements) and kept current by this reconciler.
-        self.required: dict[Key, set[Key]] = {}
-        self.required_by: dict[Key, set[Key]] = {}
+        self.watchers = Watchers(store)
         # Composites the writes of the current reconcile affect, in the order they were first affected,
         # with their queue priority: queued once when it ends, rather than once per write (a stack's
         # dozen releases each affect it).
         self.affected: dict[Key, int] = {}
-        # (composite uid, composition key) -> what was applied there last: the desired resource as the
-        # function returned it, the composite's apiVersion, and the key and resourceVersion it left. An
-        # equal resource applied over that same version changes nothing, and is not built and compared again.
-        self.applied: dict[tuple[str, str], tuple[Resource, str, Key, str | None]] = {}
+        # (composite uid, composition key) -> what was applied there last: the digest of the desired
+        # resource as the function returned it (desired_digest; a digest, not the resource: a full apply
+        # applies every composed object, and keeping each one's desired copy beside the cache's held a
+        # seventh of the run's memory), the composite's apiVersion, and the key and resourceVersion it
+        # left. An equal resource applied over that same version changes nothing, and is not built and
+        # written again.
+        # Kept by composite, then key: one small dict a composite rather than a pair an object.
+        self.applied: dict[str, dict[str, tuple[bytes | None, str, Key, str | None]]] = {}
         # composite -> (its input_generation, its reconciles since that changed), for the bound.
         self.rounds: dict[Key, tuple[tuple, int]] = {}
         # (group, kind) -> how often an object of the kind that users write came, went or changed spec.
@@ -252,7 +160,7 @@ class Reconciler:
         self.cache = self._new_cache()
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
-        self.required, self.required_by = {}, {}
+        self.watchers = Watchers(self.store)
 
     def _new_cache(self) -> Cache:
         indexes = tuple(index for controller in self.controllers.values() for index in controller.field_indexes)
@@ -304,26 +212,6 @@ class Reconciler:
     def _resolve(self, requirement: Requirement) -> Any:
         return answer(requirement, self._of_kind(*requirement_kind(requirement)), self.cache.get)
 
-    def _required(self, watcher: Key) -> set[Key]:
-        if watcher not in self.required:
-            self.required[watcher] = self.store.required_by_watcher(watcher)
-        return self.required[watcher]
-
-    def _required_by(self, key: Key) -> set[Key]:
-        if key not in self.required_by:
-            self.required_by[key] = self.store.watchers_of(key)
-        return self.required_by[key]
-
-    def _note_requirements(self, watcher: Key, keys: set[Key]) -> None:
-        """A composite's new requirements (already in the store): the memos that hold it follow."""
-        for key in self._required(watcher):
-            if key in self.required_by:
-                self.required_by[key].discard(watcher)
-        self.required[watcher] = keys
-        for key in keys:
-            if key in self.required_by:
-                self.required_by[key].add(watcher)
-
     def controller_key(self, obj: Resource) -> Key | None:
         """The key of what controls the object, if anything does."""
         return self.cache.key_of_uid(controller_of(obj) or "")
@@ -337,9 +225,9 @@ class Reconciler:
         owner = self.controller_key(obj)
         if owner and not itself:
             targets.append(owner)
-        targets += sorted(self._required_by(key))
-        dependents = sorted(self._required_by(Key.every(key.group, key.kind))
-                            | self._required_by(Key.in_namespace(key.group, key.kind, key.namespace)))
+        targets += sorted(self.watchers.of(key))
+        dependents = sorted(self.watchers.of(Key.every(key.group, key.kind))
+                            | self.watchers.of(Key.in_namespace(key.group, key.kind, key.namespace)))
         affected = self.affected
         for target in targets:
             affected[target] = 0
@@ -472,7 +360,7 @@ class Reconciler:
         composite = self.cache.get(key)
         assert composite is not None
         generations = [composite["metadata"].get("generation")]
-        for required in sorted(self._required(key)):
+        for required in sorted(self.watchers.required(key)):
             if required.name == EVERY:
                 generations.append(self.user_changes.get((required.group, required.kind), 0))
             else:
@@ -510,9 +398,9 @@ class Reconciler:
             assert failure is not None
             self._report_failure(key, composite, failure)
             return
-        if required != self._required(key):
+        if required != self.watchers.required(key):
             self.store.set_requirements(key, required)
-            self._note_requirements(key, required)
+            self.watchers.note(key, required)
         conflicts: list[str] = []
         for name, desired in sorted(response.desired.items()):
             applied = self._apply(composite, name, desired.resource, conflicts)
@@ -528,11 +416,7 @@ class Reconciler:
 
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
-        status = dict(composite.get("status") or {})
-        conditions = {c["type"]: c for c in status.get("conditions", [])}
-        message = f"composition function failed: {type(exc).__name__}: {exc}"
-        conditions["Synced"] = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": message}
-        status["conditions"] = [conditions[t] for t in sorted(conditions)]
+        status, message = failed_status(composite, exc)
         self.store.record_event(key, "Warning", "ReconcileError", message)
         self._put_status(key, status)
 
@@ -552,37 +436,25 @@ class Reconciler:
         """Apply one desired composed resource; returns its key. A resource that another composite
         controls is left alone, and why is added to `conflicts`."""
         uid = composite["metadata"]["uid"]
-        last = self.applied.get((uid, name))
+        last = self.applied.get(uid, {}).get(name)
+        digest = desired_digest(resource)
         if last is not None:
             desired, api_version, child_key, version = last
             current = self.cache.get(child_key)
             # What this apply would write is what the last one wrote, and nothing wrote it since: unchanged.
             if current is not None and resource_version(current) == version and api_version == composite["apiVersion"] \
-                    and desired == resource:
+                    and digest is not None and desired == digest:
                 if self.provider.observes_others(current):  # what it depends on may have changed since
                     self._put_status(child_key, self.provider.observe(current, self._of_kind_named))
                 return child_key
         # New dicts for what is written here only: the rest is shared, as nothing in the engine
         # modifies an object once built (the function may have returned the cache's own objects).
         obj = {k: v for k, v in resource.items() if k != "status"}
-        meta = obj["metadata"] = dict(obj.get("metadata") or {})
-        # As Crossplane names what a function leaves unnamed: the composite's name and a hash.
-        if "name" not in meta:
-            meta["name"] = composed_name(composite["metadata"]["name"], name, scope=composite["kind"])
-        meta["annotations"] = {**(meta.get("annotations") or {}), COMPOSITION_KEY: name}
-        meta["labels"] = {**(meta.get("labels") or {}), COMPOSITE_LABEL: composite["metadata"]["name"]}
-        meta["ownerReferences"] = [{
-            "apiVersion": composite["apiVersion"], "kind": composite["kind"], "name": composite["metadata"]["name"],
-            "uid": composite["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
-        meta.pop("resourceVersion", None)
+        obj["metadata"] = composed_metadata(composite, name, obj.get("metadata") or {})
         child_key = Key.of(obj)
         existing = self.cache.get(child_key)
-        if existing is not None and controller_of(existing) not in (None, composite["metadata"]["uid"]):
-            owner = controller_ref(existing)
-            message = (f"{child_key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
-                       f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
-            conflicts.append(message)
-            self.store.record_event(Key.of(composite), "Warning", CONFLICT, message)
+        if existing is not None and controller_of(existing) not in (None, uid):
+            self._refuse_conflict(composite, child_key, existing, conflicts)
             return child_key
         # A managed resource's provider reports on it as soon as it is applied: its status is written
         # with it, in one version.
@@ -592,89 +464,21 @@ class Reconciler:
         if managed and not changed and self.provider.observes_others(stored):  # its status moved on since
             self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
             stored = self.cache.get(child_key) or stored
-        self.applied[(uid, name)] = (resource, composite["apiVersion"], child_key, resource_version(stored))
+        self.applied.setdefault(uid, {})[name] = (digest, composite["apiVersion"], child_key, resource_version(stored))
         return child_key
 
-    def _garbage_collect(self, key: Key) -> None:
-        """Delete an object and, foreground-style, everything it controls; what observed or required it
-        reconciles next."""
-        obj = self.cache.get(key)
-        if obj is None:
-            return
-        for controller in self.controllers.values():
-            self.store.enqueue(controller.work, controller.due_on_delete(self, key), controller.priority)
-        children = set(self.cache.controlled_by(obj["metadata"]["uid"]))
-        self.cache.forget(key)
-        if controller_of(obj) is None:
-            self._user_changed(key)
-        self.asked.pop(key, None)
-        for child in deletion_order(self.usage, children, self._subtree) if self.usage else sorted(children):
-            self._garbage_collect(child)
-        self._queue_affected()
-        self.store.delete(key)
-        self._note_requirements(key, set())
-        self._enqueue_affected(key, obj, itself=False)
-
-    def _subtree(self, key: Key) -> list[Resource]:
-        """The object and everything it controls, transitively."""
-        out, pending = [], [key]
-        while pending:
-            current = self.cache.get(pending.pop())
-            if current is not None:
-                out.append(current)
-                pending.extend(self.cache.controlled_by(current["metadata"]["uid"]))
-        return out
-
-    def delete(self, key: Key) -> bool:
-        """Delete a composite and every composed resource under it, users first; InUse (and nothing
-        deleted) while an object outside it uses any of them."""
-        self._load()
-        if self.cache.get(key) is None:
-            return False
-        in_use = users(self.usage, self._subtree(key), self.store.list()) if self.usage else []
-        if in_use:
-            raise InUse(key, in_use)
-        with self.store.transaction():
-            self._garbage_collect(key)
-            self._queue_affected()
-        return True
-
-    def _record_recovery(self, key: Key, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
-        """A condition that turns True after being False is a Normal event; after a real problem
-        (not mere provisioning) it says what it recovered from."""
-        if not before or before.get("status") != "False" or after["status"] != "True":
-            return
-        message = after.get("message") or f"{after['type']} is True"
-        if before.get("reason") not in PROGRESS_REASONS:
-            message += f" (recovered from {before.get('reason')}: {before.get('message', '')})"
-        self.store.record_event(key, "Normal", after["reason"], message)
+    def _refuse_conflict(self, composite: Resource, key: Key, existing: Resource, conflicts: list[str]) -> None:
+        """An object another composite controls is left alone: why is added to `conflicts`."""
+        owner = controller_ref(existing)
+        assert owner is not None
+        message = (f"{key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
+                   f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
+        conflicts.append(message)
+        self.store.record_event(Key.of(composite), "Warning", CONFLICT, message)
 
     def _set_status(self, key: Key, composite: Resource, response: Response,
                     observed: dict[str, Resource], conflicts: list[str]) -> bool:
-        status: dict[str, Any] = dict(composite.get("status") or {})
-        status.update(json_copy(response.status))
-        conditions = {c["type"]: c for c in status.get("conditions", [])}
-        for condition in response.conditions:
-            self._record_recovery(key, conditions.get(condition.type), condition.to_dict())
-            conditions[condition.type] = condition.to_dict()
-        pending = sorted(name for name, d in response.desired.items()
-                         if not (d.ready if d.ready is not None else is_ready(observed.get(name))))
-        failing = [c for c in response.conditions if c.status == "False"]
-        if pending or failing:
-            # A condition that says why (InvalidSpec, UnsupportedDevices) beats a generic "Creating".
-            stuck = [c for c in failing if c.reason not in PROGRESS_REASONS]
-            why = stuck[0].reason if stuck else failing[0].reason if failing and not pending else "Creating"
-            message = stuck[0].message if stuck else (f"waiting for {', '.join(pending)}" if pending
-                                                      else failing[0].message)
-            conditions["Ready"] = {"type": "Ready", "status": "False", "reason": why, "message": message}
-        else:
-            conditions["Ready"] = {"type": "Ready", "status": "True", "reason": "Available", "message": ""}
-        if conflicts:
-            conditions["Synced"] = {"type": "Synced", "status": "False", "reason": CONFLICT,
-                                    "message": "; ".join(conflicts)}
-            conditions["Ready"] = {"type": "Ready", "status": "False", "reason": CONFLICT,
-                                   "message": "; ".join(conflicts)}
-        else:
-            conditions["Synced"] = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}
-        status["conditions"] = [conditions[t] for t in sorted(conditions)]
+        status, recoveries = composite_status(composite, response, observed, conflicts)
+        for reason, message in recoveries:
+            self.store.record_event(key, "Normal", reason, message)
         return self._put_status(key, status)

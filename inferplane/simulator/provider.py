@@ -34,7 +34,7 @@ import hashlib
 from typing import Any, Callable
 
 from inferplane.api.function import is_ready
-from inferplane.api.json_data import json_copy
+from inferplane.api.json_data import frozen, json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
 from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
@@ -76,6 +76,14 @@ def simulated_id(prefix: str, obj: Resource) -> str:
     return f"{prefix}-{digest.hexdigest()[:17]}"
 
 
+# What a provider reports on a resource it created: one list for every such resource (nearly every
+# composed object of a fleet), unchangeable, as nothing changes a status once reported.
+AVAILABLE = frozen([{"type": "Ready", "status": "True", "reason": "Available", "message": ""},
+                    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}])
+# The whole status of a resource the provider created and says nothing more of.
+CREATED = frozen({"atProvider": {}, "conditions": AVAILABLE})
+
+
 class SimulatedProvider:
     def __init__(self, kubernetes_version: str = SIMULATED_KUBERNETES_VERSION):
         self.kubernetes_version = kubernetes_version
@@ -105,12 +113,10 @@ class SimulatedProvider:
             return status
         if (refused := refusal(obj)) is not None:
             return self.refused(status, refused)
-        status["conditions"] = [
-            {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
-            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""},
-        ]
+        status["conditions"] = AVAILABLE
         status["atProvider"] = cloud_reported(obj, status["atProvider"])
-        return status
+        # Most resources report no more than that: they share one status, in the same key order.
+        return CREATED if status == CREATED and list(status) == list(CREATED) else status
 
     def observe_object(self, status: dict, obj: Resource, of_kind: Callable[[str], list[Resource]]) -> bool:
         """What provider-kubernetes reports of an Object, into `status`: the target cluster's object it

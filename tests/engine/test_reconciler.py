@@ -449,7 +449,7 @@ def test_a_composed_resource_changed_since_the_reconciler_applied_it_is_applied_
                 self.store.put({**group, "spec": {**group["spec"], "initProvider": {
                     **group["spec"]["initProvider"], "scalingConfig": scaling}}}, known=group)
                 self.store.enqueue(RECONCILE, [owner])
-            resized.append(self.applied[next(k for k in self.applied if k[1] == "nodepool-gpu-a")])
+            resized.append(next(by_key["nodepool-gpu-a"] for by_key in self.applied.values() if "nodepool-gpu-a" in by_key))
         return run_batch(self, report)
 
     monkeypatch.setattr(module.Reconciler, "_run_batch", between_batches)

@@ -36,7 +36,7 @@ def placement(runtime, obj: dict, lines) -> list[str]:
     (the explainer `why` prints, or describe's verdict) from the request that carries every resource
     the function requires."""
     from inferplane.compose.model_deployment import compose_model_deployment
-    from inferplane.runtime.reconciler import call_with_requirements, resolver
+    from inferplane.runtime.requirements import call_with_requirements, resolver
     from inferplane.runtime.store import Key
 
     fleet = {Key.of(o): o for o in runtime.list()}

@@ -1,0 +1,94 @@
+"""The layout of the store's tables (SQLite), and its version."""
+
+from __future__ import annotations
+
+import re
+
+# The layout of the tables below, recorded in the database (PRAGMA user_version). A store written by
+# a newer layout is refused rather than misread. 0 and 1 are stores from before resourceVersions were
+# indexed and the work queue, requirements and lease tables existed: opening one adds them. Version 3
+# gave events a count and the times they were first and last seen. Version 4 indexed each object's uid and
+# its controller's uid, so that a reader finds an object's composed resources without reading the rest,
+# and keeps the digest of what a user last wrote, so that writing it again is known unchanged unread.
+SCHEMA_VERSION = 4
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    api_group TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    body TEXT NOT NULL,
+    rv INTEGER NOT NULL DEFAULT 0,  -- metadata.resourceVersion, indexed: readers watch what changed since
+    uid TEXT NOT NULL DEFAULT '',  -- metadata.uid
+    controller TEXT NOT NULL DEFAULT '',  -- the uid of the object that controls it (composed it), if any
+    written TEXT NOT NULL DEFAULT '',  -- the digest of what a user last wrote (see put's `written`)
+    PRIMARY KEY (api_group, kind, namespace, name)
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    api_group TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    first_seen TEXT NOT NULL DEFAULT '',
+    last_seen TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_by_object ON events (api_group, kind, namespace, name);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- What each simulated target cluster holds (nodes, pods, ResourceSlices), replaced as a whole, and the
+-- fingerprint of the inputs it was simulated from (rerun only when they change).
+CREATE TABLE IF NOT EXISTS cluster_objects (
+    cluster TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (cluster, seq)
+);
+CREATE TABLE IF NOT EXISTS simulations (cluster TEXT PRIMARY KEY, inputs TEXT NOT NULL);
+-- The work queue: (work, object) once each, first in first out within a priority. `bumps` counts
+-- enqueues, so that finishing an item that was enqueued again meanwhile leaves it queued.
+CREATE TABLE IF NOT EXISTS work_queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    priority INTEGER NOT NULL,
+    work TEXT NOT NULL,
+    api_group TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    bumps INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (work, api_group, kind, namespace, name)
+);
+CREATE INDEX IF NOT EXISTS work_queue_order ON work_queue (priority, seq);
+-- The first item of one kind of work (the reconciler works off every queued simulation in a row).
+CREATE INDEX IF NOT EXISTS work_queue_work_order ON work_queue (work, priority, seq);
+-- Which objects each composite required in its last reconcile: a change to one enqueues the composite.
+CREATE TABLE IF NOT EXISTS requirements (
+    watcher TEXT NOT NULL,
+    api_group TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (api_group, kind, namespace, name, watcher)
+);
+CREATE INDEX IF NOT EXISTS requirements_by_watcher ON requirements (watcher);
+-- Files admission accepted whole, by a hash of their path, bytes and the admitting code: the objects
+-- they admitted to, so that applying an unchanged file again does not parse and check it again.
+CREATE TABLE IF NOT EXISTS admitted_files (key BLOB PRIMARY KEY, objects BLOB NOT NULL);
+-- Sets of files applied whole, by a digest of their files' keys: what the apply said (its warnings and
+-- notes, the objects it named) and the count of users' writes after it. While that count stands, the
+-- same set applied again changes nothing, and says the same.
+CREATE TABLE IF NOT EXISTS applied_sets (key BLOB PRIMARY KEY, user_writes INTEGER NOT NULL, said BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    renewed REAL NOT NULL,
+    duration REAL NOT NULL
+);
+"""
+
+# The tables above, by name: a database with tables but none of these is another program's.
+TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))

@@ -1,0 +1,74 @@
+"""The store's persistent work queue, keyed by object, and the requirements that tell which
+composites watch what (written in the same transaction as the change that queues them, so a crash
+loses no trigger)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterable
+
+from inferplane.runtime.keys import EVERY, Key, columns
+
+# The reconciler's kind of work in the queue (a hosted controller's work is named by it).
+RECONCILE = "reconcile"
+
+
+class WorkQueue:
+    """The part of Store (store.py) that holds the work queue and the requirements."""
+
+    _db: sqlite3.Connection
+
+    # ---- the work queue
+
+    def enqueue(self, work: str, keys: Iterable[Key], priority: int = 0) -> None:
+        """Queue (work, object) items; an item already queued keeps its place."""
+        with self.transaction():
+            self._db.executemany(
+                "INSERT INTO work_queue (priority, work, api_group, kind, namespace, name) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1",
+                [(priority, work, *columns(key)) for key in keys])
+
+    def next_item(self, work: str | None = None) -> tuple[str, Key, int] | None:
+        """The first queued (work, object, bumps), lowest priority first (of that `work` only, if given);
+        it stays queued until `done`."""
+        where, args = ("WHERE work=? ", (work,)) if work is not None else ("", ())
+        row = self._db.execute("SELECT work, api_group, kind, namespace, name, bumps FROM work_queue "
+                               f"{where}ORDER BY priority, seq LIMIT 1", args).fetchone()
+        return (row[0], Key(*row[1:5]), row[5]) if row else None
+
+    def done(self, work: str, key: Key, bumps: int | None) -> None:
+        """Finish an item; unless `bumps` is None, only if nobody queued it again since it was read."""
+        query = "DELETE FROM work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND name=?"
+        args: tuple = (work, *columns(key))
+        if bumps is not None:
+            query, args = query + " AND bumps=?", (*args, bumps)
+        with self.transaction():
+            self._db.execute(query, args)
+
+    def queued(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM work_queue").fetchone()[0]
+
+    def set_requirements(self, watcher: Key, required: Iterable[Key]) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM requirements WHERE watcher=?", (watcher.encode(),))
+            self._db.executemany("INSERT OR IGNORE INTO requirements (watcher, api_group, kind, namespace, name) "
+                                 "VALUES (?,?,?,?,?)", [(watcher.encode(), *columns(k)) for k in required])
+
+    def required_by_watcher(self, watcher: Key) -> set[Key]:
+        """What one composite required in its last reconcile."""
+        return {Key(*row) for row in self._db.execute(
+            "SELECT api_group, kind, namespace, name FROM requirements WHERE watcher=?", (watcher.encode(),))}
+
+    def watchers_of(self, required: Key) -> set[Key]:
+        """The composites that required exactly this key (an object, or Key.every / Key.in_namespace)."""
+        return {Key.decode(row[0]) for row in self._db.execute(
+            "SELECT watcher FROM requirements WHERE api_group=? AND kind=? AND namespace=? AND name=?",
+            columns(required))}
+
+    def watchers(self, key: Key) -> list[Key]:
+        """The composites that required `key` in their last reconcile: by name, among its namespace's, or
+        among every object of its kind."""
+        rows = self._db.execute("SELECT DISTINCT watcher FROM requirements WHERE api_group=? AND kind=? AND "
+                                "((namespace=? AND name IN (?, ?)) OR (namespace=? AND name=?)) ORDER BY watcher",
+                                (*columns(key), EVERY, EVERY, EVERY))
+        return [Key.decode(row[0]) for row in rows]
