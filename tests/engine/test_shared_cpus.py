@@ -105,8 +105,13 @@ def test_every_composed_resource_claim_template_validates_against_kubernetes_1_3
     templates = composed_claim_templates(runtime)
     assert len(templates) == 3 and all(t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["capacity"] ==
                                        {"requests": {"dra.cpu/cpu": "4"}} for t in templates)
-    claims = [o for o in runtime.store.cluster_objects("lab")["lab"] if o["kind"] == "ResourceClaim"]
-    assert schema_errors(templates + claims, "1.36") == []
+    objects = runtime.store.cluster_objects("lab")["lab"]
+    claims = [o for o in objects if o["kind"] == "ResourceClaim"]
+    # The engine pods as they run, each requesting and limiting the 4 CPUs its share pins.
+    pods = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-a-")]
+    assert len(pods) == 3 and all(p["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "4"}, "limits": {"cpu": "4"}, "claims": [{"name": "cpu"}]} for p in pods)
+    assert schema_errors(templates + claims + pods, "1.36") == []
     mixed = Runtime(None)
     assert mixed.apply([RECIPES / "mixed-fleet"]).admission.ok
     templates = composed_claim_templates(mixed)
