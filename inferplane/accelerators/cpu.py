@@ -10,6 +10,7 @@ attributes, `allowMultipleAllocations: true`, capacity `dra.cpu/cpu`.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Mapping
 
 from inferplane.accelerators.component import Chart, Component, DriverStack
@@ -19,7 +20,7 @@ from inferplane.accelerators.workload import Installed, Placement, Rendered, Val
     tolerations_of
 from inferplane.api.cloud import SOURCES
 from inferplane.api.drivers import CPU
-from inferplane.cel.quantity import parse_quantity
+from inferplane.cel.quantity import format_quantity, parse_quantity
 
 D = CPU.name
 SOURCE = "kubernetes-sigs/dra-driver-cpu pkg/device/builder.go (0.3.0 chart as a Civo node ran it)"
@@ -43,7 +44,8 @@ ATTRIBUTES = (
 # `pkg/driver/dra_hooks.go` (the grouped devices, `cpuResourceQualifiedName = "dra.cpu/cpu"`,
 # `AllowMultipleAllocations: ptr.To(true)`) and at the head's `pkg/device/builder.go`
 # (`groupedCPUDeviceInfos`, `createGroupedCPUDeviceSlices`, 2026-08-20): the same in both.
-CAPACITIES = (f"{D}/cpu",)
+CPU_CAPACITY = f"{D}/cpu"
+CAPACITIES = (CPU_CAPACITY,)
 
 # A class that states no `cpu` capacity: a common 8-core machine less the two reserved CPUs.
 DEFAULT_CPUS = "6"
@@ -51,13 +53,13 @@ DEFAULT_CPUS = "6"
 
 def _from_capacity(capacity: Mapping[str, str]) -> DeviceModel:
     """The node's one grouped device: the class's `cpu` capacity is what the driver counts after reservedCPUs."""
-    cpus = capacity.get(f"{D}/cpu", DEFAULT_CPUS)
+    cpus = capacity.get(CPU_CAPACITY, DEFAULT_CPUS)
     try:
         count = int(parse_quantity(cpus))
     except ValueError:
         count = 0  # admission refuses what is not a quantity
     # A DecimalSI quantity of whole CPUs is the number itself.
-    return DeviceModel(f"{count} CPUs", {f"{D}/numCPUs": {"int": count}}, {f"{D}/cpu": str(count)})
+    return DeviceModel(f"{count} CPUs", {f"{D}/numCPUs": {"int": count}}, {CPU_CAPACITY: str(count)})
 
 
 def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[str, dict]:
@@ -98,6 +100,30 @@ def claimable_cpus(vcpus: int) -> int:
     """numCPUs (and the `cpu` capacity) the driver publishes on a node of `vcpus` vCPUs (a cloud module says
     how many a machine has: CloudModule.machine_vcpus)."""
     return vcpus - RESERVED
+
+# ---- what a pod claiming CPUs must state itself
+
+# The CPUs a container's dra.cpu claims pin must also be its `resources.requests.cpu` and `resources.limits.cpu`,
+# exactly: "For each container that uses a DRA CPU claim, set spec.containers[].resources.requests.cpu and
+# spec.containers[].resources.limits.cpu to be exactly equal to the number of CPUs requested in the
+# ResourceClaim" (kubernetes-sigs/dra-driver-cpu docs/user/workload-requirements.md "Before KEP-5517", Option B,
+# at the head stored, 2026-08-20; the same rule in v0.2.0's README.md and in
+# hack/examples/pod_with_resource_claim_grouped_mode.yaml; the stored history has no 0.3.0 tag). Why: kube-scheduler
+# counts only spec requests against the node's allocatable cpu and the kubelet sets the QoS class and cgroups from
+# the spec alone, so claimed CPUs stated nowhere overcommit the node. Nothing refuses such a pod: the driver pins
+# the container to its claim's CPUs whatever it requests (pkg/driver/nri_hooks.go, CreateContainer reads only the
+# claim's DRA_CPUSET_ variable). The rule holds until Kubernetes counts claimed CPUs itself (KEP-5517: the
+# DRANodeAllocatableResources feature gate, alpha and off by default, kubernetes/website
+# content/en/docs/reference/command-line-tools-reference/feature-gates/DRANodeAllocatableResources.md, the driver's
+# docs say 1.37+, and only with the driver's `publishNodeAllocatableResourceMapping`, off by default and not set by
+# the catalog above): so on every version inferplane runs. A claim for a whole device pins what the device
+# publishes (its `cpu` capacity), a share what it consumes.
+
+
+def pinned_cpu_resources(cpus: Fraction) -> dict[str, dict[str, str]]:
+    """The container resources that state `cpus` CPUs its dra.cpu claims pin, as the driver requires (above)."""
+    return {"requests": {"cpu": format_quantity(cpus)}, "limits": {"cpu": format_quantity(cpus)}}
+
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 

@@ -31,6 +31,8 @@ import yaml
 from pydantic import ValidationError
 
 from inferplane import API_GROUP
+from inferplane.accelerators.cpu import CPU_CAPACITY, pinned_cpu_resources
+from inferplane.accelerators.registry import published_view
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass, read_class
 from inferplane.api.inference_cluster import InferenceCluster
@@ -46,6 +48,8 @@ from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAM
 # PHASE_LABEL: the endpoint picker's prefill and decode filters choose pods by it (prefill | decode).
 from inferplane.routing.inference_extension import INFERENCE_EXTENSION_EXPERIMENTAL_GROUP, INFERENCE_POOL_API_VERSION, \
     INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, PHASE_LABEL
+from inferplane.scheduling.matching import consumed
+from inferplane.scheduling.snapshot import PoolClass, pool_class
 
 COMPOSED = "Composed"
 ENGINES_RUNNING = "EnginesRunning"
@@ -102,6 +106,7 @@ class ModelReplicaComposer(Composer):
         self.replica: ModelReplica | None = None
         # pool name -> the tolerations of exactly that pool's taints
         self.pool_tolerations: dict[str, list[dict[str, str]]] = {}
+        self.pool_classes: dict[str, PoolClass] = {}  # pool name -> its class as its devices are published
         self.cluster_ready = False
 
     def compose(self) -> Response:
@@ -181,6 +186,7 @@ class ModelReplicaComposer(Composer):
             klass = classes[pools[pool_name].class_name]
             _, taints = pool_labels_and_taints(pools[pool_name], klass, pool_role(klass))
             self.pool_tolerations[pool_name] = [toleration_for(t) for t in taints]
+            self.pool_classes[pool_name] = pool_class(published_view(klass))
         return True
 
     def compose_engine(self, engine: ReplicaEngine) -> None:
@@ -349,7 +355,9 @@ class ModelReplicaComposer(Composer):
         cache = self.spec.model_cache_ref
         for container in spec.get("containers", []):
             if container["name"] == "engine" and claims:
-                container["resources"] = {"claims": [{"name": claim} for claim, _ in claims]}
+                cpus = self.pinned_cpus(member)  # stated as the CPU driver requires (accelerators/cpu.py)
+                container["resources"] = {**(pinned_cpu_resources(cpus) if cpus else {}),
+                                          "claims": [{"name": claim} for claim, _ in claims]}
             if container["name"] == "engine" and cache is not None:
                 # Read-write: engines write beside the weights (tokenizer, compile and lock files), and
                 # the ReadWriteMany volume is shared by every pod of the gang.
@@ -402,6 +410,13 @@ class ModelReplicaComposer(Composer):
         # Never the replica's own name, which its Service takes: a LeaderWorkerSet's controller makes
         # the gang's headless Service under the workload's name, and only when none exists.
         return child_name(self.name, engine.name)
+
+    def pinned_cpus(self, member: ReplicaMember):
+        """The CPUs the member's dra.cpu claims pin to its engine container: a share's, or a whole device's."""
+        klass = self.pool_classes[member.node_pool_name]
+        return sum(consumed(klass, r.device_class_name, r.count, [s.cel for s in r.selectors or [] if s.cel],
+                            tuple((k, str(v)) for k, v in (r.capacity.requests if r.capacity else {}).items())
+                            ).get(CPU_CAPACITY, 0) for r in member.device_requests or [])
 
     def claim_template_name(self, engine: ReplicaEngine, member: ReplicaMember, request: str) -> str:
         return child_name(self.name, engine.name, role(member), request)

@@ -349,9 +349,10 @@ class _FleetScheduler:
 
     def best_pool(self, subject: EngineInPass, candidates: list[PoolCandidate], reasons: list[str] | None,
                   short: list[str] | None) -> PoolCandidate | None:
-        """The best-scored candidate with room, ties by pool order. Without pool scores the first with
-        room is the best: the pools after it are not looked at (nor named in `reasons`)."""
-        room, ranked, admitted = self.pool_room, bool(self.pool_room.scores), []
+        """The best-scored candidate with room, ties by pool order. Where no pool score ranks the engine (none
+        registered, or none that tells these pools apart) the first with room is the best: the pools after it are
+        not looked at (nor named in `reasons`)."""
+        room, ranked, admitted = self.pool_room, self.pool_room.ranks(subject, candidates), []
         for candidate in candidates:
             refusal = room.rejection(subject, candidate)
             if not refusal:

@@ -62,6 +62,10 @@ def _name(target: Named) -> str:
     return target.name
 
 
+def _never(subject: Any, targets: Sequence[Any]) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Profile(Generic[S, T]):
     """The filters a level runs, in order, and its scores in tiers with their weights
@@ -69,6 +73,14 @@ class Profile(Generic[S, T]):
 
     filters: tuple[Filter[S, T], ...] = ()
     scores: tuple[tuple[Weighted, ...], ...] = ()
+
+    def ranks(self, subject: S, targets: Sequence[T]) -> bool:
+        """Whether any score may tell these targets apart for the subject: False for one target, with no scores, or
+        when each one says it scores them alike (a plugin's optional `indifferent(subject, targets)`, as
+        kube-scheduler's PreScore may Skip), so that the first target admitted is the best and the rest need not be
+        looked at."""
+        return len(targets) > 1 and any(not getattr(w.plugin, "indifferent", _never)(subject, targets)
+                                        for tier in self.scores for w in tier)
 
     def rejection(self, subject: S, target: T) -> Sequence[str]:
         """The reasons of the first filter that rejects the target, or () when every one admits it."""

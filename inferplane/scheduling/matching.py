@@ -14,6 +14,7 @@ Only `claim: DRA` devices become requests to claim; a Synthetic match places but
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Mapping, Sequence
 
 from inferplane.cel import CelError, selector
@@ -150,6 +151,28 @@ class Matcher:
                        f"{_values_read(device, expression)}")
         self._verdicts[key] = verdict
         return verdict
+
+
+def consumed(klass: PoolClass, device_class: str, count: int, selectors: Sequence[str],
+             asked: tuple[tuple[str, str], ...]) -> dict[str, Fraction]:
+    """What one pod's request (`count` devices of `device_class`, its selectors, its `capacity.requests`) takes of
+    each capacity, by qualified name, over all its devices: on the first of the class's claimed devices it may take
+    (greedy, as `Matcher`), a share as the allocator rounds it, or a whole device's every capacity. Empty when no
+    device of the class serves it."""
+    for device in klass.devices:
+        if device.claim != DRA or device.device_class_name != device_class:
+            continue
+        try:
+            if not all(selector(s).evaluate(device.device) for s in selectors):
+                continue
+        except (CelError, ValueError):
+            continue
+        if device.shared:  # a share, or with no amount asked what the allocator takes (all, or the default)
+            taken = share(amounts(asked), device.driver, device.capacities)[0] or {}
+        else:  # claimed whole: a share of it is no request (`share_miss`)
+            taken = {} if asked else {name: c.value for name, c in device.capacities.items()}
+        return {name: amount * count for name, amount in taken.items()}
+    return {}
 
 
 def share_miss(class_name: str, device: ClassDevice, asked: tuple[tuple[str, str], ...]) -> str | None:

@@ -95,6 +95,23 @@ def pod_requests(pod: PodSpec) -> dict[str, Fraction]:
     return total
 
 
+def qos_class(pod: PodSpec) -> str:
+    """The pod's QoS class as Kubernetes derives it from the spec alone (pkg/apis/core/helper/qos GetPodQOS, without
+    pod-level resources): BestEffort with no cpu or memory request or limit anywhere; Guaranteed when every
+    container limits both, each request (defaulted to its limit) equal to it; Burstable otherwise."""
+    stated, guaranteed = False, True
+    for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+        resources = container.get("resources") or {}
+        limits = {k: parse_quantity(str(v)) for k, v in (resources.get("limits") or {}).items()
+                  if k in ("cpu", "memory")}
+        requests = {k: parse_quantity(str(v)) for k, v in (resources.get("requests") or {}).items()
+                    if k in ("cpu", "memory")}
+        stated = stated or any(limits.values()) or any(requests.values())
+        guaranteed = guaranteed and set(limits) == {"cpu", "memory"} and all(
+            requests.get(k, v) == v for k, v in limits.items())
+    return "BestEffort" if not stated else "Guaranteed" if guaranteed else "Burstable"
+
+
 class PodRequests:
     """pod_requests, remembering the containers (and init containers) it read last, and what they
     request: the pods of one workload share their template's lists (nothing modifies a pod spec once

@@ -7,8 +7,9 @@ for its own duration with `registered`.
 
 The default profiles reproduce the schedulers as they were written before plugins: the fleet places
 on the cluster holding the fewest of the deployment's replicas, then by name, and scales down from
-the most loaded, then the later name; the simulation spreads a workload's pods over nodes, then
-takes the node with the fewest pods, then by name.
+the most loaded, then the later name; within a cluster an engine takes the pool whose shared devices
+are fullest, then the first in the cluster's order with room; the simulation spreads a workload's pods
+over nodes, then takes the node with the fewest pods, then by name.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ _PROFILES: dict[str, Profile[Any, Any]] = {
         scores=((Weighted(Spread(), 1),), (Weighted(SharePacking(), 1),))),
     # Fit: an engine on one pool of the cluster. What the pool's class decides, once per layout of pools...
     POOL_MATCH: Profile(filters=(ClassKnown(), MembersMatch(), NotStrandedOnSynthetic(), ClaimsDevices())),
-    # ...then the nodes left; no score: the first pool in the cluster's order with room.
-    POOL_ROOM: Profile(filters=(FreeNodes(),)),
+    # ...then the nodes left; pack shares onto the fullest pool (a pool without shared devices scores 0), then
+    # the cluster's order: without shares, the first pool with room.
+    POOL_ROOM: Profile(filters=(FreeNodes(),), scores=((Weighted(SharePacking(), 1),),)),
     # A pod on a node, kube-scheduler's default filter order; spread the workload, then the emptiest node.
     NODE: Profile(
         filters=DEFAULT_FILTERS,

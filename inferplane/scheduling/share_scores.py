@@ -34,6 +34,11 @@ class SharePacking:
 
     name = "SharePacking"
 
+    def indifferent(self, subject: Any, targets: Any) -> bool:
+        """Pools of which at most one has shared devices (an engine's GPU pools score 0 alike): packing ranks none."""
+        free = getattr(subject, "free", None)
+        return free is not None and sum(isinstance(free.get(t.name), PoolRoom) for t in targets) < 2
+
     def score(self, subject: Any, target: Any, state: Any) -> int:
         if hasattr(target, "pools"):  # a cluster: its pools' rooms in the pass
             return used_share((state.free.get(target.name) or {}).values())

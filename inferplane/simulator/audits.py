@@ -13,7 +13,8 @@ scheduling predicate that let the pod in or kept it out:
   pod runs on the pool its replica pins it to (`EnginePending`, `EngineOffPool`) and tolerates no taint
   of another pool that its own pool does not carry (`EngineOverTolerant`);
 - `claims`: every engine's ResourceClaim is allocated from its own driver's ResourceSlices on its
-  node (`ClaimFromForeignSlices`);
+  node (`ClaimFromForeignSlices`), and every container a dra.cpu claim pins to CPUs requests and limits
+  exactly those CPUs, as the CPU driver requires (`CPUsNotRequested`, `claimed_cpus.py`);
 - `held`: on a cluster the gate holds, nodes are judged by the drivers they run, not by what their
   class now wants, and no held-back driver's agent runs (`HeldDriverRunning`).
 """
@@ -27,6 +28,7 @@ from inferplane.accelerators.workloads import Placement
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
+from inferplane.simulator.claimed_cpus import unstated_cpus
 from inferplane.simulator.simulation import (
     DAEMONSET_PREDICATES,
     DRIVERS_ANNOTATION,
@@ -250,13 +252,20 @@ def _foreign_taints_tolerated(spec: Mapping[str, Any], own: Callable[[Resource],
 
 def claims(cluster: SimulatedCluster) -> list[Finding]:
     """Every engine pod's ResourceClaims allocated on its node, each device from a ResourceSlice of the
-    driver its request's DeviceClass names."""
-    published = {(s["spec"]["nodeName"], s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): s
+    driver its request's DeviceClass names, and the CPUs its dra.cpu claims pin stated by the containers they pin."""
+    # Every device the slices publish, by (node, driver, pool, device): its capacity.
+    published = {(s["spec"]["nodeName"], s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]): d.get("capacity")
                  for s in cluster.slices for d in s["spec"].get("devices") or []}
+    on_node: dict[str, list[Resource]] = {}
+    for pod in cluster.pods:
+        on_node.setdefault(pod["spec"].get("nodeName") or "", []).append(pod)
     out = []
     for pod in cluster.pods_placed(ENGINE_PLACEMENT):
         node = pod["spec"].get("nodeName")
         namespace = pod["metadata"].get("namespace", "")
+        if node in cluster.nodes:
+            out += [Finding("claims", "CPUsNotRequested", _name(pod), node, message) for message in unstated_cpus(
+                pod, cluster.claims, published.get, cluster.nodes[node], on_node[node])]
         for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
             claim = cluster.claims.get((namespace, status.get("resourceClaimName", "")))
             if claim is None:

@@ -272,7 +272,14 @@ CASES = {
         ("cpu", "dra.cpu", 1, [{"cel": 'device.capacity["dra.cpu"].cpu.compareTo(quantity("4")) >= 0'}])])]}],
         cluster="civo-cpu"),
     "prefill-decode": pd_replica(),
+    "cpu-share-gang": replica([{"name": "vllm", "members": [
+        member(pool="cpu", role="Leader", requests=[("cpu", "dra.cpu", 1, [])]),
+        member(pool="cpu", role="Worker", worker={"nodes": 2}, requests=[("cpu", "dra.cpu", 1, [])])]}],
+        cluster="civo-cpu"),
 }
+# Shares of the CPU class's 6-CPU NUMA-node device: 2 CPUs for the leader, 3 for each worker.
+for _member, _cpus in zip(CASES["cpu-share-gang"]["spec"]["engines"][0]["members"], ("2", "3")):
+    _member["deviceRequests"][0]["capacity"] = {"requests": {"dra.cpu/cpu": _cpus}}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -292,6 +299,7 @@ def test_every_rendered_workload_validates(case, crossplane_crds, workload_crds)
     expected = {"standalone": {"Deployment", "ResourceClaimTemplate", "Service", "HTTPRoute"},
                 "leader-worker": {"LeaderWorkerSet", "ResourceClaimTemplate", "Service", "HTTPRoute"},
                 "cpu": {"Deployment", "ResourceClaimTemplate", "Service", "HTTPRoute"},
+                "cpu-share-gang": {"LeaderWorkerSet", "ResourceClaimTemplate", "Service", "HTTPRoute"},
                 "prefill-decode": {"Deployment", "ResourceClaimTemplate", "Service", "InferencePool", "ConfigMap",
                                    "ServiceAccount", "Role", "RoleBinding", "HTTPRoute"}}[case]
     assert kinds == expected
@@ -304,3 +312,15 @@ def test_the_schema_check_catches_what_the_api_server_refuses(workload_crds):
     deployment = manifests(compose(CASES["standalone"]))["workload-vllm"]
     deployment["spec"]["template"]["spec"]["resourceClaims"][0]["source"] = "x"
     assert schema_errors([deployment], "1.36") != []
+
+
+def test_a_cpu_engine_requests_and_limits_the_cpus_its_claims_pin():
+    """dra-driver-cpu's rule before KEP-5517: a container's requests.cpu and limits.cpu are exactly the CPUs its
+    claims pin; a whole device's published count, a share's amount; a GPU engine states no cpu."""
+    whole = pod_spec(compose(CASES["cpu"]))["containers"][0]["resources"]
+    assert whole == {"requests": {"cpu": "6"}, "limits": {"cpu": "6"}, "claims": [{"name": "cpu"}]}
+    gang = manifests(compose(CASES["cpu-share-gang"]))["workload-vllm"]["spec"]["leaderWorkerTemplate"]
+    for template, cpus in ((gang["leaderTemplate"], "2"), (gang["workerTemplate"], "3")):
+        assert template["spec"]["containers"][0]["resources"] == {
+            "requests": {"cpu": cpus}, "limits": {"cpu": cpus}, "claims": [{"name": "cpu"}]}
+    assert pod_spec(compose(CASES["standalone"]))["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}

@@ -287,3 +287,52 @@ def test_a_claim_allocated_from_another_drivers_slices_fails_the_claims_audit(mo
         r"allocated device cpudevnuma000 of pool leg-nebius-cpu-0 from no slice node leg-nebius-nvidia-\d publishes: "
         r"DRA allocation may only take devices of the request's own driver from the node's ResourceSlices",
         found[0].message), found[0].message
+
+
+def cpu_engine_pods(found_folder):
+    runtime = Runtime(None)
+    assert runtime.apply([found_folder]).admission.ok
+    return [o for objects in runtime.store.cluster_objects().values() for o in objects
+            if o["kind"] == "Pod" and o["spec"].get("nodeName", "").endswith("-cpu-0")
+            and "resourceClaimStatuses" in o.get("status", {})]
+
+
+def test_a_cpu_engine_that_does_not_request_its_claimed_cpus_runs_and_fails_the_claims_audit(monkeypatch):
+    """As the CPU driver does: nothing refuses the pod, it runs pinned to its whole NUMA-node device, and its 6
+    CPUs count against nothing; the engine asks no cpu, so it is BestEffort."""
+    def unstated(spec):
+        for container in spec["containers"]:
+            for field in ("requests", "limits"):
+                (container.get("resources") or {}).pop(field, None)
+
+    mutate_engines(monkeypatch, unstated)
+    (pod,) = cpu_engine_pods(LEGS / "civo")
+    assert pod["status"]["phase"] == "Running" and "requests" not in pod["spec"]["containers"][0]["resources"]
+    found = failures(LEGS / "civo", "claims")
+    assert [(f.reason, f.node) for f in found] == [("CPUsNotRequested", "leg-civo-cpu-0")]
+    assert re.fullmatch(
+        r"engine pod default/\S+'s container engine is pinned to 6 CPUs by dra.cpu claim \S+ but requests no cpu and "
+        r"limits no cpu: kube-scheduler counts only requests against node leg-civo-cpu-0's allocatable cpu, where pods "
+        r"request 100m of 8 while 6 claimed CPUs count nowhere, and the kubelet classes the pod BestEffort; set its "
+        r"resources.requests.cpu and resources.limits.cpu to 6 \(dra-driver-cpu docs/user/workload-requirements.md\)",
+        found[0].message), found[0].message
+
+
+def test_claimed_cpus_requested_short_of_the_claim_count_the_rest_nowhere_and_fail_the_claims_audit(monkeypatch):
+    def understated(spec):
+        for container in spec["containers"]:
+            if "requests" in (container.get("resources") or {}):
+                container["resources"]["requests"] = {"cpu": "1", "memory": "1Gi"}
+
+    mutate_engines(monkeypatch, understated)
+    found = failures(LEGS / "civo", "claims")
+    assert [(f.reason, f.node) for f in found] == [("CPUsNotRequested", "leg-civo-cpu-0")]
+    assert ("but requests 1 cpu and limits 6 cpu: kube-scheduler counts only requests against node leg-civo-cpu-0's "
+            "allocatable cpu, where pods request 1100m of 8 while 5 claimed CPUs count nowhere, and the kubelet "
+            "classes the pod Burstable") in found[0].message
+
+
+def test_the_cpu_engine_composed_for_a_whole_device_requests_and_limits_its_published_cpus():
+    (pod,) = cpu_engine_pods(LEGS / "civo")
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "6"}, "limits": {"cpu": "6"}, "claims": [{"name": "cpu"}]}

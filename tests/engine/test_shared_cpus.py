@@ -105,8 +105,13 @@ def test_every_composed_resource_claim_template_validates_against_kubernetes_1_3
     templates = composed_claim_templates(runtime)
     assert len(templates) == 3 and all(t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["capacity"] ==
                                        {"requests": {"dra.cpu/cpu": "4"}} for t in templates)
-    claims = [o for o in runtime.store.cluster_objects("lab")["lab"] if o["kind"] == "ResourceClaim"]
-    assert schema_errors(templates + claims, "1.36") == []
+    objects = runtime.store.cluster_objects("lab")["lab"]
+    claims = [o for o in objects if o["kind"] == "ResourceClaim"]
+    # The engine pods as they run, each requesting and limiting the 4 CPUs its share pins.
+    pods = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-a-")]
+    assert len(pods) == 3 and all(p["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "4"}, "limits": {"cpu": "4"}, "claims": [{"name": "cpu"}]} for p in pods)
+    assert schema_errors(templates + claims + pods, "1.36") == []
     mixed = Runtime(None)
     assert mixed.apply([RECIPES / "mixed-fleet"]).admission.ok
     templates = composed_claim_templates(mixed)
@@ -137,21 +142,38 @@ spec:
 """
 
 
-def test_a_share_that_fits_on_no_node_leaves_its_pod_pending_naming_what_is_left(tmp_path):
-    """A replica pinned by hand (past the fleet scheduler): three copies of 4 CPUs on two nodes of 6."""
-    (tmp_path / "replica.yaml").write_text(CPU_REPLICA)
-    recipe = RECIPES / "qwen2.5-0.5b-cpu"
+def pending_reasons(tmp_path, cpus):
+    """A replica pinned by hand (past the fleet scheduler): four copies of 4 CPUs on the three nodes of the lab's
+    pool, its class publishing `cpus` CPUs per node; the replica's Ready condition's message once simulated."""
+    (tmp_path / "fleet.yaml").write_text(FLEET % cpus + "---\n" + CPU_REPLICA.replace("civo-cpu", "lab").replace(
+        "copies: 3", "copies: 4").replace("nodePoolName: cpu", "nodePoolName: epyc"))
     runtime = Runtime(None)
-    assert runtime.apply([recipe / "class.yaml", recipe / "cluster.yaml", tmp_path / "replica.yaml"]).admission.ok
-    pods = [o for o in runtime.store.cluster_objects("civo-cpu")["civo-cpu"]
+    assert runtime.apply([tmp_path / "fleet.yaml"]).admission.ok
+    pods = [o for o in runtime.store.cluster_objects("lab")["lab"]
             if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-cpu-0-")]
-    assert sorted(p["status"]["phase"] for p in pods) == ["Pending", "Running", "Running"]
+    assert sorted(p["status"]["phase"] for p in pods) == ["Pending", "Running", "Running", "Running"]
     replica = runtime.get(Key("inferplane.dev", "ModelReplica", "default", "qwen-cpu-0"))
     ready = next(c for c in replica["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "False"
-    for node in ("civo-cpu-cpu-0", "civo-cpu-cpu-1"):
+    return ready["message"]
+
+
+def test_a_share_that_fits_on_no_node_leaves_its_pod_pending_naming_what_is_left(tmp_path):
+    # Nodes of 7 claimable CPUs (9 allocatable with the 2 reserved): after one copy, 3 CPUs of the device are left
+    # and 4.9 of the node's allocatable cpu, so DRA allocation is what refuses the next copy.
+    message = pending_reasons(tmp_path, 7)
+    for node in ("lab-epyc-0", "lab-epyc-1", "lab-epyc-2"):
         assert (f"node {node}: claim cpu: request cpu: needs 1 dra.cpu device, 0 of the 1 that satisfy its "
-                "selectors free (dra.cpu/cpu 4 asked; device cpudevnuma000: dra.cpu/cpu 2 of 6 free)") in ready["message"]
+                "selectors free (dra.cpu/cpu 4 asked; device cpudevnuma000: dra.cpu/cpu 3 of 7 free)") in message
+
+
+def test_a_share_past_the_nodes_allocatable_cpu_is_refused_for_its_cpu_requests(tmp_path):
+    # The engine requests the CPUs it claims (the CPU driver's rule), so on nodes of 6 claimable CPUs (8 allocatable)
+    # a second copy of 4 does not fit the cpu one copy and the driver's agent left, and kube-scheduler's
+    # NodeResourcesFit refuses the node before DRA allocation is tried, in its own words.
+    message = pending_reasons(tmp_path, 6)
+    for node in ("lab-epyc-0", "lab-epyc-1", "lab-epyc-2"):
+        assert f"node {node}: Insufficient cpu" in message
 
 
 def test_why_and_describe_show_each_shared_pools_capacity_and_why_a_share_did_not_fit(tmp_path):

@@ -128,3 +128,16 @@ def test_the_schedule_says_what_each_shared_pool_has_used_and_left():
     gpu_request = PlacementRequest("ml/llm", 1, (Engine("vllm", (Member("Standalone", (
         DeviceRequest("gpu", 1, ('device.driver == "gpu.nvidia.com"',)),)),)),))
     assert schedule(gpu_request, snapshot).shares == {}
+
+
+def test_within_a_cluster_shares_pack_onto_the_fuller_pool():
+    """Two CPU pools of one cluster, the second holding three shares of 8 of another deployment: a new share goes
+    there (the first pool in the cluster's order would otherwise take it), keeping the other pool's devices whole."""
+    held = tuple(Replica(f"other-{i}", "ml/other", "c", i, (ReplicaEngine("vllm", (ReplicaMember(
+        "Standalone", "late", True, ask=PodAsk((("dra.cpu", 1, (("dra.cpu/cpu", "8"),)),))),)),)) for i in range(3))
+    pools = (Pool("early", "cpu", 2), Pool("late", "cpu", 2))
+    snapshot = Snapshot((Cluster("c", pools),), {"cpu": cpu_class(32)}, held)
+    assert [p.engines[0].members[0].pool for p in schedule(request(2), snapshot).placements] == ["late", "late"]
+    # Without shares held anywhere, the cluster's order decides, as before.
+    empty = Snapshot((Cluster("c", pools),), {"cpu": cpu_class(32)})
+    assert [p.engines[0].members[0].pool for p in schedule(request(1), empty).placements] == ["early"]
