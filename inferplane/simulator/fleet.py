@@ -28,14 +28,9 @@ from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.simulator.audits import audit
-from inferplane.simulator.simulation import (
-    ClusterSimulation,
-    EngineObject,
-    Pool,
-    installed_components,
-    node_names,
-    renamed,
-)
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject, Pool, installed_components
+from inferplane.simulator.simulation_rename import node_names, renamed
 from inferplane.runtime.store import Key, Resource, Store, controller_of
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not

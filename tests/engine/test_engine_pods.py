@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.simulator.audits import audit
 from inferplane.simulator.simulation_schema import schema_errors
 from inferplane.runtime.store import Key

@@ -17,7 +17,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
-from inferplane.simulator.simulation import Pool, simulate_cluster
+from inferplane.simulator.simulation import simulate_cluster
+from inferplane.simulator.simulation_inputs import Pool
 from inferplane.simulator.audits import audit, audit_cluster
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
