@@ -124,7 +124,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
         self.pod_requests = PodRequests()
         self.reset()
 
-
     def reset(self) -> None:
         """Forget a previous run: the autoscaler simulates the cluster again with its grown pools."""
         self.nodes: list[NodeInfo] = []
@@ -138,7 +137,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
         # Pods left Pending, in the order they were scheduled; an engine workload's by its Object ref.
         self.unplaced: list[Unplaced] = []
         self.engine_runs: list[tuple[EngineObject, int, list[Unplaced]]] = []
-
 
     def simulate(self) -> list[Resource]:
         # A round adds at most one node per Pending pod, and the next round must leave fewer pods
@@ -158,7 +156,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
         self.report_pending()
         return sorted(self.objects, key=object_order)
 
-
     def run(self) -> None:
         self.make_nodes()
         self.collect_workloads()
@@ -173,7 +170,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
         self.objects += [device_class(name, driver) for name, driver in sorted(self.owner_classes.items())]
         self.place_engines()
 
-
     # ---- steps
 
     def make_nodes(self) -> None:
@@ -185,12 +181,10 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
                 self.pool_of[node["metadata"]["name"]] = pool
                 self.objects.append(node)
 
-
     def collect_workloads(self) -> None:
         for key, body in sorted(self.installed.items()):
             self.workloads.extend(workloads(key, body, self.installed))
         self.workloads.sort(key=lambda w: (w.namespace, w.name))
-
 
     def place_daemonset(self, workload: Workload) -> None:
         template = workload.pod_spec()
@@ -206,7 +200,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
             running += self.schedule(workload, name, spec, pinned=info)
         self.objects.append(workload_object(workload, desired=desired, ready=running))
 
-
     def place_replicas(self, workload: Workload) -> None:
         spec = workload.pod_spec()
         template_hash = generated_suffix(f"{workload.namespace}/{workload.name}", 10)
@@ -218,7 +211,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
                 name = f"{workload.name}-{template_hash}-{generated_suffix(f'{workload.name}/{index}', 5)}"
             running += self.schedule(workload, name, json_copy(spec))
         self.objects.append(workload_object(workload, desired=workload.replicas, ready=running))
-
 
     def schedule(self, workload: Workload, name: str, spec: Resource, pinned: NodeInfo | None = None) -> bool:
         """Bind one pod to the best feasible node, or leave it Pending; True when it runs.
@@ -246,7 +238,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
             self.unplaced.append(Unplaced(pod, spec, [], message, self.plugins.filters))
         return chosen is not None and workload.crash is None
 
-
     def static_verdicts(self, pod: Resource) -> Callable[[NodeInfo], list[str]]:
         """The reasons the DaemonSet predicates (taints, selector, affinity) give for `pod` on a node,
         each found once per pool: a pool's nodes differ only in their name and the hostname label that
@@ -262,7 +253,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
                 verdicts[key] = next((r for p in DAEMONSET_PREDICATES if (r := p.filter(pod, info))), [])
             return verdicts[key]
         return reasons
-
 
     def filter_all(self, spec: Resource) -> tuple[list[str], dict[str, list[str]]]:
         """filter_nodes with the default filters over every node, the static ones answered per pool."""
@@ -284,7 +274,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
                 feasible.append(info.name)
         return feasible, rejected
 
-
     def publish_slices(self) -> None:
         for workload, pod in self.pods:
             node, driver = pod["spec"].get("nodeName"), workload.publishes_slices_for
@@ -295,16 +284,14 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
             for info in self.nodes:
                 self.objects.extend(pool_slices(info.name, self.pool_of[info.name], self.preinstalled))
 
-
     def device_classes(self) -> dict[str, tuple[str, ...]]:
         """The DeviceClasses the cluster's device stacks install (each driver's chart installs its own), with
         their selectors as the chart writes them."""
         drivers = {w.publishes_slices_for for w in self.workloads if w.publishes_slices_for} | set(self.preinstalled)
         installed = {c.name: c.selectors for d in sorted(drivers) if (shape := driver_slices(d)) is not None
                      for c in shape.device_classes}
-        # The owner's install created one for each of its drivers' classes (`device_class` below).
+        # The owner's install created one for each of its drivers' classes (`simulation_objects.device_class`).
         return {**{name: (owner_selector(driver),) for name, driver in self.owner_classes.items()}, **installed}
-
 
     def report_pending(self) -> None:
         """Each Pending pod's message, with the autoscaler's reason where a pool at its maximum would
@@ -318,7 +305,6 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
                         + (f"{p.at_maximum}; " if p.at_maximum else "") + p.message for p in unplaced]
             self.readiness[engine.ref] = WorkloadReadiness(
                 not problems, "; ".join(problems) if problems else f"{count} of {count} pods running")
-
 
 
 def after_daemonset_predicates(filters: Sequence[Filter]) -> tuple[Filter, ...]:

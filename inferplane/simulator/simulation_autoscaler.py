@@ -75,7 +75,6 @@ class ClusterAutoscaler:
                                           f"({full.max_node_count} of {full.max_node_count} nodes)")
         return growth
 
-
     def new_node(self, pool: Pool, index: int) -> tuple[NodeInfo, DeviceAllocator]:
         """The node the autoscaler would add to `pool` as `index`, as it would run: the DaemonSet pods
         that would land on it bound, and the slices their plugins would publish."""
