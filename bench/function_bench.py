@@ -59,6 +59,7 @@ from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "crossplane_runtime"))
 
 import grpc  # noqa: E402
 import yaml  # noqa: E402
@@ -69,7 +70,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1  # noqa
 from inferplane.api.inference_class import class_from_json  # noqa: E402
 from inferplane.compose.base import Request  # noqa: E402
 from inferplane.compose.model_deployment import read_pool_class  # noqa: E402
-from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner, crossplane_request  # noqa: E402
+from crossplane_requests import crossplane_request  # noqa: E402
+from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner  # noqa: E402
 from inferplane.compose.registry import composition_functions  # noqa: E402
 from inferplane.engine.runtime import Runtime  # noqa: E402
 

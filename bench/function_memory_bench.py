@@ -25,13 +25,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tests" / "crossplane_runtime"))
 
 import grpc  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1  # noqa: E402
 from google.protobuf import struct_pb2  # noqa: E402
 
 from function_bench import engine_requests, free_port  # noqa: E402
-from inferplane.crossplane.function import crossplane_request  # noqa: E402
+from crossplane_requests import crossplane_request  # noqa: E402
 
 REQUEST_BYTES = 3 * 1000 * 1000
 TARGET_MIB = 600

@@ -13,20 +13,23 @@ REPO = Path(__file__).resolve().parents[1]
 PUBLISHED_CRDS = REPO / "inferplane" / "data" / "crds"
 
 
-@pytest.fixture(scope="session")
-def crossplane_crds():
+def published_crd_schemas(folder: str):
+    """The schemas of the published CRDs vendored in one folder under PUBLISHED_CRDS."""
     from inferplane.admission.openapi import CRDSchemas
 
-    return CRDSchemas.from_dir(PUBLISHED_CRDS / "crossplane")
+    return CRDSchemas(sorted((PUBLISHED_CRDS / folder).glob("*.yaml")))
+
+
+@pytest.fixture(scope="session")
+def crossplane_crds():
+    return published_crd_schemas("crossplane")
 
 
 @pytest.fixture(scope="session")
 def provider_crds():
     """The cloud providers' CRDs; `.violations(obj)` lists what an API server would refuse, as text."""
-    from inferplane.admission.openapi import CRDSchemas
-
     class ProviderCRDs:
-        schemas = CRDSchemas.from_dir(PUBLISHED_CRDS / "providers")
+        schemas = published_crd_schemas("providers")
 
         def violations(self, obj):
             if obj.get("apiVersion") == "v1":  # a core kind beside them (Nebius's cloud-init Secret)

@@ -176,9 +176,6 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 50
 # Generated data is not read as code: nothing under it counts.
 GENERATED = ("data",)
-# Modules over the limits while another branch works in them, to be split there and then removed from
-# here: simulator/simulation.py (branch `simsplit`).
-KNOWN_OVERSIZE = frozenset({"simulator/simulation.py"})
 
 
 def sized_modules() -> dict[str, Path]:
@@ -202,15 +199,7 @@ def oversize(sources: dict[str, Path]) -> list[str]:
 
 
 def test_no_module_or_function_is_over_its_size():
-    sources = {module: source for module, source in sized_modules().items() if module not in KNOWN_OVERSIZE}
-    assert oversize(sources) == [], "split it by concern, each part named for what it does"
-
-
-def test_the_known_exceptions_are_still_over_the_limits():
-    # An exception that no longer needs to be one is taken off the list, so that the limits hold for it again.
-    modules = sized_modules()
-    assert KNOWN_OVERSIZE <= set(modules)
-    assert {module for module in KNOWN_OVERSIZE if not oversize({module: modules[module]})} == set()
+    assert oversize(sized_modules()) == [], "split it by concern, each part named for what it does"
 
 
 def test_the_size_check_sees_long_functions_and_modules(tmp_path):

@@ -113,10 +113,6 @@ class CRDSchemas:
                     key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
                     self._schemas[key] = version["schema"]["openAPIV3Schema"]
 
-    @classmethod
-    def from_dir(cls, directory: Path) -> "CRDSchemas":
-        return cls(sorted(Path(directory).glob("*.yaml")))
-
     def kinds(self) -> list[tuple[str, str]]:
         return sorted(self._schemas)
 

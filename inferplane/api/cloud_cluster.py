@@ -66,9 +66,3 @@ def _cloud_cluster_kind(provider: str) -> type[Resource]:
 
 
 CLOUD_CLUSTER_KINDS: dict[str, type[Resource]] = {p: _cloud_cluster_kind(p) for p in PROVIDERS}
-EKSCluster = CLOUD_CLUSTER_KINDS["EKS"]
-GKECluster = CLOUD_CLUSTER_KINDS["GKE"]
-AKSCluster = CLOUD_CLUSTER_KINDS["AKS"]
-NebiusCluster = CLOUD_CLUSTER_KINDS["Nebius"]
-VultrCluster = CLOUD_CLUSTER_KINDS["Vultr"]
-CivoCluster = CLOUD_CLUSTER_KINDS["Civo"]

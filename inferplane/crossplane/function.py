@@ -29,7 +29,7 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection
 
 from inferplane import API_GROUP
-from inferplane.compose.base import Desired, Request, Requirement, Response
+from inferplane.compose.base import Request, Requirement, Response
 from inferplane.crossplane.usages import compose_usages
 from inferplane.crossplane.wire import MalformedRequest, UnparsedRequest, decode_struct, desired_part, dict_to_struct, \
     from_wire, refuse_misshapen, shape_problem, shown, status_part, struct_to_dict
@@ -189,30 +189,6 @@ def add_usages(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> N
     for name, usage in usages.items():
         rsp.desired.resources[name].resource.CopyFrom(dict_to_struct(usage))
         rsp.desired.resources[name].ready = fnv1.READY_TRUE  # a Usage has no readiness of its own
-
-
-def crossplane_request(composite: Resource, observed: dict[str, Resource] | None = None,
-                       required: dict[str, Any] | None = None, tag: str = "") -> fnv1.RunFunctionRequest:
-    """A request as Crossplane builds it from the core's view of one call (for replaying the embedded
-    engine's calls, tests and benchmarks): a resolved requirement maps to its match (None: no items),
-    a whole kind's to the list of every match."""
-    req = fnv1.RunFunctionRequest(meta=fnv1.RequestMeta(tag=tag))
-    req.observed.composite.resource.CopyFrom(dict_to_struct(composite))
-    for name, obj in (observed or {}).items():
-        req.observed.resources[name].resource.CopyFrom(dict_to_struct(obj))
-    for name, obj in (required or {}).items():
-        found = req.required_resources[name]
-        found.SetInParent()
-        for match in obj if isinstance(obj, list) else [obj] if obj is not None else []:
-            found.items.append(fnv1.Resource(resource=dict_to_struct(match)))
-    return req
-
-
-def core_desired(rsp: fnv1.RunFunctionResponse) -> dict[str, Desired]:
-    """The desired composed resources of a response, as the core would have returned them (for
-    comparing the two runtimes)."""
-    ready = {v: k for k, v in _READY.items()}
-    return {key: Desired(struct_to_dict(d.resource), ready[d.ready]) for key, d in rsp.desired.resources.items()}
 
 
 # ---- the servicer

@@ -1,5 +1,6 @@
-"""What an API server with our XRDs installed publishes about them: discovery (`/api`, `/apis`,
-`/apis/GROUP/VERSION`) and OpenAPI v3 (`/openapi/v3` and one document per group version).
+"""What an API server with our XRDs installed publishes of their schemas: the OpenAPI v3 document of
+each group version (`/openapi/v3/apis/GROUP/VERSION`; `inferplane serve` serves them, with its discovery
+and the `/openapi/v3` index, in `inferplane/apiserver/`).
 
 Built from a set of XRDs (`published()`: the committed ones under `xrds/`) the way kube-apiserver builds a CRD's
 (k8s.io/apiextensions-apiserver pkg/controller/openapi/builder/builder.go, `BuildOpenAPIV3` with
@@ -19,7 +20,6 @@ composition it selects).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from typing import Any
 
@@ -50,8 +50,6 @@ METADATA = {
     "description": "Standard object's metadata. More info: "
                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 }
-# The verbs kube-apiserver serves for a custom resource.
-VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
 
 
 @functools.cache
@@ -77,7 +75,7 @@ class Published:
         return sorted({f"{x['spec']['group']}/{v['name']}" for x in self.xrds for v in x["spec"]["versions"]
                        if v["served"]})
 
-    def _served(self, group_version: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    def served(self, group_version: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(XRD spec, version) of every kind served at GROUP/VERSION; a KeyError where none is."""
         served = [(x["spec"], v) for x in self.xrds for v in x["spec"]["versions"]
                   if v["served"] and f"{x['spec']['group']}/{v['name']}" == group_version]
@@ -90,9 +88,9 @@ class Published:
         return json.loads(self.openapi_v3_json(group_version))
 
     def openapi_v3_json(self, group_version: str) -> bytes:
-        """The document's bytes, as served (and hashed in the index)."""
+        """The document's bytes, as served."""
         if group_version not in self._documents:
-            served = self._served(group_version)
+            served = self.served(group_version)
             paths = dict(_read_path(spec, version) for spec, version in served)
             schemas = {schema_name(spec["group"], version["name"], spec["names"]["kind"]): _kind_schema(spec, version)
                        for spec, version in served}
@@ -100,44 +98,6 @@ class Published:
                         "paths": dict(sorted(paths.items())), "components": {"schemas": dict(sorted(schemas.items()))}}
             self._documents[group_version] = json.dumps(document, separators=(",", ":")).encode()
         return self._documents[group_version]
-
-    def openapi_v3_index(self) -> dict[str, Any]:
-        """`/openapi/v3`: each group version's document, its URL carrying its hash (kube-openapi's
-        handler3: SHA-512, upper-case hex), so that clients may cache it."""
-        return {"paths": {f"apis/{gv}": {"serverRelativeURL": f"/openapi/v3/apis/{gv}?hash="
-                                                              f"{hashlib.sha512(self.openapi_v3_json(gv)).hexdigest().upper()}"}
-                          for gv in self.group_versions()}}
-
-    @staticmethod
-    def api_versions() -> dict[str, Any]:
-        """`/api`: the legacy core group, of which no version is served."""
-        return {"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []}
-
-    def api_group_list(self) -> dict[str, Any]:
-        """`/apis`: every group with its served versions."""
-        groups: dict[str, list[str]] = {}
-        for gv in self.group_versions():
-            group, version = gv.rsplit("/", 1)
-            groups.setdefault(group, []).append(version)
-        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-            {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
-             "preferredVersion": {"groupVersion": f"{group}/{versions[0]}", "version": versions[0]}}
-            for group, versions in groups.items()]}
-
-    def api_resource_list(self, group_version: str) -> dict[str, Any]:
-        """`/apis/GROUP/VERSION`: the resources served there, with their scale subresources."""
-        resources = []
-        for spec, version in self._served(group_version):
-            names = spec["names"]
-            namespaced = spec["scope"] == "Namespaced"
-            resources.append({"name": names["plural"], "singularName": names["kind"].lower(), "namespaced": namespaced,
-                              "kind": names["kind"], "verbs": VERBS,
-                              **({"shortNames": names["shortNames"]} if names.get("shortNames") else {})})
-            if "scale" in version.get("subresources", {}):
-                resources.append({"name": f"{names['plural']}/scale", "singularName": "", "namespaced": namespaced,
-                                  "group": "autoscaling", "version": "v1", "kind": "Scale",
-                                  "verbs": ["get", "patch", "update"]})
-        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
 
 
 def _kind_schema(spec: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:

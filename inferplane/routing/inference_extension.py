@@ -24,9 +24,6 @@ INFERENCE_POOL_KIND = "InferencePool"
 INFERENCE_POOL_CRD_NAME = f"inferencepools.{INFERENCE_POOL_GROUP}"
 # The experimental group of the release, where InferenceObjective (which the endpoint picker watches) lives.
 INFERENCE_EXTENSION_EXPERIMENTAL_GROUP = "inference.networking.x-k8s.io"
-# The release the vendored CRDs come from, as each of them is annotated.
-INFERENCE_EXTENSION_VERSION = "v1.0.1"
-BUNDLE_VERSION_ANNOTATION = "inference.networking.k8s.io/bundle-version"
 # The pod label llm-d's endpoint picker filters prefill and decode pods by (its prefill-filter and
 # decode-filter plugins): `prefill` or `decode`.
 PHASE_LABEL = "llm-d.ai/role"

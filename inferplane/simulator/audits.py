@@ -29,8 +29,8 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.simulator.claimed_cpus import unstated_cpus
-from inferplane.simulator.simulation import (
-    DAEMONSET_PREDICATES,
+from inferplane.simulator.simulation import DAEMONSET_PREDICATES
+from inferplane.simulator.simulation_objects import (
     DRIVERS_ANNOTATION,
     ENGINE_PLACEMENT,
     HELD_DRIVERS_ANNOTATION,

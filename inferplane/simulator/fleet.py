@@ -28,15 +28,10 @@ from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.simulator.audits import audit
-from inferplane.simulator.simulation import (
-    ClusterSimulation,
-    EngineObject,
-    Pool,
-    installed_components,
-    node_names,
-    renamed,
-)
-from inferplane.runtime.store import Key, Resource, Store, controller_of
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject, Pool, installed_components
+from inferplane.simulator.simulation_rename import node_names, renamed
+from inferplane.runtime.store import Key, Resource, Store
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).
@@ -278,23 +273,6 @@ def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
                        {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
     return {"atProvider": {}, "conditions": [
         ready_condition, {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
-
-
-def fleet_inputs(store: Store) -> list[tuple[Resource, dict[str, Any] | None]]:
-    """Every stored cluster with its simulation inputs, read from the store (the reconciler reads its cache)."""
-    everything = store.list()
-    objects = {(o["kind"], o["metadata"]["name"]): o for o in everything if not o["metadata"].get("namespace")}
-    owned: dict[str, list[Resource]] = {}
-    pinned: dict[str, list[Resource]] = {}
-    for obj in everything:
-        owner = controller_of(obj)
-        if owner:
-            owned.setdefault(owner, []).append(obj)
-        if obj["kind"] == "ModelReplica":
-            pinned.setdefault((obj.get("spec") or {}).get("clusterName", ""), []).append(obj)
-    return [(cluster, simulation_inputs(cluster, lambda kind, name: objects.get((kind, name)),
-                                        lambda uid: owned.get(uid, []), lambda name: pinned.get(name, [])))
-            for cluster in everything if cluster["kind"] == "InferenceCluster"]
 
 
 def _keep_creation_times(simulated: list[Resource], previous: list[Resource], now: str) -> None:

@@ -16,11 +16,12 @@ driver `gpu.example.com`) publishes exactly what the class declares: `count` dev
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from inferplane.accelerators.devices import typed_attribute
 from inferplane.accelerators.registry import driver_slices
 from inferplane.api.inference_class import DeviceSpec
+from inferplane.simulator.simulation_inputs import Pool
 
 Resource = dict[str, Any]
 
@@ -97,3 +98,13 @@ def renamed_slice(slice_: Resource, nodes: Mapping[str, str]) -> Resource | None
     return {**slice_, "metadata": {**metadata, "name": f"{new}-{driver}"},
             "spec": {**spec, "nodeName": new, "pool": {**spec["pool"], "name": new}, "devices": devices}}
 
+
+def pool_slices(node: str, pool: Pool, drivers: Iterable[str]) -> list[Resource]:
+    """The ResourceSlices the plugins of `drivers` publish on a node of `pool`. A driver on a node
+    whose class declares none of its devices publishes nothing (the audit reports the misplacement)."""
+    out = []
+    for driver in drivers:
+        devices = [d for d in pool.devices if d.claim == "DRA" and d.driver == driver]
+        if devices:
+            out.append(resource_slice(node, driver, devices))
+    return out

@@ -2,20 +2,23 @@
 
 kubectl explain needs an API server: discovery to map `ic` to inferenceclusters.inferplane.dev, then
 `/openapi/v3` and the group version's document. A server on 127.0.0.1 (an ephemeral port, this
-module's lifetime) serves exactly what `inferplane.crossplane.openapi` publishes, the same documents
-`inferplane explain` renders, and kubectl's output is compared with ours byte for byte. Where kubectl
-fails (a field that does not exist) only the error's words are compared: kubectl has printed the
-header by then, and we say more (the fields there, the nearest).
+module's lifetime) serves exactly the documents `inferplane.crossplane.openapi` publishes, the same
+ones `inferplane explain` renders, and discovery of their kinds as kube-apiserver answers it, and
+kubectl's output is compared with ours byte for byte. Where kubectl fails (a field that does not
+exist) only the error's words are compared: kubectl has printed the header by then, and we say more
+(the fields there, the nearest).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -70,6 +73,49 @@ EDGES = {
                      "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
                  }}}}]}}
 PUBLISHED = Published(published().xrds + (EDGES,))
+# The verbs kube-apiserver serves for a custom resource.
+VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+
+
+def api_versions() -> dict[str, Any]:
+    """`/api`: the legacy core group, of which no version is served."""
+    return {"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []}
+
+
+def api_group_list() -> dict[str, Any]:
+    """`/apis`: every group with its served versions."""
+    groups: dict[str, list[str]] = {}
+    for gv in PUBLISHED.group_versions():
+        group, version = gv.rsplit("/", 1)
+        groups.setdefault(group, []).append(version)
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+        {"name": group, "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
+         "preferredVersion": {"groupVersion": f"{group}/{versions[0]}", "version": versions[0]}}
+        for group, versions in groups.items()]}
+
+
+def api_resource_list(group_version: str) -> dict[str, Any]:
+    """`/apis/GROUP/VERSION`: the resources served there, with their scale subresources."""
+    resources = []
+    for spec, version in PUBLISHED.served(group_version):
+        names = spec["names"]
+        namespaced = spec["scope"] == "Namespaced"
+        resources.append({"name": names["plural"], "singularName": names["kind"].lower(), "namespaced": namespaced,
+                          "kind": names["kind"], "verbs": VERBS,
+                          **({"shortNames": names["shortNames"]} if names.get("shortNames") else {})})
+        if "scale" in version.get("subresources", {}):
+            resources.append({"name": f"{names['plural']}/scale", "singularName": "", "namespaced": namespaced,
+                              "group": "autoscaling", "version": "v1", "kind": "Scale",
+                              "verbs": ["get", "patch", "update"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}
+
+
+def openapi_v3_index() -> dict[str, Any]:
+    """`/openapi/v3`: each group version's document, its URL carrying its hash (kube-openapi's
+    handler3: SHA-512, upper-case hex), so that clients may cache it."""
+    def url(gv: str) -> str:
+        return f"/openapi/v3/apis/{gv}?hash={hashlib.sha512(PUBLISHED.openapi_v3_json(gv)).hexdigest().upper()}"
+    return {"paths": {f"apis/{gv}": {"serverRelativeURL": url(gv)} for gv in PUBLISHED.group_versions()}}
 
 
 class APIServer(BaseHTTPRequestHandler):
@@ -79,15 +125,14 @@ class APIServer(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = urlsplit(self.path).path
-        documents = {"/api": PUBLISHED.api_versions, "/apis": PUBLISHED.api_group_list,
-                     "/openapi/v3": PUBLISHED.openapi_v3_index}
+        documents = {"/api": api_versions, "/apis": api_group_list, "/openapi/v3": openapi_v3_index}
         try:
             if path in documents:
                 body = json.dumps(documents[path]()).encode()
             elif path.startswith("/openapi/v3/apis/"):
                 body = PUBLISHED.openapi_v3_json(path.removeprefix("/openapi/v3/apis/"))
             elif path.startswith("/apis/"):
-                body = json.dumps(PUBLISHED.api_resource_list(path.removeprefix("/apis/"))).encode()
+                body = json.dumps(api_resource_list(path.removeprefix("/apis/"))).encode()
             else:
                 raise KeyError(path)
         except KeyError:
@@ -210,15 +255,14 @@ def test_kinds_resolve_as_elsewhere_and_only_ours_are_documented():
 
 
 def test_the_published_documents_are_what_kube_apiserver_would_serve():
-    index = published().openapi_v3_index()["paths"]
-    assert sorted(index) == ["apis/inferplane.dev/v1alpha1", "apis/infrastructure.inferplane.dev/v1alpha1"]
+    assert published().group_versions() == ["inferplane.dev/v1alpha1", "infrastructure.inferplane.dev/v1alpha1"]
     document = published().openapi_v3("inferplane.dev/v1alpha1")
     cluster = document["components"]["schemas"]["dev.inferplane.v1alpha1.InferenceCluster"]
     assert cluster["x-kubernetes-group-version-kind"] == [
         {"group": "inferplane.dev", "kind": "InferenceCluster", "version": "v1alpha1"}]
     assert list(cluster["properties"]) == ["apiVersion", "kind", "metadata", "spec", "status"]
     assert "/apis/inferplane.dev/v1alpha1/namespaces/{namespace}/modeldeployments/{name}" in document["paths"]
-    resources = {r["name"]: r for r in published().api_resource_list("inferplane.dev/v1alpha1")["resources"]}
+    resources = {r["name"]: r for r in api_resource_list("inferplane.dev/v1alpha1")["resources"]}
     assert resources["inferenceclusters"]["shortNames"] == ["icluster", "ic"]
     assert resources["modeldeployments/scale"]["kind"] == "Scale"
     with pytest.raises(KeyError, match="no kind is served at inferplane.dev/v1: inferplane.dev/v1alpha1"):

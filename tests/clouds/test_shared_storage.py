@@ -9,7 +9,7 @@ from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Request
 from inferplane.compose.cloud_cluster import compose_cloud_cluster
-from inferplane.simulator.simulation_schema import schema_errors
+from kubernetes_schemas import schema_errors
 
 SETTINGS = {"EKS": {"region": "us-east-1"}, "GKE": {"region": "us-central1", "project": "acme"},
             "AKS": {"location": "eastus"}, "Nebius": {}, "Vultr": {"region": "ewr"}, "Civo": {"region": "LON1"}}

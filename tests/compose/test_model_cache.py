@@ -12,8 +12,8 @@ from inferplane.compose import model_cache
 from inferplane.compose.base import Request
 from inferplane.compose.model_cache import compose_model_cache
 from inferplane.engine.runtime import Runtime
-from inferplane.simulator.simulation_schema import schema_errors
 from inferplane.runtime.store import Key
+from kubernetes_schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"

@@ -8,7 +8,7 @@ import yaml
 
 from inferplane.compose.base import Request
 from inferplane.compose.model_replica import compose_model_replica
-from inferplane.simulator.simulation_schema import schema_errors
+from kubernetes_schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_CRDS = REPO / "inferplane" / "data" / "crds"
@@ -252,7 +252,7 @@ def test_a_replica_that_cannot_be_composed_keeps_what_runs(composite, reason, sa
 def crd_schemas(folder):
     from inferplane.admission.openapi import CRDSchemas
 
-    return CRDSchemas.from_dir(PUBLISHED_CRDS / folder)
+    return CRDSchemas(sorted((PUBLISHED_CRDS / folder).glob("*.yaml")))
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,8 @@ import yaml
 
 from inferplane.accelerators.catalog import AI_GATEWAY_CONTROLLER, AI_GATEWAY_NAMESPACE
 from inferplane.api.cloud import SOURCES
-from inferplane.simulator.simulation_schema import schema_errors
-from inferplane.routing.inference_extension import (
-    BUNDLE_VERSION_ANNOTATION,
-    CRDS_FILE,
-    INFERENCE_EXTENSION_VERSION,
-    INFERENCE_POOL_API_VERSION,
-    served_kinds,
-)
+from inferplane.routing.inference_extension import CRDS_FILE, INFERENCE_POOL_API_VERSION, served_kinds
+from kubernetes_schemas import schema_errors
 
 from test_model_replica import compose as compose_replica
 from test_model_replica import manifests, pd_replica
@@ -28,6 +22,10 @@ CRD_KEYS = ["object-crd-inferenceobjectives-inference-networking-x-k8s-io",
             "object-crd-inferencepools-inference-networking-k8s-io",
             "object-crd-inferencepools-inference-networking-x-k8s-io"]
 KUBECONFIG = {"name": "cluster-1-connection", "namespace": "inferplane-system", "key": "kubeconfig"}
+# The Inference Extension release Modelplane v0.3.1 installs, as each of its CRDs is annotated
+# (inferplane/data/gateway-api-inference-extension/SOURCE.md).
+INFERENCE_EXTENSION_VERSION = "v1.0.1"
+BUNDLE_VERSION_ANNOTATION = "inference.networking.k8s.io/bundle-version"
 
 
 def vendored():

@@ -19,8 +19,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from inferplane.compose.base import Desired, Requirement, Response
 from inferplane.crossplane.function import FunctionRunner, dict_to_struct, serving, struct_to_dict
-from inferplane.crossplane.function import crossplane_request as run_request
 from inferplane.simulator.synthetic_fleet import fleet_manifests
+from crossplane_requests import crossplane_request as run_request
 
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from inferplane.api import ALL_KINDS
 from inferplane.crossplane import XRD_DIR
-from inferplane.crossplane.function import USAGES_INPUT, crossplane_request
+from inferplane.crossplane.function import USAGES_INPUT
 from inferplane.crossplane.usages import CONSUMER_LABEL
+from crossplane_requests import crossplane_request
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"

@@ -23,12 +23,13 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from inferplane.api import KINDS
-from inferplane.compose.base import Request, Response
-from inferplane.crossplane.function import (RESERVED_CONDITIONS, FunctionRunner, core_desired, crossplane_request,
-                                            serving)
+from inferplane.compose.base import Desired, Request, Response
+from inferplane.crossplane.function import RESERVED_CONDITIONS, FunctionRunner, serving
+from inferplane.crossplane.wire import struct_to_dict
 from inferplane.compose.registry import composition_functions
 from inferplane.engine.runtime import Runtime
 from inferplane.simulator.synthetic_fleet import write_fleet
+from crossplane_requests import crossplane_request
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())
@@ -82,6 +83,12 @@ def answer_of_core(response: Response) -> dict[str, Any]:
                              None if r.name is not None else r.match_labels or ())
                          for n, r in response.requirements.items()},
     }
+
+
+def core_desired(rsp: fnv1.RunFunctionResponse) -> dict[str, Desired]:
+    """The desired composed resources of a response, as the core would have returned them."""
+    ready = {fnv1.READY_TRUE: True, fnv1.READY_FALSE: False, fnv1.READY_UNSPECIFIED: None}
+    return {key: Desired(struct_to_dict(d.resource), ready[d.ready]) for key, d in rsp.desired.resources.items()}
 
 
 def answer_over_grpc(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from typing import Any
 import pytest
 
 from inferplane.runtime.store import Store
-from inferplane.simulator.fleet import Templates, fleet_inputs, simulate
+from inferplane.simulator.fleet import Templates, simulate
+from stored_inputs import fleet_inputs
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from inferplane.simulator import fleet
 from inferplane.simulator.audits import audit_cluster
 from inferplane.engine.audit import audit_folder
 from inferplane.engine.runtime import Runtime
-from inferplane.simulator.simulation import ClusterSimulation, EngineObject
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,8 @@ from pathlib import Path
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,9 +162,9 @@ def test_nodes_that_take_none_of_the_pending_pods_stop_the_autoscaler_however_hi
     """An estimate that a new node takes a pod the scheduler then leaves Pending again (here forced:
     every new node 'takes' every pod, yet the pods claim a GPU model no node has) adds one round of
     nodes and stops; before, each round added nodes again until the pool's maximum, a million here."""
-    from inferplane.simulator import simulation
+    from inferplane.simulator import simulation_autoscaler
 
-    monkeypatch.setattr(simulation, "_take", lambda pending, info, allocator: True)
+    monkeypatch.setattr(simulation_autoscaler, "_take", lambda pending, info, allocator: True)
     unmatched = replica(2)
     unmatched["spec"]["engines"][0]["members"][0]["deviceRequests"][0]["selectors"] = [
         {"cel": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"'}]

@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from inferplane.engine.runtime import Runtime
-from inferplane.simulator.simulation import ClusterSimulation, EngineObject, Pool
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.simulator.audits import audit
-from inferplane.simulator.simulation_schema import schema_errors
 from inferplane.runtime.store import Key
+from kubernetes_schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 # The recipes' class and cluster only: these tests pin replicas by hand, beside no deployment.

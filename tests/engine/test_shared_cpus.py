@@ -99,7 +99,7 @@ def composed_claim_templates(runtime):
 
 
 def test_every_composed_resource_claim_template_validates_against_kubernetes_1_36(tmp_path):
-    from inferplane.simulator.simulation_schema import schema_errors
+    from kubernetes_schemas import schema_errors
 
     runtime = run(tmp_path, 32, [("qwen-a", 3)])
     templates = composed_claim_templates(runtime)

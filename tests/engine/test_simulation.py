@@ -17,7 +17,8 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Request
 from inferplane.compose.inference_cluster import node_pool
 from inferplane.compose.serving_stack import compose_serving_stack
-from inferplane.simulator.simulation import Pool, simulate_cluster
+from inferplane.simulator.simulation import simulate_cluster
+from inferplane.simulator.simulation_inputs import Pool
 from inferplane.simulator.audits import audit, audit_cluster
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
@@ -355,7 +356,7 @@ def test_unlabelled_resources_are_ignored_and_unknown_components_refused():
 @pytest.mark.parametrize("version", ["1.34", "1.36"])
 def test_objects_validate_against_kubernetes_schemas(version):
     # kubernetes-validate is a test dependency: a missing schema fails here rather than skipping.
-    from inferplane.simulator.simulation_schema import schema_errors
+    from kubernetes_schemas import schema_errors
 
     pools = [SYSTEM, gpu_pool(NVIDIA_GPU, "nv"), gpu_pool(AMD_GPU, "amd"), cpu_pool()]
     objects = simulate_cluster("c1", pools, stack("Existing", [AMD_GPU.name, CPU.name, NVIDIA_GPU.name]))

@@ -11,10 +11,11 @@ import yaml
 
 from inferplane.simulator import fleet
 from inferplane.simulator.audits import audit
-from inferplane.simulator.fleet import Templates, cluster_simulation, encoded, fingerprint, fleet_inputs
+from inferplane.simulator.fleet import Templates, cluster_simulation, encoded, fingerprint
 from inferplane.engine.runtime import Runtime
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.synthetic_fleet import write_fleet
+from stored_inputs import fleet_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted([*(REPO / "recipes").iterdir(), *(REPO / "tests" / "legs").iterdir()])

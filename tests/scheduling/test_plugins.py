@@ -10,8 +10,9 @@ from inferplane.scheduling.pool_filters import EngineInPass, PoolCandidate
 from inferplane.scheduling.predicates import NodeInfo
 from inferplane.scheduling.profiles import FLEET, NODE, POOL_ROOM, registered
 from inferplane.scheduling.snapshot import ClassDevice, DeviceRequest, ReplicaEngine, ReplicaMember
-from inferplane.simulator.simulation import ClusterSimulation, EngineObject
-from inferplane.simulator.simulation import Pool as SimulatedPool
+from inferplane.simulator.simulation import ClusterSimulation
+from inferplane.simulator.simulation_inputs import EngineObject
+from inferplane.simulator.simulation_inputs import Pool as SimulatedPool
 
 GOLD = {"tier": "gold"}
 CLASSES = {"gpu": PoolClass("gpu", (ClassDevice("gpu", "gpu.nvidia.com", 1, "DRA", "gpu.nvidia.com"),))}

@@ -1,4 +1,5 @@
-"""The simulated cluster's objects checked against Kubernetes' published OpenAPI schemas.
+"""Kubernetes objects (a simulated cluster's, the manifests composed Objects apply) checked against
+Kubernetes' published OpenAPI schemas, for the tests.
 
 The schemas come from the `kubernetes-validate` package (its strict variant: an unknown field is an
 error), read directly and compiled once per kind: its own `validate()` re-reads a 1.5 MB file on
