@@ -1,7 +1,8 @@
 """The simulator as the second controller the reconciler hosts: like a fleet of kubelets and
-schedulers, it watches each InferenceCluster and the ModelReplicas pinned to it, and simulates the
-cluster again whenever what it reads of them changed (fleet.simulation_inputs): its nodes, its stack's
-workloads and the engines, whose provider-kubernetes Objects then report how they run."""
+schedulers, it watches each InferenceCluster, the ModelReplicas pinned to it and the ModelCaches whose
+claims are applied on it, and simulates the cluster again whenever what it reads of them changed
+(fleet.simulation_inputs): its nodes, its stack's workloads and the engines, whose provider-kubernetes
+Objects then report how they run (an engine pod waits for its cache's claim to be bound)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ SIMULATE = "simulate"
 # not at every step on the way.
 SIMULATE_PRIORITY = 2
 MODEL_REPLICA = "ModelReplica"
+MODEL_CACHE = "ModelCache"
 # The field a ModelReplica names its cluster by: the cache indexes replicas by it.
 PINNED_TO = "spec.clusterName"
 
@@ -47,14 +49,27 @@ class Simulator:
         return root if root.kind == InferenceCluster.KIND else None
 
     def due_after_reconcile(self, view: View, key: Key) -> Iterable[Key]:
+        if key.kind == MODEL_CACHE:
+            return self.claim_clusters(view, key)
         target = self.target(view, key)
         return [target] if target is not None else []
 
+    @staticmethod
+    def claim_clusters(view: View, key: Key) -> list[Key]:
+        """The clusters a ModelCache's claims are applied on: their engine pods wait for those claims to
+        be bound (simulator.cache_claims), so a claim's reported phase is an input of their simulation."""
+        cache = view.get(key)
+        names = {((o.get("spec") or {}).get("providerConfigRef") or {}).get("name")
+                 for o in (view.children(cache["metadata"]["uid"]) if cache is not None else [])
+                 if o.get("kind") == "Object"}
+        return sorted(Key.of(c) for n in names if n and (c := view.lookup(InferenceCluster.KIND, n)) is not None)
+
     def due_on_delete(self, view: View, key: Key) -> Iterable[Key]:
-        """A deleted replica's engines stop on its cluster; a deleted cluster's simulation goes."""
+        """A deleted replica's engines stop on its cluster, a deleted cache's claims hold none of its engine
+        pods; a deleted cluster's simulation goes."""
         if key.kind == InferenceCluster.KIND:
             return [key]
-        return self.due_after_reconcile(view, key) if key.kind == MODEL_REPLICA else []
+        return self.due_after_reconcile(view, key) if key.kind in (MODEL_REPLICA, MODEL_CACHE) else []
 
     def run(self, view: View, key: Key) -> bool:
         """Simulate a target cluster again if its inputs changed since it last was."""
@@ -64,7 +79,7 @@ class Simulator:
             store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
             return False
         inputs = simulation_inputs(cluster, view.lookup, view.children,
-                                   lambda name: view.by_field(MODEL_REPLICA, PINNED_TO, name))
+                                   lambda name: view.by_field(MODEL_REPLICA, PINNED_TO, name), view.get)
         if store.simulated_inputs(key.name) == fingerprint(inputs):
             return False
         _, statuses = simulate(store, cluster, inputs, self.templates)

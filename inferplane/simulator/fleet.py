@@ -2,7 +2,8 @@
 
 A cluster's simulation depends on its pools (from the cloud cluster's node pools, or an Existing
 cluster's own spec), the devices of the classes those pools use, the components its serving
-stack installs, and the Objects of the ModelReplicas pinned to it. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
+stack installs, the Objects of the ModelReplicas pinned to it, and (only while one is unbound) the
+ModelCache claims their engine pods mount. Those inputs are fingerprinted; a cluster whose fingerprint is the one it was last
 simulated from keeps its objects. A cluster whose inputs equal another's, as most clusters of one cloud in a
 fleet do, is derived from that one's simulation by renaming its nodes (`Templates`).
 """
@@ -28,6 +29,7 @@ from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
 from inferplane.compose.inference_cluster import HELD_ANNOTATION, node_pool
 from inferplane.simulator.audits import audit
+from inferplane.simulator.cache_claims import IMMEDIATE, binding_modes, unbound_claims
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject, Pool, installed_components
 from inferplane.simulator.simulation_rename import node_names, renamed
@@ -44,12 +46,15 @@ Lookup = Callable[[str, str], Resource | None]
 Children = Callable[[str], list[Resource]]
 # A cluster's name -> the ModelReplicas pinned to it.
 Pinned = Callable[[str], list[Resource]]
+# A key -> the object, or None.
+Get = Callable[[Key], Resource | None]
 OBJECT_GROUP = "kubernetes.m.crossplane.io"
 
 
 def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
-                      pinned: Pinned = lambda name: []) -> dict[str, Any] | None:
-    """Everything the cluster's simulation reads, as plain data; None when nothing is provisioned (yet)."""
+                      pinned: Pinned = lambda name: [], get: Get = lambda key: None) -> dict[str, Any] | None:
+    """Everything the cluster's simulation reads, as plain data; None when nothing is provisioned (yet).
+    `get` reads a namespaced object (a replica's ModelCache, whose claims its engine pods mount)."""
     name = cluster["metadata"]["name"]
     stack = lookup("ServingStack", name)
     if stack is None:
@@ -80,9 +85,22 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
                 "uid": o["metadata"].get("uid"), "manifest": o["spec"]["forProvider"]["manifest"]}
                for replica in pinned(name) for o in children(replica["metadata"]["uid"])
                if o["kind"] == "Object" and (o["spec"].get("providerConfigRef") or {}).get("name") == name]
-    return {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
-            "preinstalled": sorted(preinstalled_drivers(stack)),
-            "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+    inputs = {"pools": pools, "installed": installed_components(children(stack["metadata"]["uid"])),
+              "preinstalled": sorted(preinstalled_drivers(stack)),
+              "engines": sorted(engines, key=lambda e: (e["namespace"], e["name"]))}
+    # Only while a claim is unbound: a cluster whose engines' volumes are all Bound reads as it did.
+    if engines and (unbound := unbound_claims(name, pinned(name), get, children)):
+        modes = binding_modes(cluster_storage(name, cloud, lookup, children))
+        inputs["unboundClaims"] = {ref: {**claim, "bindingMode": modes.get(claim["storageClassName"], IMMEDIATE)}
+                                   for ref, claim in unbound.items()}
+    return inputs
+
+
+def cluster_storage(name: str, cloud: CloudModule, lookup: Lookup, children: Children) -> list[Resource]:
+    """What the cloud cluster composes on the workload cluster (its StorageClass among them); none on a
+    cluster inferplane does not provision."""
+    cloud_cluster = lookup(CLOUD_CLUSTER_KINDS[cloud.source].KIND, name) if cloud.provisioned else None
+    return children(cloud_cluster["metadata"]["uid"]) if cloud_cluster is not None else []
 
 
 def pool_entries(cluster: Resource, cloud: CloudModule, classes: dict[str, Resource | None]
@@ -231,7 +249,7 @@ def cluster_simulation(name: str, inputs: dict[str, Any]) -> ClusterSimulation:
     pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
     return ClusterSimulation(name, pools, inputs["installed"],
                              [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]],
-                             preinstalled=inputs.get("preinstalled", ()))
+                             preinstalled=inputs.get("preinstalled", ()), unbound_claims=inputs.get("unboundClaims"))
 
 
 def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, templates: Templates | None = None

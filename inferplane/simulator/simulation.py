@@ -17,7 +17,8 @@ cluster would then hold:
 - the engine workloads of the ModelReplicas pinned to the cluster (their Deployments and
   LeaderWorkerSets) and their Pods, each placed by the same predicates and then by DRA allocation
   (`scheduling.dra`): a pod runs only on a node where every claim of its ResourceClaimTemplates is
-  allocated devices from that node's slices, and its ResourceClaims carry the allocation. Each
+  allocated devices from that node's slices, and its ResourceClaims carry the allocation; a pod mounting
+  a ModelCache claim not bound yet stays Pending on no node (`cache_claims`). Each
   workload's readiness is reported with the pods that did not run, their nodes and why;
 - the cluster autoscaler's scale-up: a pod left Pending that a new node of an autoscaled pool would
   take (that node's labels, taints, allocatable, DaemonSet pods and ResourceSlices) grows that pool
@@ -104,11 +105,14 @@ class ClusterSimulation(EnginePlacement, ClusterAutoscaler):
     again with the pools the autoscaler grew, until it grows none."""
 
     def __init__(self, cluster_name: str, pools: Sequence[Pool], components: Mapping[str, Resource],
-                 engines: Sequence[EngineObject] = (), preinstalled: Iterable[str] = ()):
+                 engines: Sequence[EngineObject] = (), preinstalled: Iterable[str] = (),
+                 unbound_claims: Mapping[str, Mapping[str, str]] | None = None):
         """`components`: what `installed_components` reads from the stack's resources; `engines`: the
         Objects of the ModelReplicas pinned to the cluster; `preinstalled`: the drivers the cluster's
-        owner runs, which no component serves."""
+        owner runs, which no component serves; `unbound_claims`: the ModelCache claims engine pods mount
+        that are not bound yet ({namespace/name: {phase, storageClassName, bindingMode}})."""
         self.cluster = cluster_name
+        self.unbound_claims = dict(unbound_claims or {})
         self.preinstalled = tuple(sorted(set(preinstalled)))
         self.engines = sorted(engines, key=lambda e: e.ref)
         # Object ref -> how its workload runs (engine workloads only).

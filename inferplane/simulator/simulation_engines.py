@@ -14,6 +14,7 @@ from inferplane.scheduling.dra import DeviceAllocator
 from inferplane.scheduling.framework import Profile
 from inferplane.scheduling.node_scores import WorkloadPods
 from inferplane.scheduling.predicates import NodeInfo, unschedulable_message
+from inferplane.simulator.cache_claims import readiness_reason, waiting_message
 from inferplane.simulator.simulation_autoscaler import Unplaced
 from inferplane.simulator.simulation_inputs import EngineObject
 from inferplane.simulator.simulation_objects import (
@@ -43,6 +44,7 @@ class EnginePlacement:
     node_by_name: dict[str, NodeInfo]
     unplaced: list[Unplaced]
     engine_runs: list[tuple[EngineObject, int, list[Unplaced]]]
+    unbound_claims: dict[str, Mapping[str, str]]
     plugins: Profile[Any, Any]
     device_classes: Callable[[], dict[str, tuple[str, ...]]]
     filter_all: Callable[[Resource], tuple[list[str], dict[str, list[str]]]]
@@ -70,6 +72,11 @@ class EnginePlacement:
         spec = json_copy(dict(template.get("spec") or {}))
         claims = [(c["name"], templates.get((namespace, c.get("resourceClaimTemplateName", "")), {}))
                   for c in spec.get("resourceClaims") or []]
+        waiting = {ref: self.unbound_claims[ref] for v in spec.get("volumes") or []
+                   if (ref := f"{namespace}/{(v.get('persistentVolumeClaim') or {}).get('claimName')}")
+                   in self.unbound_claims}
+        if waiting:
+            return self.hold_for_volumes(engine_pod(engine, name, namespace, template), spec, waiting)
         feasible, rejected = self.filter_all(spec)
         chosen, allocation = self.allocate_on_best(spec, claims, feasible, rejected, allocator)
         pod = engine_pod(engine, name, namespace, template)
@@ -106,6 +113,16 @@ class EnginePlacement:
             f" (and {more} more node{'s' if more > 1 else ''})" if more > 0 else "")
         self.unplaced.append(Unplaced(pod, spec, claims, why, self.plugins.filters))
         return self.unplaced[-1]
+
+    def hold_for_volumes(self, pod: Resource, spec: Resource, claims: Mapping[str, Mapping[str, str]]) -> Unplaced:
+        """The pod Pending on no node while a claim it mounts is not bound (`cache_claims`). Not kept for
+        the autoscaler: no new node binds a claim (cluster-autoscaler runs the same VolumeBinding filter)."""
+        reason, message = waiting_message(claims, len(self.nodes))
+        pod["spec"] = spec
+        pod["status"] = {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}]}
+        self.objects.append(pod)
+        return Unplaced(pod, spec, [], readiness_reason(claims), self.plugins.filters)
 
     def allocate_on_best(self, spec: Resource, claims: list[tuple[str, Mapping[str, Any]]], feasible: list[str],
                          rejected: dict[str, list[str]], allocator: DeviceAllocator

@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
+from inferplane.clouds.nebius import NEBIUS_CSI_CHART
 from inferplane.compose import model_deployment
 from inferplane.compose.base import ByVersion, ByVersions
 from inferplane.engine.runtime import Runtime
 from inferplane.runtime.store import Key
+from inferplane.runtime.work_queue import RECONCILE
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests" / "examples"
@@ -168,3 +171,57 @@ def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, 
     assert [c["status"]["atProvider"]["manifest"]["status"] for c in claims] == [{"phase": "Pending"}]
     assert not [o for o in runtime.list("Object") if o["spec"]["forProvider"]["manifest"]["kind"] == "Job"
                 and o["status"]["atProvider"]["manifest"]["status"].get("succeeded")]  # its pod waits for the volume
+
+
+def resync(runtime, key):
+    """A composite reconciled again, as Crossplane's poll interval does, and the fleet after it."""
+    with runtime.store.transaction():
+        runtime.store.enqueue(RECONCILE, [key])
+    assert runtime.reconcile().converged
+
+
+def engines_running(runtime, name):
+    (replica,) = [r for r in runtime.list("ModelReplica") if r["metadata"]["name"].startswith(name)]
+    return next(c for c in replica["status"]["conditions"] if c["type"] == "EnginesRunning")
+
+
+def test_engine_pods_wait_for_the_cache_claim_and_serve_once_the_csi_driver_binds_it(tmp_path, monkeypatch):
+    # Without the csi-mounted-fs-path Release the cache's claim stays Pending, and so does every engine pod
+    # mounting it (kube-scheduler's VolumeBinding); once the Release is composed and Ready the claim binds,
+    # the simulation reads the claim again, and the model serves.
+    from inferplane.clouds import CLOUD_MODULES
+
+    module = CLOUD_MODULES["Nebius"]
+    real = type(module).shared_storage
+    monkeypatch.setattr(type(module), "shared_storage",
+                        lambda self, cluster, observed=None: replace(real(self, cluster, observed), releases={}))
+    runtime = Runtime(None)
+    files = example_files(tmp_path, "laguna")
+    assert runtime.apply(files).report.converged
+    claim = "default/modelcache-ml-team-laguna"
+    running = engines_running(runtime, "laguna")
+    assert running["status"] == "False" and f"PersistentVolumeClaim {claim} is Pending" in running["message"], running
+    deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "laguna"))
+    assert deployment["status"]["replicas"]["ready"] == 0
+    pods = [p for objects in runtime.store.cluster_objects("nebius-eu-north").values() for p in objects
+            if p["kind"] == "Pod" and "laguna" in p["metadata"]["name"]]
+    assert pods and all(p["status"]["phase"] == "Pending" and "nodeName" not in p["spec"] for p in pods)
+    assert {c["reason"] for p in pods for c in p["status"]["conditions"]} == {"SchedulerError"}  # WaitForFirstConsumer
+    assert all('running PreBind plugin "VolumeBinding": binding volumes' in p["status"]["conditions"][0]["message"]
+               for p in pods)
+
+    # The driver's chart composed again; the cloud cluster's next reconcile (Crossplane resyncs each
+    # composite on its poll interval) installs it, Ready at once in the simulation; the cache's next
+    # resync observes its claim Bound.
+    monkeypatch.undo()
+    (nebius,) = runtime.list(CLOUD_CLUSTER_KINDS["Nebius"].KIND)
+    resync(runtime, Key.of(nebius))
+    (release,) = [r for r in runtime.list("Release") if r["spec"]["forProvider"]["chart"]["name"] == NEBIUS_CSI_CHART.name]
+    assert [c["status"] for c in release["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+    cache_key = Key("inferplane.dev", "ModelCache", "ml-team", "laguna")
+    resync(runtime, cache_key)
+    cache = runtime.get(cache_key)
+    assert [c["phase"] for c in cache["status"]["clusters"]] == ["Ready"]
+    assert engines_running(runtime, "laguna")["status"] == "True"
+    deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "laguna"))
+    assert deployment["status"]["replicas"] == {"total": 1, "ready": 1}
