@@ -3,6 +3,7 @@ releases, Kubernetes objects)."""
 
 import functools
 import hashlib
+from typing import Any, Mapping
 
 from inferplane.api.json_data import frozen
 
@@ -19,6 +20,16 @@ EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
 NAME_MAX = 63
 # Crossplane's generated names end in 12 hex characters of a hash.
 NAME_HASH_LENGTH = 12
+
+
+def applied_manifest(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The object a provider-kubernetes Object applies to its target cluster ({} when it names none)."""
+    return (((obj or {}).get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+
+
+def observed_manifest(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The target cluster's object as the provider last reported it on an Object ({} before it has)."""
+    return (((obj or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
 
 
 @functools.lru_cache(maxsize=1 << 16)  # every reconcile of a composite names the same resources again

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.managed import applied_manifest
 from inferplane.cli.output import table
 from inferplane.runtime.store import Resource
 
@@ -73,7 +74,7 @@ def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
         component = (obj["metadata"].get("labels") or {}).get(COMPONENT_LABEL)
         if component and created(obj):
             installed.setdefault(cluster, {})[component] = obj
-        manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        manifest = applied_manifest(obj)
         if obj["kind"] == "Object" and manifest.get("kind") == "HTTPRoute" and any(
                 ref.get("name") == CLUSTER_GATEWAY_NAME and ref.get("namespace") == CLUSTER_GATEWAY_NAMESPACE
                 for ref in (manifest.get("spec") or {}).get("parentRefs") or []):

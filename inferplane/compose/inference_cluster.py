@@ -27,7 +27,7 @@ from inferplane.api.serving_stack import STACK_READY, ServingStack
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
-from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND
+from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, observed_manifest
 from inferplane.compose.base import CONFLICT, PROVIDER_ERROR, Composer, Desired, Event, Request, Requirement, \
     Response, composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
@@ -410,7 +410,7 @@ class InferenceClusterComposer(Composer):
 
 def reported_kubernetes_version(probe: dict[str, Any] | None) -> str | None:
     """The version in the observed kubeadm ClusterConfiguration ("v1.36.1" -> "1.36.1"), if any."""
-    manifest = (((probe or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    manifest = observed_manifest(probe)
     try:
         config = yaml.safe_load((manifest.get("data") or {}).get("ClusterConfiguration") or "") or {}
     except yaml.YAMLError:

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from inferplane import API_GROUP
 from inferplane.accelerators.component import is_pinned_image
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
+from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name, observed_manifest
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache, cache_volume_name
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.compose.base import Composer, Event, Request, Requirement, Resource, Response, composite_name, \
@@ -99,20 +99,20 @@ def no_storage_class(cluster: InferenceCluster) -> tuple[str, str]:
 
 def job_condition(observed: Resource | None, type_: str) -> dict[str, Any]:
     """A condition the target cluster reports for the observed Job Object's Job."""
-    status = ((((observed or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status")
+    status = observed_manifest(observed).get("status")
     return next((c for c in (status or {}).get("conditions") or [] if c.get("type") == type_
                  and c.get("status") == "True"), {})
 
 
 def download_progress(observed_job: Resource | None, size_gib: int) -> str:
     """How far the (simulated) download got, as the provider reports it on the Job's pod: "" unless known."""
-    manifest = (((observed_job or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    manifest = observed_manifest(observed_job)
     done = ((manifest.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION)
     return f" ({done} of {size_gib} GiB)" if done else ""
 
 
 def pvc_phase(observed: Resource | None) -> str | None:
-    status = ((((observed or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status")
+    status = observed_manifest(observed).get("status")
     return (status or {}).get("phase")
 
 

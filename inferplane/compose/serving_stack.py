@@ -21,7 +21,7 @@ from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import STACK_READY, ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy, shared_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
-    PROVIDER_CONFIG_KIND, composed_name, helm_release, provider_config_ref
+    PROVIDER_CONFIG_KIND, composed_name, helm_release, observed_manifest, provider_config_ref
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
@@ -44,7 +44,7 @@ def resource_key(component: Component) -> str:
 
 def observed_gateway_address(gateway_object: Resource | None) -> str | None:
     """The address a cluster's Gateway reports, read through the Object that applied it."""
-    manifest = (((gateway_object or {}).get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+    manifest = observed_manifest(gateway_object)
     addresses = (manifest.get("status") or {}).get("addresses") or []
     value = addresses[0].get("value") if addresses and isinstance(addresses[0], dict) else None
     return value if isinstance(value, str) and value else None

@@ -15,8 +15,9 @@ kube-scheduler keeps it (kubernetes/kubernetes, pkg/scheduler/framework/plugins/
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
+from inferplane.api.managed import applied_manifest, observed_manifest
 from inferplane.api.model_cache import ModelCache
 from inferplane.runtime.store import Key, Resource
 
@@ -25,10 +26,6 @@ IMMEDIATE = "Immediate"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 # kube-scheduler's own words (volume_binding.go, VolumeBinding.PreFilter).
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-
-
-def _manifest(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
 
 
 def unbound_claims(cluster: str, replicas: Iterable[Resource], get: Callable[[Key], Resource | None],
@@ -42,12 +39,11 @@ def unbound_claims(cluster: str, replicas: Iterable[Resource], get: Callable[[Ke
         namespace = replica["metadata"].get("namespace") or ""
         cache = get(Key(ModelCache.GROUP, ModelCache.KIND, namespace, ref["name"])) if ref.get("name") else None
         for obj in children(cache["metadata"]["uid"]) if cache is not None else []:
-            manifest = _manifest(obj)
+            manifest = applied_manifest(obj)
             if (manifest.get("apiVersion"), manifest.get("kind")) != ("v1", "PersistentVolumeClaim") or \
                     ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name") != cluster:
                 continue
-            reported = ((((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {})
-                        .get("status") or {})
+            reported = observed_manifest(obj).get("status") or {}
             phase = reported.get("phase") or "Pending"
             if phase != "Bound":
                 metadata = manifest.get("metadata") or {}
@@ -60,7 +56,7 @@ def binding_modes(resources: Iterable[Resource]) -> dict[str, str]:
     """{StorageClass: volumeBindingMode} of the StorageClasses the Objects among `resources` apply."""
     return {(m.get("metadata") or {}).get("name"): m.get("volumeBindingMode") or IMMEDIATE
             for o in resources if o.get("kind") == "Object"
-            and (m := _manifest(o)).get("kind") == "StorageClass"}
+            and (m := applied_manifest(o)).get("kind") == "StorageClass"}
 
 
 def waiting_message(claims: Mapping[str, Mapping[str, str]], node_count: int) -> tuple[str, str]:

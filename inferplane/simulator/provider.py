@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 from inferplane.api.function import is_ready
 from inferplane.api.json_data import frozen, json_copy
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, applied_manifest, observed_manifest
 from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
@@ -184,8 +184,8 @@ class SimulatedProvider:
         again on every apply: Gateway API's kinds, which Traefik accepts by their class, their Gateway or
         their pool; a hydration Job, which downloads a step further each time."""
         if obj.get("kind") == "Object":
-            manifest = ((obj.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
-            reported = (((obj.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status") or {}
+            manifest = applied_manifest(obj)
+            reported = observed_manifest(obj).get("status") or {}
             if (manifest.get("apiVersion"), manifest.get("kind")) == ("v1", "PersistentVolumeClaim"):
                 return reported.get("phase") != "Bound"  # its class's driver may have been installed since
             return manifest.get("kind") == "Job" and manifest.get("apiVersion") == "batch/v1" and \
@@ -276,7 +276,7 @@ def unserved_provisioner(spec: Resource, of_kind: Callable[[str], list[Resource]
         return (api_version, ((obj.get("spec") or {}).get("providerConfigRef") or {}).get("name")) in on_cluster
 
     classes = [manifest for other in of_kind("Object") if here(OBJECT_API_VERSION, other)
-               and (manifest := ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {})
+               and (manifest := applied_manifest(other))
                .get("kind") == "StorageClass" and (manifest.get("metadata") or {}).get("name") == class_name]
     chart = CHART_PROVISIONERS.get(classes[0].get("provisioner")) if classes else None
     if chart is None:
@@ -331,7 +331,7 @@ def downloaded_gib(obj: Resource, of_kind: Callable[[str], list[Resource]]) -> i
     stored = [o for o in of_kind("Object") if (o.get("metadata") or {}).get("name") == metadata.get("name")
               and (o.get("metadata") or {}).get("namespace") == metadata.get("namespace")]
     for candidate in [obj, *stored]:
-        manifest = ((candidate.get("status") or {}).get("atProvider") or {}).get("manifest") or {}
+        manifest = observed_manifest(candidate)
         done = ((manifest.get("metadata") or {}).get("annotations") or {}).get(DOWNLOADED_ANNOTATION)
         if done:
             return int(done)
@@ -345,8 +345,8 @@ def claimed_gib(job: Resource, cluster: str | None, of_kind: Callable[[str], lis
     claims = {(v.get("persistentVolumeClaim") or {}).get("claimName") for v in volumes}
     for other in of_kind("Object"):
         other_spec = other.get("spec") or {}
-        claim = (other_spec.get("forProvider") or {}).get("manifest") or {}
-        reported = (((other.get("status") or {}).get("atProvider") or {}).get("manifest") or {}).get("status") or {}
+        claim = applied_manifest(other)
+        reported = observed_manifest(other).get("status") or {}
         if claim.get("kind") == "PersistentVolumeClaim" and (claim.get("metadata") or {}).get("name") in claims \
                 and (other_spec.get("providerConfigRef") or {}).get("name") == cluster and reported.get("phase") == "Bound":
             storage = str((((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage", "0"))
@@ -364,7 +364,7 @@ def missing_definition(spec: Resource, of_kind: Callable[[str], list[Resource]])
     cluster = (spec.get("providerConfigRef") or {}).get("name")
     group, _, version = str(manifest["apiVersion"]).partition("/")
     for other in of_kind("Object"):
-        crd = ((other.get("spec") or {}).get("forProvider") or {}).get("manifest") or {}
+        crd = applied_manifest(other)
         if crd.get("kind") != "CustomResourceDefinition" or \
                 ((other.get("spec") or {}).get("providerConfigRef") or {}).get("name") != cluster:
             continue
