@@ -153,8 +153,9 @@ def test_on_nebius_the_csi_driver_serving_the_cache_class_is_installed(tmp_path,
             assert [str(v) for v in found] == [], obj["kind"]
 
 
-def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, monkeypatch):
-    # The StorageClass alone binds nothing on Nebius: its provisioner is the driver the chart installs.
+def laguna_without_csi_driver(tmp_path, monkeypatch):
+    """Modelplane's laguna example applied with Nebius' shared storage composing no csi-mounted-fs-path
+    Release: the runtime and the example's files."""
     from inferplane.clouds import CLOUD_MODULES
 
     module = CLOUD_MODULES["Nebius"]
@@ -164,6 +165,12 @@ def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, 
     runtime = Runtime(None)
     files = example_files(tmp_path, "laguna")
     assert runtime.apply(files).report.converged
+    return runtime, files
+
+
+def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, monkeypatch):
+    # The StorageClass alone binds nothing on Nebius: its provisioner is the driver the chart installs.
+    runtime, files = laguna_without_csi_driver(tmp_path, monkeypatch)
     cache = runtime.get(Key("inferplane.dev", "ModelCache", "ml-team", "laguna"))
     (entry,) = cache["status"]["clusters"]
     assert entry["phase"] == "Pending" and "is not bound yet" in entry["message"], entry
@@ -189,15 +196,7 @@ def test_engine_pods_wait_for_the_cache_claim_and_serve_once_the_csi_driver_bind
     # Without the csi-mounted-fs-path Release the cache's claim stays Pending, and so does every engine pod
     # mounting it (kube-scheduler's VolumeBinding); once the Release is composed and Ready the claim binds,
     # the simulation reads the claim again, and the model serves.
-    from inferplane.clouds import CLOUD_MODULES
-
-    module = CLOUD_MODULES["Nebius"]
-    real = type(module).shared_storage
-    monkeypatch.setattr(type(module), "shared_storage",
-                        lambda self, cluster, observed=None: replace(real(self, cluster, observed), releases={}))
-    runtime = Runtime(None)
-    files = example_files(tmp_path, "laguna")
-    assert runtime.apply(files).report.converged
+    runtime, files = laguna_without_csi_driver(tmp_path, monkeypatch)
     claim = "default/modelcache-ml-team-laguna"
     running = engines_running(runtime, "laguna")
     assert running["status"] == "False" and f"PersistentVolumeClaim {claim} is Pending" in running["message"], running
