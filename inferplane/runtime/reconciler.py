@@ -11,7 +11,8 @@ so a change reconciles only what depends on it, and the queue running dry is the
 reconciler reads from a cache of the store that watches for writes by resourceVersion. It works in
 batches: each batch is one transaction, which holds the store's write lock, first reads into the
 cache what other processes wrote since, then works off queue items (their writes, and the queue's
-bookkeeping) for up to BATCH_SECONDS and commits. Within a batch nobody else can write, so the cache
+bookkeeping) for up to BATCH_SECONDS and commits; a user's write waiting for the lock goes in between
+batches. Within a batch nobody else can write, so the cache
 is the store and writes need not read versions back; a write that still finds a newer version (a
 cache bug) is refused, and the batch is rolled back and redone from a fresh read. Once no reconcile
 is left, the hosted controllers work off what became due for them (the simulator: every cluster whose
@@ -55,10 +56,6 @@ MAX_RECONCILES_PER_OBJECT = 25
 # The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
 # rather than after every reconcile; a user's write waits at most this long for the write lock.
 BATCH_SECONDS = 0.2
-# Between batches the write lock is left free this long, so that a command waiting for it (SQLite's
-# busy handler polls every 100 ms once it has waited a while) gets in rather than starving while a
-# long reconcile re-takes the lock at once.
-BATCH_PAUSE_SECONDS = 0.01
 # The queue's priorities, lowest first. A composite that requires every object of a kind (or every one
 # in a namespace) is a dependent: it reconciles once the objects themselves settled, once for all of
 # them, rather than once per object that changed. A hosted controller's work (the simulator's) comes
@@ -284,8 +281,9 @@ class Reconciler(Deletion):
                     if not self._run_batch(report):
                         return report
                     gc.freeze()
-                    if self.store.path is not None:  # only a store on disk has other writers to let in
-                        time.sleep(BATCH_PAUSE_SECONDS)
+                    # A command waiting for the write lock gets it before the next batch takes it again,
+                    # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.
+                    self.store.let_writers_in()
                 except Conflict:
                     self._load()  # the cache missed a write (it never should): read everything, redo the batch
         finally:

@@ -147,6 +147,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
         self._field_indexes.add(name)
 
     def close(self) -> None:
+        self._close_writers_file()
         self._db.close()
         self._forget_open()
 
@@ -182,8 +183,14 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
             if durable != self._durable:
                 self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
                 self._durable = durable
-            with self._busy_reported():
-                self._db.execute("BEGIN IMMEDIATE")
+            if durable:  # a user's write (the reconciler's transactions are not durable): announced
+                self._announce_writer(True)
+            try:
+                with self._busy_reported():
+                    self._db.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._announce_writer(False)
+                raise
         self._depth += 1
 
     def _finish(self, commit: bool) -> None:
@@ -205,6 +212,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
 
     def _end_transaction(self) -> None:
         self._version, self._version_dirty, self._cache_trusted = None, False, False
+        if self._durable:
+            self._announce_writer(False)
 
     def trust_cached_copies(self) -> None:
         """For the rest of this transaction, a `known` copy a caller passes to `put`/`put_status` is taken

@@ -22,6 +22,11 @@ STORE_FILE = "store.db"
 SETUP_LOCK_FILE = "store.lock"
 # How often a process waiting for that lock looks again.
 SETUP_LOCK_POLL = 0.005
+# The same file, held shared, says that a process waits for (or holds) the write lock for a user's
+# write: the reconciler, between its batches, lets such writers in before taking the lock again, and
+# otherwise goes straight on (see Store.let_writers_in). At most this long, so that a writer stopped
+# while it held the file (SIGSTOP) delays the fleet by no more; it goes on waiting in SQLite meanwhile.
+WRITERS_WAIT_SECONDS = 1.0
 # A new store is set up under this name and renamed to STORE_FILE once whole, so that a STORE_FILE
 # that exists is always one inferplane finished setting up: an empty or cut-short one is never ours.
 NEW_STORE_FILE = "store.db.new"
@@ -95,6 +100,7 @@ class StoreFile:
     busy_timeout: float
     _db: sqlite3.Connection
     _counted = False  # counted in _OPEN_FILES (see _check_file)
+    _writers_fd: int | None = None  # see _writers_file
 
     def _connect(self, file: Path) -> None:
         self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout)
@@ -226,6 +232,45 @@ class StoreFile:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _writers_file(self) -> int | None:
+        """This store's own descriptor of SETUP_LOCK_FILE, for flock (None: a store in memory)."""
+        if self.path is None:
+            return None
+        if self._writers_fd is None:
+            self._writers_fd = os.open(self.path / SETUP_LOCK_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return self._writers_fd
+
+    def _announce_writer(self, waiting: bool) -> None:
+        """Hold SETUP_LOCK_FILE shared while this store waits for and holds the write lock (or stop)."""
+        fd = self._writers_file()
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH if waiting else fcntl.LOCK_UN)
+
+    def let_writers_in(self) -> bool:
+        """Between two of the reconciler's transactions: wait (up to WRITERS_WAIT_SECONDS) while another
+        process or store announces a write (or sets the store up), so that it gets the write lock before the
+        reconciler takes it again. Whether anybody was waiting. Costs one system call when nobody is."""
+        fd = self._writers_file()
+        if fd is None:
+            return False
+        deadline = time.monotonic() + WRITERS_WAIT_SECONDS
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return waited
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return True
+                waited = True
+                time.sleep(SETUP_LOCK_POLL)
+
+    def _close_writers_file(self) -> None:
+        if self._writers_fd is not None:
+            os.close(self._writers_fd)
+            self._writers_fd = None
 
     def _layout(self) -> int:
         """The store's schema version, once it is known to be an inferplane store of a layout this

@@ -3,9 +3,11 @@ atomic transactions, the work queue, and a clear error when another process keep
 
 import multiprocessing
 import sqlite3
+import threading
 
 import pytest
 
+from inferplane.runtime import store_file
 from inferplane.runtime.store import Conflict, Key, Store, StoreBusy, uid_for
 
 CLASS = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "l4"},
@@ -173,6 +175,38 @@ def test_a_store_locked_by_another_process_is_reported_once_the_wait_is_over(tmp
         "(or whatever holds the file) to finish, then run this command again")
     holder.execute("ROLLBACK")
     assert store.put(CLASS)[1], "the store works once it is free"
+
+
+def test_the_reconciler_lets_a_waiting_writer_in_between_batches_and_pauses_for_nobody_else(tmp_path, monkeypatch):
+    """A user's write announces itself while it waits for the write lock; between two batches the reconciler
+    waits for such writers to be done before taking the lock again, and goes straight on when there are none."""
+    monkeypatch.setattr(store_file, "WRITERS_WAIT_SECONDS", 60.0)
+    reconciler_store = Store(tmp_path)
+    assert reconciler_store.let_writers_in() is False, "nobody waits: no pause"
+    in_transaction, release, order = threading.Event(), threading.Event(), []
+
+    def user_write():
+        writer_store = Store(tmp_path)
+        with writer_store.transaction():
+            writer_store.put(CLASS)
+            in_transaction.set()
+            release.wait(timeout=60)
+            order.append("user's write committed")
+        writer_store.close()
+
+    writer = threading.Thread(target=user_write)
+    writer.start()
+    assert in_transaction.wait(timeout=60)
+    threading.Timer(0.1, release.set).start()
+    assert reconciler_store.let_writers_in() is True
+    order.append("reconciler goes on")
+    writer.join(timeout=60)
+    assert order == ["user's write committed", "reconciler goes on"]
+    assert reconciler_store.get(KEY) is not None
+    assert reconciler_store.let_writers_in() is False, "the writer is gone: no pause"
+    with reconciler_store.transaction(durable=False):
+        other = Store(tmp_path)
+        assert other.let_writers_in() is False, "the reconciler's own transaction is not announced"
 
 
 def _open_when_all_are_ready(path, barrier, outcomes):
