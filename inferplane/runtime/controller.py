@@ -65,6 +65,24 @@ class View(Protocol):
     def report_status(self, key: Key, status: dict) -> None: ...
 
 
+# The work queue's priorities, lowest first (first in, first out within one):
+# 0: a composite whose own inputs changed (a user's write, or its composite just composed it);
+# 1 to OWNER_DEPTHS + 1: a composite some of whose composed resources (or of the objects it required by
+# name) changed, the deepest first (a cluster's serving stack before the cluster), so that it reconciles
+# once what it reads settled, once for all of it, rather than once per level on the way;
+# DEPENDENT_PRIORITY: a composite that requires every object of a kind (a ModelDeployment reads every
+# cluster), after those objects settled;
+# HOSTED_PRIORITY: a hosted controller's work (the simulator's), after every reconcile.
+OWNER_DEPTHS = 3
+DEPENDENT_PRIORITY = OWNER_DEPTHS + 2
+HOSTED_PRIORITY = DEPENDENT_PRIORITY + 1
+
+
+def owner_priority(depth: int) -> int:
+    """The priority of a composite at `depth` (0: composed under nothing) whose composed resources changed."""
+    return 1 + max(0, OWNER_DEPTHS - depth)
+
+
 class Controller(Protocol):
     """A second controller the reconciler hosts: it owns the queue items of one kind of work, which run
     after every reconcile (`priority`), and says which of its items a reconcile or a deletion makes due."""

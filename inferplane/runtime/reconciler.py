@@ -42,7 +42,8 @@ from inferplane.runtime.cache import Cache
 from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
 from inferplane.runtime.composite_status import composite_status, failed_status
 from inferplane.runtime.deletion import Deletion
-from inferplane.runtime.controller import Controller, Provider, ReportsReady, UsageRules
+from inferplane.runtime.controller import (DEPENDENT_PRIORITY, Controller, Provider, ReportsReady, UsageRules,
+                                          owner_priority)
 from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version, written_digest
 from inferplane.runtime.lease import Lease
 from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
@@ -56,11 +57,6 @@ MAX_RECONCILES_PER_OBJECT = 25
 # The reconciler commits its work this often (one transaction, one WAL write of the pages it touched),
 # rather than after every reconcile; a user's write waits at most this long for the write lock.
 BATCH_SECONDS = 0.2
-# The queue's priorities, lowest first. A composite that requires every object of a kind (or every one
-# in a namespace) is a dependent: it reconciles once the objects themselves settled, once for all of
-# them, rather than once per object that changed. A hosted controller's work (the simulator's) comes
-# after every reconcile, at a priority of its own above these.
-DEPENDENT_PRIORITY = 1
 
 
 # Hears of each reconcile and controller run done: (how many so far, a count of what is left queued).
@@ -122,6 +118,7 @@ class Reconciler(Deletion):
         self.rounds: dict[Key, tuple[tuple, int]] = {}
         # (group, kind) -> how often an object of the kind that users write came, went or changed spec.
         self.user_changes: dict[tuple[str, str], int] = {}
+        self.depths: dict[Key, int] = {}  # composite -> how many composites it is composed under (_depth)
         self.running: str | None = None  # the hosted controller whose queued work is being worked off
 
     # ---- writes users make
@@ -158,6 +155,7 @@ class Reconciler(Deletion):
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
         self.watchers = Watchers(self.store)
+        self.depths = {}
 
     def _new_cache(self) -> Cache:
         indexes = tuple(index for controller in self.controllers.values() for index in controller.field_indexes)
@@ -216,20 +214,31 @@ class Reconciler(Deletion):
     # ---- writes the reconciler makes (inside a transaction), each queueing what it affects
 
     def _enqueue_affected(self, key: Key, obj: Resource, itself: bool) -> None:
-        """Note what a write affects: the object itself or its controller, and the composites that required
-        it by name; after those, the dependents that required its whole kind (or namespace)."""
-        targets = [key] if itself else []
-        owner = self.controller_key(obj)
-        if owner and not itself:
-            targets.append(owner)
-        targets += sorted(self.watchers.of(key))
+        """Note what a write affects: the object itself (a composite), else its controller, and the
+        composites that required it by name (each by its depth: see owner_priority); after those, the
+        dependents that required its whole kind (or namespace)."""
+        affected = self.affected
+        if itself:
+            affected[key] = 0
+        readers = sorted(self.watchers.of(key))
+        if not itself and (owner := self.controller_key(obj)) is not None:
+            readers.insert(0, owner)
+        for target in readers:
+            priority = owner_priority(self._depth(target))
+            affected[target] = min(affected.get(target, priority), priority)
         dependents = sorted(self.watchers.of(Key.every(key.group, key.kind))
                             | self.watchers.of(Key.in_namespace(key.group, key.kind, key.namespace)))
-        affected = self.affected
-        for target in targets:
-            affected[target] = 0
         for target in dependents:
             affected.setdefault(target, DEPENDENT_PRIORITY)
+
+    def _depth(self, key: Key) -> int:
+        """How many composites an object is composed under (a controller chain never changes)."""
+        depth = self.depths.get(key)
+        if depth is None:
+            obj = self.cache.get(key)
+            owner = self.controller_key(obj) if obj is not None else None
+            depth = self.depths[key] = 0 if owner is None else 1 + self._depth(owner)
+        return depth
 
     def _queue_affected(self) -> None:
         """Queue what the writes so far affect (before anything else is queued, to keep the order)."""

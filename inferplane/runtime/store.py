@@ -19,7 +19,7 @@ process's lock. No message quotes what the store holds.
 
 Its parts, each in its own module: the keys and what is read off an object (keys.py), the tables'
 layout (schema.py), the file and its errors (store_file.py), the work queue (work_queue.py), what
-applies of files said (applied_files.py) and the simulated target clusters' objects (cluster_objects.py).
+applies of files said (applied_files.py), the events (event_log.py) and the simulated target clusters' objects (cluster_objects.py).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import orjson
 
 from inferplane.runtime.applied_files import AppliedFiles
 from inferplane.runtime.cluster_objects import ClusterObjects
+from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
                                      resource_version, uid_for, written_digest)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
@@ -90,7 +91,7 @@ def _stamp(second: int) -> str:
 
 
 
-class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
+class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
                  read_only: bool = False):
         """A store in `path`, or in memory. In memory nothing is stamped with the time, so that a
@@ -343,20 +344,6 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
         row = self._db.execute("SELECT value FROM counters WHERE name='resourceVersion'").fetchone()
         return row[0] if row else 0
 
-    def events(self, key: Key | None = None) -> list[dict[str, Any]]:
-        """One object's events (or every event), oldest first, each with its count and the times it
-        was first and last seen."""
-        query = ("SELECT api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen "
-                 "FROM events")
-        args: tuple = ()
-        if key is not None:
-            query += " WHERE api_group=? AND kind=? AND namespace=? AND name=?"
-            args = columns(key)
-        rows = self._db.execute(query + " ORDER BY last_seen, seq", args)
-        return [{"involvedObject": Key(g, k, ns, n), "type": t, "reason": r, "message": m, "count": c,
-                 "firstTimestamp": first, "lastTimestamp": last}
-                for g, k, ns, n, t, r, m, c, first, last in rows]
-
     # ---- writes
 
     def _upcoming_version(self) -> int:
@@ -474,21 +461,6 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects):
             if cursor.rowcount:  # whoever deleted it, what required it notices
                 self.enqueue(RECONCILE, self.watchers(key))
             return cursor.rowcount > 0
-
-    def record_event(self, key: Key, type_: str, reason: str, message: str) -> None:
-        """Record an event; one the object already has (same type, reason and message) counts once
-        more and is seen again now, as Kubernetes aggregates repeated events."""
-        seen = self.clock()
-        with self.transaction():
-            where = (*columns(key), type_, reason, message)
-            repeated = self._db.execute(
-                "UPDATE events SET count = count + 1, last_seen = ? "
-                "WHERE api_group=? AND kind=? AND namespace=? AND name=? AND type=? AND reason=? AND message=?",
-                (seen, *where))
-            if repeated.rowcount == 0:
-                self._db.execute(
-                    "INSERT INTO events (api_group, kind, namespace, name, type, reason, message, first_seen, "
-                    "last_seen) VALUES (?,?,?,?,?,?,?,?,?)", (*where, seen, seen))
 
     # ---- leases
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 from typing import Iterable
 
 from inferplane.api.inference_cluster import InferenceCluster
-from inferplane.runtime.controller import View
+from inferplane.runtime.controller import HOSTED_PRIORITY, View
 from inferplane.runtime.store import Key
 from inferplane.simulator.fleet import Templates, fingerprint, simulate, simulation_inputs
 
 SIMULATE = "simulate"
-# After every reconcile (0) and every dependent's (1): a cluster is simulated once its fleet settled,
-# not at every step on the way.
-SIMULATE_PRIORITY = 2
+# After every reconcile: a cluster is simulated once its fleet settled, not at every step on the way.
+SIMULATE_PRIORITY = HOSTED_PRIORITY
 MODEL_REPLICA = "ModelReplica"
 MODEL_CACHE = "ModelCache"
 # The field a ModelReplica names its cluster by: the cache indexes replicas by it.
