@@ -285,21 +285,26 @@ class Reconciler(Deletion):
             return report  # nothing changed: nothing to read
         self._load()
         try:
-            while True:
-                try:
-                    if not self._run_batch(report):
-                        return report
-                    gc.freeze()
-                    # A command waiting for the write lock gets it before the next batch takes it again,
-                    # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.
-                    self.store.let_writers_in()
-                except Conflict:
-                    self._load()  # the cache missed a write (it never should): read everything, redo the batch
+            with self.store.checkpoints_in_background():
+                self._run_batches(report)
         finally:
             # What survived a batch (the cache, mostly) is kept out of the cyclic collector's way until
             # the run ends: it is a large heap of plain JSON trees that a collection would walk again
             # and again for cycles it does not hold (a tenth of a full apply's time).
             gc.unfreeze()
+        return report
+
+    def _run_batches(self, report: RunReport) -> None:
+        while True:
+            try:
+                if not self._run_batch(report):
+                    return
+                gc.freeze()
+                # A command waiting for the write lock gets it before the next batch takes it again,
+                # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.
+                self.store.let_writers_in()
+            except Conflict:
+                self._load()  # the cache missed a write (it never should): read everything, redo the batch
 
     def _run_batch(self, report: RunReport) -> bool:
         """Work off queue items in one transaction, for up to BATCH_SECONDS; whether any are left.

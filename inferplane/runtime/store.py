@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from inferplane.runtime.applied_files import AppliedFiles
+from inferplane.runtime.checkpointer import AUTOCHECKPOINT_PAGES, Checkpointer
 from inferplane.runtime.cluster_objects import ClusterObjects
 from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
@@ -90,7 +91,6 @@ def _stamp(second: int) -> str:
     return datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-
 class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
                  read_only: bool = False):
@@ -115,6 +115,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         # Set by `trust_cached_copies` for the rest of the transaction.
         self._cache_trusted = False
         self._field_indexes: set[str] = set()  # made by index_field
+        self._checkpointer: Checkpointer | None = None  # see checkpoints_in_background
         if path is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None)
             self._set_up()
@@ -158,6 +159,20 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         self._db.backup(copy._db)
         return copy
 
+    @contextlib.contextmanager
+    def checkpoints_in_background(self) -> Iterator[None]:
+        """While a long run of commits lasts, checkpoint the write-ahead log on a thread (checkpointer.py)."""
+        if self.file is None or self._checkpointer is not None:
+            yield
+            return
+        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer = Checkpointer(self.file, self.busy_timeout)
+        try:
+            yield
+        finally:
+            self._checkpointer.stop()
+            self._checkpointer = None
+            self._db.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
 
     def transaction(self, durable: bool = True) -> "Transaction":
         """Writes inside commit together or not at all; nested uses join the outer transaction.
@@ -186,11 +201,14 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
                 self._durable = durable
             if durable:  # a user's write (the reconciler's transactions are not durable): announced
                 self._announce_writer(True)
+            elif self._checkpointer is not None:
+                self._checkpointer.before_write()
             try:
                 with self._busy_reported():
                     self._db.execute("BEGIN IMMEDIATE")
             except BaseException:
-                self._announce_writer(False)
+                if durable:
+                    self._announce_writer(False)
                 raise
         self._depth += 1
 
@@ -208,6 +226,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
                     self._db.execute("INSERT INTO counters (name, value) VALUES ('resourceVersion', ?) "
                                      "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (self._version,))
                 self._db.execute("COMMIT")
+            if self._checkpointer is not None:
+                self._checkpointer.committed()
         finally:
             self._end_transaction()
 

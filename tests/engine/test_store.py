@@ -4,10 +4,11 @@ atomic transactions, the work queue, and a clear error when another process keep
 import multiprocessing
 import sqlite3
 import threading
+import time
 
 import pytest
 
-from inferplane.runtime import store_file
+from inferplane.runtime import checkpointer, store_file
 from inferplane.runtime.store import Conflict, Key, Store, StoreBusy, uid_for
 
 CLASS = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "l4"},
@@ -207,6 +208,31 @@ def test_the_reconciler_lets_a_waiting_writer_in_between_batches_and_pauses_for_
     with reconciler_store.transaction(durable=False):
         other = Store(tmp_path)
         assert other.let_writers_in() is False, "the reconciler's own transaction is not announced"
+
+
+def test_a_long_run_of_batches_checkpoints_on_a_thread_and_the_log_starts_over(tmp_path, monkeypatch):
+    """While the reconciler commits batch after batch, a thread copies the write-ahead log into the database
+    and, once the log is long, the next batch waits for it so that the log starts over: it stays a few
+    batches long (without the thread it would hold every batch: 1,600 pages here) and nothing written is lost."""
+    monkeypatch.setattr(checkpointer, "RESTART_PAGES", 50)
+    store = Store(tmp_path)
+    padding = "x" * 16_000  # four pages of 4 KiB an object: ten objects a batch, 40 batches, 1,600 pages
+    # Each batch takes a little while, as the reconciler's do (0.2 s each), for the thread to keep up.
+    with store.checkpoints_in_background():
+        assert any(t.name == "inferplane-checkpointer" for t in threading.enumerate())
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0, "the writer leaves it to the thread"
+        for batch in range(40):
+            with store.transaction(durable=False):
+                for i in range(10):
+                    store.put({**CLASS, "metadata": {"name": f"c-{batch}-{i}", "annotations": {"pad": padding}}})
+                time.sleep(0.01)
+    wal = store.file.with_name(store.file.name + "-wal")
+    assert wal.stat().st_size < 800 * 4096, f"the log grew to {wal.stat().st_size} bytes"
+    assert not any(t.name == "inferplane-checkpointer" for t in threading.enumerate())
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == checkpointer.AUTOCHECKPOINT_PAGES
+    store.close()
+    reopened = Store(tmp_path)
+    assert reopened.count() == 400
 
 
 def _open_when_all_are_ready(path, barrier, outcomes):
