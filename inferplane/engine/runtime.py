@@ -27,6 +27,7 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.runtime.lease import Lease, LeaseLost
 from inferplane.compose.registry import composition_functions
 from inferplane.compose.usage import USAGE
+from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.deletion import InUse as Used
 from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
 from inferplane.simulator.controller import MODEL_REPLICA, Simulator
@@ -123,8 +124,10 @@ class Runtime:
                 if delta is not None:
                     return delta
         before = self.store.user_writes()
-        result = self._store(admit_paths(paths, known_classes=self.known_classes(), kept=self.store
-                                         if self.store.path is not None else None, limits=limits), on_applied)
+        with collector_paused():
+            admission = admit_paths(paths, known_classes=self.known_classes(),
+                                    kept=self.store if self.store.path is not None else None, limits=limits)
+        result = self._store(admission, on_applied)
         if files is not None:
             self._keep_said(files, {}, said_by_file(result, files), result, before)
         return result
@@ -133,7 +136,8 @@ class Runtime:
                        on_applied: Callable[[Key, str], None] | None, limits: StreamLimits) -> ApplyResult | None:
         """Apply the files of a set that changed since it was last applied whole, the others saying what
         they said; None when a changed file holds a class (its clusters' verdicts may change with it)."""
-        admission = admit_paths(changed, known_classes=self.known_classes(), kept=self.store, limits=limits)
+        with collector_paused():
+            admission = admit_paths(changed, known_classes=self.known_classes(), kept=self.store, limits=limits)
         if any(isinstance(obj, InferenceClass) for _, obj in admission.admitted):
             return None
         before = self.store.user_writes()

