@@ -33,7 +33,8 @@ from inferplane.nearest import did_you_mean
 
 @dataclass
 class AdmissionResult:
-    admitted: list[tuple[Manifest, Resource]] = field(default_factory=list)
+    # Once the engine stored them, only the manifests' sources are kept (Runtime._store): the object None.
+    admitted: list[tuple[Manifest, Resource | None]] = field(default_factory=list)
     errors: list[AdmissionError | LoadError] = field(default_factory=list)
     # What apply would hold, though the API server would store it (its warnings): printed as
     # `Warning:` lines; `validate --strict` counts them as errors.
