@@ -124,10 +124,7 @@ class Runtime:
                 if delta is not None:
                     return delta
         before = self.store.user_writes()
-        with collector_paused():
-            admission = admit_paths(paths, known_classes=self.known_classes(),
-                                    kept=self.store if self.store.path is not None else None, limits=limits)
-        result = self._store(admission, on_applied)
+        result = self._store(self._admit(paths, limits), on_applied)
         if files is not None:
             self._keep_said(files, {}, said_by_file(result, files), result, before)
         return result
@@ -136,8 +133,7 @@ class Runtime:
                        on_applied: Callable[[Key, str], None] | None, limits: StreamLimits) -> ApplyResult | None:
         """Apply the files of a set that changed since it was last applied whole, the others saying what
         they said; None when a changed file holds a class (its clusters' verdicts may change with it)."""
-        with collector_paused():
-            admission = admit_paths(changed, known_classes=self.known_classes(), kept=self.store, limits=limits)
+        admission = self._admit(changed, limits)
         if any(isinstance(obj, InferenceClass) for _, obj in admission.admitted):
             return None
         before = self.store.user_writes()
@@ -221,6 +217,13 @@ class Runtime:
             self._refuse_composed(admission)
             return ApplyResult(admission)
         return self._store(admission, reconcile=reconcile)
+
+    def _admit(self, paths: list[Path], limits: StreamLimits) -> AdmissionResult:
+        """Admission of files, the cyclic collector paused (runtime/collector.py); on a persistent state, the
+        files it admitted whole before are not parsed again."""
+        with collector_paused():
+            return admit_paths(paths, known_classes=self.known_classes(),
+                               kept=self.store if self.store.path is not None else None, limits=limits)
 
     def _store(self, admission: AdmissionResult,
                on_applied: Callable[[Key, str], None] | None = None, reconcile: bool = True) -> ApplyResult:

@@ -61,7 +61,7 @@ class StoreReadOnly(StoreError):
 # transaction inferplane opens is short (one object, one reconcile), so this is only ever reached
 # when something outside inferplane holds the database.
 DEFAULT_BUSY_TIMEOUT = 30.0
-# SQLite's page cache for each connection of a store (see _connect).
+# SQLite's page cache of a store's connection (see _connect).
 CACHE_KIB = 16_384
 
 

@@ -76,7 +76,6 @@ def test_a_fleet_applied_in_memory_shares_each_composites_owner_reference(tmp_pa
     assert runtime.store.count() == len(runtime.list()) == len(seen["objects"])
 
 
-
 class Cycle:
     def __init__(self):
         self.itself = self  # freed only by the cyclic collector
