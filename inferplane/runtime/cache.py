@@ -38,8 +38,8 @@ class Cache:
         self.store = store
         self.field_indexes = field_indexes
         self.on_change = on_change
-        for _, path in field_indexes:
-            store.index_field(path)
+        for kind, path in field_indexes:
+            store.index_field(kind, path)
         self.objects: dict[Key, Resource] = {}
         self.absent: set[Key] = set()  # read and found missing
         # Every answer below is complete once read, and kept so by remember and forget.

@@ -301,3 +301,24 @@ def test_a_second_store_in_one_process_leaves_the_first_seeing_other_processes_w
         subprocess.run([sys.executable, "-c", writer, str(tmp_path), name], check=True)
         assert first.get(Key("", "ConfigMap", "default", name)) is not None, name
     first.close()
+
+
+def test_a_field_index_finds_its_kind_by_the_field_and_replaces_the_index_schema_4_kept_over_every_kind(tmp_path):
+    store = Store(tmp_path)
+    # Schema 4's index parsed every row's body on every write, whatever its kind.
+    store._db.execute("CREATE INDEX field_spec_clusterName ON resources (kind, json_extract(body, '$.spec.clusterName'))")
+    replica = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "ModelReplica",
+               "metadata": {"name": "r", "namespace": "default"}, "spec": {"clusterName": "eks-a"}}
+    other = {**replica, "kind": "ModelDeployment", "metadata": {"name": "d", "namespace": "default"}}
+    store.put(replica)
+    store.put(other)
+    found = store.rows_by_field("ModelReplica", "spec.clusterName", "eks-a")
+    assert [key.name for key, _, _ in found] == ["r"]
+    assert store.rows_by_field("ModelReplica", "spec.clusterName", "eks-b") == []
+    indexes = {name for (name,) in store._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "field_ModelReplica_spec_clusterName" in indexes and "field_spec_clusterName" not in indexes
+    plan = store._db.execute("EXPLAIN QUERY PLAN SELECT body FROM resources WHERE "
+                             "CASE WHEN kind='ModelReplica' THEN json_extract(body, '$.spec.clusterName') END = 'x'")
+    assert "field_ModelReplica_spec_clusterName" in str(plan.fetchall())
+    with pytest.raises(ValueError, match="not a kind"):
+        store.index_field("Model'Replica", "spec.clusterName")
