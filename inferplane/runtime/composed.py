@@ -68,6 +68,7 @@ def desired_digest(resource: Resource) -> bytes | None:
     """A digest of a desired resource as a function returned it, key order included (an equal resource
     in another order only misses the shortcut it serves); None when it does not encode as JSON."""
     try:
-        return hashlib.blake2b(orjson.dumps(resource), digest_size=16).digest()
+        # SHA-256 rather than BLAKE2: with the CPU's SHA instructions, half the time on a chart's values.
+        return hashlib.sha256(orjson.dumps(resource)).digest()[:16]
     except (orjson.JSONEncodeError, TypeError):
         return None
