@@ -92,3 +92,25 @@ CREATE TABLE IF NOT EXISTS leases (
 
 # The tables above, by name: a database with tables but none of these is another program's.
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+
+# A field path a field index may name: dotted JSON keys, as a field selector names them; and the kind it
+# is over. Both are written into the index's SQL.
+FIELD_PATH = re.compile(r"[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*")
+KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def field_value(kind: str, path: str) -> str:
+    """What a field index keeps for a row: the field's value in the indexed kind's rows only, so that
+    writing another kind's row does not parse its body. (Not a partial index: where one exists, SQLite
+    re-prepares every statement that binds `kind=?`, to decide whether the index applies.)"""
+    return f"CASE WHEN kind='{kind}' THEN json_extract(body, '$.{path}') END"
+
+
+def field_index(kind: str, path: str) -> tuple[str, list[str]]:
+    """The name of the index of a kind's objects by a field, and the statements that make it (schema 4's
+    index of the field over every kind's rows goes: it cost each write a parse of the body)."""
+    if not FIELD_PATH.fullmatch(path) or not KIND.fullmatch(kind):
+        raise ValueError(f"not a kind and field path: {kind!r} {path!r}")
+    name = f"field_{kind}_" + path.replace(".", "_")
+    return name, ["DROP INDEX IF EXISTS field_" + path.replace(".", "_"),
+                  f"CREATE INDEX IF NOT EXISTS {name} ON resources ({field_value(kind, path)})"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 import sqlite3
 import time
 from datetime import datetime, timezone
@@ -42,22 +41,10 @@ from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
                                      resource_version, uid_for, written_digest)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
+from inferplane.runtime.schema import field_index, field_value
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
                                            StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
 from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
-
-
-# A field path an index may name: dotted JSON keys, as a field selector names them.
-FIELD_PATH = re.compile(r"[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*")
-# A kind a field index is over (its name is written into the index's SQL).
-KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-
-
-def _field(kind: str, path: str) -> str:
-    """The value a field index keeps for a row: the field's, in the indexed kind's rows only, so that
-    writing another kind's row does not parse its body. (Not a partial index: SQLite re-prepares every
-    statement that binds `kind=?` where one exists, to check whether the index applies.)"""
-    return f"CASE WHEN kind='{kind}' THEN json_extract(body, '$.{path}') END"
 
 
 class Conflict(Exception):
@@ -148,16 +135,12 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         """Index the objects of a kind by the value at a field path (`spec.clusterName`), as an API server
         indexes the fields its field selectors name: `by_field` then finds them without reading the rest.
         The index lives in the store, so every process's writes keep it current."""
-        if not FIELD_PATH.fullmatch(path) or not KIND.fullmatch(kind):
-            raise ValueError(f"not a kind and field path: {kind!r} {path!r}")
-        name = f"field_{kind}_" + path.replace(".", "_")
-        if name in self._field_indexes:
-            return
-        with self._busy_reported():
-            # Schema 4 indexed the field of every kind's rows: a parse of each body written.
-            self._db.execute("DROP INDEX IF EXISTS field_" + path.replace(".", "_"))
-            self._db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON resources ({_field(kind, path)})")
-        self._field_indexes.add(name)
+        name, statements = field_index(kind, path)
+        if name not in self._field_indexes:
+            with self._busy_reported():
+                for statement in statements:
+                    self._db.execute(statement)
+            self._field_indexes.add(name)
 
     def close(self) -> None:
         self._close_writers_file()
@@ -323,7 +306,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     def rows_by_field(self, kind: str, path: str, value: str) -> list[tuple[Key, int, str]]:
         """The objects of a kind whose field at `path` (indexed by `index_field`) has this value."""
         self.index_field(kind, path)
-        return self.rows(f"{_field(kind, path)}=?", (value,))
+        return self.rows(f"{field_value(kind, path)}=?", (value,))
 
     def _column(self, key: Key, expression: str) -> tuple[Any] | None:
         """One column (or expression) of an object's row, read without decoding its body; None: no such object."""
