@@ -64,9 +64,12 @@ class Key(NamedTuple):
 def uid_for(key: Key, version: int) -> str:
     """The uid of the object created at `version`: one of its own for each time an object of that key is
     created, as Kubernetes gives (what knew the one deleted sees a new object, not the old one again),
-    and the same on every run of the same writes (renders are reproducible)."""
+    and the same on every run of the same writes (renders are reproducible). Its first part is the
+    version (its low 32 bits), the rest a digest of the key and version: uids grow as objects are
+    created, so the store's index by uid takes each new one at its end, where random uids each took a
+    page of their own (a full apply of 10,000 clusters 70.5 / 70.7 s with these, 77.8 / 75.0 s without)."""
     digest = hashlib.sha256(f"{key.group}|{key.kind}|{key.namespace}|{key.name}|{version}".encode()).hexdigest()
-    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+    return f"{version & 0xFFFFFFFF:08x}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
 def controller_ref(obj: Resource) -> dict[str, Any] | None:

@@ -322,3 +322,12 @@ def test_a_field_index_finds_its_kind_by_the_field_and_replaces_the_index_schema
     assert "field_ModelReplica_spec_clusterName" in str(plan.fetchall())
     with pytest.raises(ValueError, match="not a kind"):
         store.index_field("Model'Replica", "spec.clusterName")
+
+
+def test_uids_grow_as_objects_are_created_and_stay_unique_past_32_bits_of_versions():
+    # The store's uid index takes each new uid at its end only if uids grow with creation.
+    store = Store(None)
+    uids = [store.put({**CLASS, "metadata": {"name": f"c{i}"}})[0]["metadata"]["uid"] for i in range(300)]
+    assert uids == sorted(uids) and len(set(uids)) == 300
+    assert uid_for(KEY, 7) != uid_for(KEY, 7 + 2 ** 32), "the version's low bits lead; the digest keeps them apart"
+    assert uid_for(KEY, 7) != uid_for(Key("inferplane.dev", "InferenceClass", "", "other"), 7)
