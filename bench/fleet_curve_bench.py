@@ -1,12 +1,12 @@
 """The embedded engine's cost curve, 500 to 10,000 clusters: does work grow with the change or the fleet?
 
 Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N]
-For each size (default 500 1000 2000 5000 10000), N times (default 3), each run in its own process (so
-that its peak RSS is its own): a synthetic fleet of mixed clouds, four pools per cluster, one file per
-object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its fixpoint; the same folder
-applied again unchanged (no-op); one cluster's nodeCount changed and the folder applied again; then a
-whole `inferplane get icluster NAME` of one cluster, process start included, three times. Each apply is
-a fresh Runtime, as each `inferplane apply` is a fresh process.
+For each size (default 500 1000 2000 5000 10000), N times (default 3: N rounds of every size), each run
+in its own process (so that its peak RSS is its own): a synthetic fleet of mixed clouds, four pools per
+cluster, one file per object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its
+fixpoint; the same folder applied again unchanged (no-op); one cluster's nodeCount changed and the folder
+applied again; then a whole `inferplane get icluster NAME` of one cluster, process start included, three
+times. Each apply is a fresh Runtime, as each `inferplane apply` is a fresh process.
 
 Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU
 ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the curve's
@@ -50,10 +50,13 @@ def best(runs: list[dict], phase: str, field: str) -> float:
 
 
 def main(sizes: list[int], runs: int) -> None:
-    rows = {}
-    for size in sizes:
-        rows[size] = [json.loads(subprocess.run([sys.executable, __file__, "--one", str(size)], capture_output=True,
-                                                text=True, check=True).stdout) for _ in range(runs)]
+    # Round by round, every size in each: this machine's speed drifts by up to a half within the half hour a
+    # curve takes, and all runs of one size in a row would put that drift into the curve's flatness.
+    rows: dict[int, list[dict]] = {size: [] for size in sizes}
+    for _ in range(runs):
+        for size in sizes:
+            rows[size].append(json.loads(subprocess.run([sys.executable, __file__, "--one", str(size)],
+                                                        capture_output=True, text=True, check=True).stdout))
     print(f"best of {runs} runs each (CPU: each phase's least; wall and peak: the run with the least full CPU)")
     print(f"{'clusters':>8} {'objects':>8} | {'full s':>7} {'cpu s':>7} {'ms/cl':>6} {'MiB':>6} | {'no-op s':>7} "
           f"{'cpu s':>6} {'of full':>7} | {'change s':>8} {'cpu s':>6} {'recs':>4} {'of full':>7} | {'get s':>5}")
