@@ -50,8 +50,8 @@ def best(runs: list[dict], phase: str, field: str) -> float:
 
 
 def main(sizes: list[int], runs: int) -> None:
-    # Round by round, every size in each: this machine's speed drifts by up to a half within the half hour a
-    # curve takes, and all runs of one size in a row would put that drift into the curve's flatness.
+    # Round by round, every size in each: this machine's speed drifts within the minutes a curve takes, and
+    # all runs of one size in a row would put that drift into the curve's flatness.
     rows: dict[int, list[dict]] = {size: [] for size in sizes}
     for _ in range(runs):
         for size in sizes:
