@@ -24,12 +24,14 @@ from inferplane.admission.validate import AdmissionError
 from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.runtime.lease import Lease, LeaseLost
 from inferplane.compose.registry import composition_functions
 from inferplane.compose.usage import USAGE
 from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.deletion import InUse as Used
 from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
+from inferplane.runtime.shards import SHARD_MIN
 from inferplane.simulator.controller import MODEL_REPLICA, Simulator
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
@@ -60,17 +62,19 @@ class ApplyResult:
 class Runtime:
     def __init__(self, state: Path | None, progress: ProgressReport | None = None,
                  wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
-                 clock: Callable[[], float] = time.monotonic, read_only: bool = False):
+                 clock: Callable[[], float] = time.monotonic, read_only: bool = False, shard_min: int = SHARD_MIN):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
         `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
         `clock` times the reconciler's batches (a test slows it). `read_only`: the caller only reads
-        (see Store)."""
+        (see Store). `shard_min`: how many InferenceClusters a run queues before a helper process takes
+        half of them (runtime/shards.py)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
         self.progress = progress
         self.wait = wait
         self.provider = provider
         self.clock = clock
+        self.shard_min = shard_min
 
     @functools.cached_property
     def functions(self):
@@ -100,9 +104,11 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
-        return Reconciler(self.store, self.functions, provider=self.provider or SimulatedProvider(),
-                          controllers=(Simulator(),), usage=USAGE, progress=self.progress, lease=lease,
-                          clock=self.clock)
+        reconciler = Reconciler(self.store, self.functions, provider=self.provider or SimulatedProvider(),
+                                controllers=(Simulator(),), usage=USAGE, progress=self.progress, lease=lease,
+                                clock=self.clock)
+        reconciler.shard = (InferenceCluster.KIND, self.shard_min)
+        return reconciler
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
               limits: StreamLimits = StreamLimits()) -> ApplyResult:

@@ -12,11 +12,11 @@ reconciler reads from a cache of the store that watches for writes by resourceVe
 batches: each batch is one transaction, which holds the store's write lock, first reads into the
 cache what other processes wrote since, then works off queue items (their writes, and the queue's
 bookkeeping) for up to BATCH_SECONDS and commits; a user's write waiting for the lock goes in between
-batches. Within a batch nobody else can write, so the cache
-is the store and writes need not read versions back; a write that still finds a newer version (a
-cache bug) is refused, and the batch is rolled back and redone from a fresh read. Once no reconcile
-is left, the hosted controllers work off what became due for them (the simulator: every cluster whose
-simulation inputs changed is simulated again).
+batches. Within a batch nobody else can write, so the cache is the store and writes need not read
+versions back; a write that still finds a newer version (a cache bug) is refused, and the batch is
+rolled back and redone from a fresh read. Once no reconcile is left, the hosted controllers work off
+what became due for them (the simulator: every cluster whose simulation inputs changed is simulated
+again). A large run forks a helper process that reconciles half of the fleet's trees (shards.py).
 
 It knows no kind of ours: the kinds come with their composition functions (the registry), the
 managed resources with a provider, deletion's rules with the usage rules, and the simulator is a
@@ -26,8 +26,8 @@ What a fixpoint takes depends on the fleet, never on the clock: batches only dec
 committed, never its order. Work that depends on many objects waits for them: a composite that
 requires every object of a kind (a ModelDeployment reads every cluster) reconciles after what
 changed them, once for all of them; a hosted controller's queued items all run before what they
-cause. The bound
-on a composite's reconciles counts those since its inputs last changed (see input_generation).
+cause. The bound on a composite's reconciles counts those since its inputs last changed (see
+input_generation).
 """
 
 from __future__ import annotations
@@ -43,11 +43,13 @@ from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
 from inferplane.runtime.composite_status import composite_status, failed_status
 from inferplane.runtime.deletion import Deletion
+from inferplane.runtime.user_writes import UserWrites
 from inferplane.runtime.controller import (DEPENDENT_PRIORITY, Controller, Provider, ReportsReady, UsageRules,
                                           owner_priority)
-from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version, written_digest
+from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version
 from inferplane.runtime.lease import Lease
 from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
+from inferplane.runtime.shards import start_helper
 from inferplane.runtime.store import Conflict, Store
 from inferplane.runtime.watchers import Watchers
 from inferplane.runtime.work_queue import RECONCILE
@@ -77,7 +79,7 @@ class RunReport:
     waited_for: str | None = None
 
 
-class Reconciler(Deletion):
+class Reconciler(Deletion, UserWrites):
     def __init__(self, store: Store, functions: dict[str, Callable[[Request], Response]],
                  provider: Provider | None = None, controllers: tuple[Controller, ...] = (),
                  usage: UsageRules | None = None, progress: ProgressReport | None = None,
@@ -121,32 +123,11 @@ class Reconciler(Deletion):
         self.user_changes: dict[tuple[str, str], int] = {}
         self.depths: dict[Key, int] = {}  # composite -> how many composites it is composed under (_depth)
         self.running: str | None = None  # the hosted controller whose queued work is being worked off
-
-    # ---- writes users make
-
-    def submit(self, obj: Resource) -> tuple[bool, bool]:
-        """Store a user's object (spec and metadata; its status stays the reconciler's) and queue what it
-        affects. Based on the version read just before; retried when another write came in between.
-        Returns (changed, created). The same object written again is known unchanged by its digest,
-        without reading the stored one."""
-        key = Key.of(obj)
-        written = written_digest(obj)
-        while True:
-            if self.store.written(key) == written:
-                return False, False
-            current = self.store.get(key)
-            meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "resourceVersion"}
-            if current is not None:
-                meta["resourceVersion"] = resource_version(current)
-            try:
-                with self.store.transaction():
-                    _, changed = self.store.put({**obj, "metadata": meta}, known=current, written=written)
-                    if changed:
-                        targets = [key] if key.kind in self.functions else []
-                        self.store.enqueue(RECONCILE, targets + self.store.watchers(key))
-                return changed, current is None
-            except Conflict:
-                continue
+        # shards.py: (the kind whose roots a helper takes, the least count of them); what this process works
+        # on while a helper works; the helper's count of work done.
+        self.shard: tuple[str, int] | None = None
+        self.owns: Callable[[Key], bool] | None = None
+        self.beside: Callable[[], int] = lambda: 0
 
     # ---- cache
 
@@ -285,10 +266,15 @@ class Reconciler(Deletion):
         if self.store.next_item() is None:
             return report  # nothing changed: nothing to read
         self._load()
+        helper = start_helper(self, *self.shard) if self.shard else None
         try:
             with collector_paused(), self.store.checkpoints_in_background():
                 self._run_batches(report)
+                if helper is not None:
+                    helper.finish(self, report, self._run_batches)  # merged: what is left is worked off here
         finally:
+            if helper is not None:
+                helper.stop()
             gc.unfreeze()
         return report
 
@@ -330,8 +316,13 @@ class Reconciler(Deletion):
         """The next queue item. Once a hosted controller's items start, every one queued runs before what
         they cause (a ModelDeployment whose replicas the simulations report on reconciles once for all of
         them), across batches."""
-        item = self.store.next_item(self.running) if self.running else None
-        item = item or self.store.next_item()
+        while True:
+            unparked = self.owns is not None
+            item = self.store.next_item(self.running, unparked) if self.running else None
+            item = item or self.store.next_item(None, unparked)
+            if item is None or self.owns is None or self.owns(item[1]):
+                break
+            self.store.park(item[0], [item[1]])  # another process's tree: left for it
         self.running = item[0] if item is not None and item[0] in self.controllers else None
         return item
 
@@ -362,7 +353,7 @@ class Reconciler(Deletion):
 
     def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles + report.simulations, self.store.queued)
+            self.progress(report.reconciles + report.simulations + self.beside(), self.store.queued)
 
     def input_generation(self, key: Key) -> tuple:
         """What a composite's reconciles are bounded by: its own generation and those of the inputs it

@@ -11,6 +11,9 @@ from inferplane.runtime.keys import EVERY, Key, columns
 
 # The reconciler's kind of work in the queue (a hosted controller's work is named by it).
 RECONCILE = "reconcile"
+# Added to the priority of an item parked for another process (shards.py): it stays queued, so that a
+# crash loses no trigger, but a run that skips parked items does not see it.
+PARKED = 1_000_000
 
 
 class WorkQueue:
@@ -28,13 +31,33 @@ class WorkQueue:
                 "ON CONFLICT(work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1",
                 [(priority, work, *columns(key)) for key in keys])
 
-    def next_item(self, work: str | None = None) -> tuple[str, Key, int] | None:
-        """The first queued (work, object, bumps), lowest priority first (of that `work` only, if given);
-        it stays queued until `done`."""
-        where, args = ("WHERE work=? ", (work,)) if work is not None else ("", ())
+    def next_item(self, work: str | None = None, unparked: bool = False) -> tuple[str, Key, int] | None:
+        """The first queued (work, object, bumps), lowest priority first (of that `work` only, if given;
+        `unparked`: not one parked); it stays queued until `done`."""
+        clauses, args = (["work=?"], (work,)) if work is not None else ([], ())
+        clauses += [f"priority < {PARKED}"] if unparked else []
+        where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
         row = self._db.execute("SELECT work, api_group, kind, namespace, name, bumps FROM work_queue "
                                f"{where}ORDER BY priority, seq LIMIT 1", args).fetchone()
         return (row[0], Key(*row[1:5]), row[5]) if row else None
+
+    def queued_of_kind(self, work: str, kind: str) -> list[Key]:
+        """The objects of a kind queued for `work` and not parked."""
+        return [Key(*row) for row in self._db.execute(
+            f"SELECT api_group, kind, namespace, name FROM work_queue WHERE work=? AND kind=? AND priority < {PARKED}",
+            (work, kind))]
+
+    def park(self, work: str, keys: Iterable[Key]) -> None:
+        """Park queued items (see PARKED); an item parked already stays as it is."""
+        with self.transaction():
+            self._db.executemany(f"UPDATE work_queue SET priority = priority + {PARKED} WHERE work=? AND "
+                                 f"api_group=? AND kind=? AND namespace=? AND name=? AND priority < {PARKED}",
+                                 [(work, *columns(key)) for key in keys])
+
+    def unpark(self) -> None:
+        """Every parked item queued as it was."""
+        with self.transaction():
+            self._db.execute(f"UPDATE work_queue SET priority = priority - {PARKED} WHERE priority >= {PARKED}")
 
     def done(self, work: str, key: Key, bumps: int | None) -> None:
         """Finish an item; unless `bumps` is None, only if nobody queued it again since it was read."""

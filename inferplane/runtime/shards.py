@@ -1,0 +1,261 @@
+"""A second process for a large run: a helper reconciles half of the fleet's trees beside this one.
+
+A run whose queue holds many roots of the shard kind (an InferenceCluster is the root of a tree of
+composed objects that no other tree writes) forks a helper before its first batch, on a machine with
+more than one core. The run parks the helper's roots in the store's queue (they stay queued, so that a
+crash loses no trigger) and goes on with everything else, parking what it meets of the helper's trees.
+The helper copies the store as it stands into a private file, works off its roots there to their
+fixpoint, parking what it meets of other trees (a ModelDeployment that reads every cluster), and exits.
+When only parked items are left here, what the helper changed is merged into the store in one
+transaction: its objects numbered after this process's writes, its requirements, events, simulated
+clusters and the items it parked. Then everything parked is unparked and the run goes on to the
+fixpoint as one process.
+
+A helper that fails, or whose objects another process wrote meanwhile (a user's edit in mid-run),
+changes nothing: its roots are unparked and reconciled here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import sqlite3
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from inferplane.runtime.keys import Key
+from inferplane.runtime.store import STORE_FILE, Store
+from inferplane.runtime.work_queue import PARKED, RECONCILE
+
+# The reconciler (reconciler.py) and its RunReport, which import this module.
+Reconciler = RunReport = Any
+
+# A run forks a helper when at least this many roots of the shard kind are queued: below it, the fork,
+# the store's copy and the merge cost more than half the work saves.
+SHARD_MIN = 1000
+REPORT = "report.json"
+# The helper's copies of what its work may change, as they stood when it copied the store.
+BASE_TABLES = {
+    "base_resources": "SELECT api_group, kind, namespace, name, rv FROM resources",
+    "base_requirements": "SELECT * FROM requirements",
+    "base_events": "SELECT * FROM events",
+    "base_simulations": "SELECT * FROM simulations",
+}
+
+
+def start_helper(reconciler: Reconciler, kind: str, minimum: int) -> "Helper | None":
+    """A helper for this run, taking every second root of `kind` queued; None when one would not pay or
+    may not fork: fewer roots than `minimum`, one core, a store in memory, a process running other
+    threads (`serve`)."""
+    store = reconciler.store
+    if store.file is None or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+        return None
+    roots = sorted(set(store.queued_of_kind(RECONCILE, kind)))
+    return Helper(reconciler, kind, set(roots[1::2])) if len(roots) >= max(minimum, 2) else None
+
+
+class Helper:
+    """The helper process of one run, seen from the run: forked at the start, `finish`ed once only parked
+    items are left, `stop`ped at the end whatever happened."""
+
+    def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key]):
+        self.kind, self.roots = kind, roots
+        store = reconciler.store
+        assert store.path is not None and store.file is not None
+        self.folder = Path(tempfile.mkdtemp(prefix=".helper-", dir=store.path))
+        self.done = multiprocessing.Value("q", 0, lock=False)  # the helper's reconciles and runs so far
+        with store.transaction(durable=False):
+            store.unpark()  # a run killed before its merge left its helper's roots parked
+            store.park(RECONCILE, sorted(roots))
+        self.pid: int | None = os.fork()
+        if self.pid == 0:  # the helper: never returns, and never touches the run's connection
+            code = 1
+            try:
+                code = work_as_helper(reconciler, store.file, self.folder, roots, self.done)
+            finally:
+                os._exit(code)
+        reconciler.owns = lambda key: runs_beside(reconciler, kind, roots, key)
+        reconciler.beside = lambda: self.done.value
+
+    def finish(self, reconciler: Reconciler, report: RunReport, work_off: Callable[[RunReport], None]) -> None:
+        """Wait for the helper (renewing the run's lease) and merge what it did; then `work_off` the queue,
+        first every tree of the shard kind (the helper's too, had it failed), then everything."""
+        store = reconciler.store
+        while self.pid is not None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = None
+                break
+            if reconciler.lease is not None:
+                reconciler.lease.renew_if_due()
+            reconciler._report_progress(report)
+            time.sleep(0.05)
+        said = self._said() if os.waitstatus_to_exitcode(status) == 0 else None
+        with attached(store, self.folder / STORE_FILE) if said else contextlib.nullcontext():
+            with store.transaction(durable=False):
+                if said is not None and merge(store, said):
+                    add_report(report, said)
+                store.unpark()
+        reconciler.beside = lambda: 0
+        reconciler._load()  # the helper's objects are read when asked
+        for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
+            reconciler.owns = owns
+            work_off(report)
+            with store.transaction(durable=False):
+                store.unpark()
+
+    def stop(self) -> None:
+        """The helper gone (killed, if the run ends before it: its roots stay parked, to be unparked by
+        the next run) and its folder with it."""
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _said(self) -> dict | None:
+        try:
+            return json.loads((self.folder / REPORT).read_text())
+        except (OSError, ValueError):
+            return None
+
+
+def runs_beside(reconciler: Reconciler, kind: str, roots: set[Key], key: Key) -> bool:
+    """Whether the run works on a queued item while the helper works: yes for the trees of its own roots
+    and for objects no function composes; no for the helper's trees, and no for a composite rooted
+    elsewhere (a ModelDeployment places replicas on the clusters that are ready when it reconciles: it
+    waits for the helper's clusters, as it waits for every cluster's simulation in a run of one process)."""
+    root = reconciler.root(key)
+    return root not in roots and (root.kind == kind or root.kind not in reconciler.functions)
+
+
+def work_as_helper(parent: Reconciler, source: Path, folder: Path, roots: set[Key], done) -> int:
+    """The helper's whole life: copy the store, take the parked roots, work them off, say what it did."""
+    reader, copy = sqlite3.connect(f"file:{source}?mode=ro", uri=True), sqlite3.connect(folder / STORE_FILE)
+    reader.backup(copy)
+    reader.close()
+    copy.close()
+    store = Store(folder)
+    with store.transaction(durable=False):
+        db = store._db
+        for table, select in BASE_TABLES.items():
+            db.execute(f"CREATE TABLE {table} AS {select}")
+        db.execute(f"DELETE FROM work_queue WHERE priority < {PARKED}")  # the run's own work
+        taken = [[row[0], *row[1:5], row[5]] for row in db.execute(
+            "SELECT work, api_group, kind, namespace, name, bumps FROM work_queue")]
+        store.unpark()
+        since = store.latest_version()
+        events = db.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]
+    helper = type(parent)(store, parent.functions, parent.provider, tuple(parent.controllers.values()), parent.usage,
+                        progress=lambda count, queued: setattr(done, "value", count), clock=parent.clock)
+    helper.owns = lambda key: helper.root(key) in roots
+    report = helper.run()
+    said = {"since": since, "events": events, "latest": store.latest_version(), "taken": taken,
+            "reconciles": report.reconciles, "simulations": report.simulations, "reconciled": report.reconciled,
+            "unconverged": report.unconverged, "converged": report.converged}
+    store.close()
+    (folder / REPORT).write_text(json.dumps(said))
+    return 0
+
+
+def add_report(report: RunReport, said: dict) -> None:
+    report.reconciles += said["reconciles"]
+    report.simulations += said["simulations"]
+    report.converged = report.converged and said["converged"]
+    for name, count in said["reconciled"].items():
+        report.reconciled[name] = report.reconciled.get(name, 0) + count
+    report.unconverged.update(said["unconverged"])
+
+
+SAME_KEY = "m.api_group=h.api_group AND m.kind=h.kind AND m.namespace=h.namespace AND m.name=h.name"
+# Objects both processes changed since the copy: written by both, or written by one and deleted by the other.
+CONFLICTS = f"""
+SELECT 1 FROM helper.resources h JOIN main.resources m ON {SAME_KEY} WHERE h.rv > :since AND m.rv > :since
+UNION ALL SELECT 1 FROM helper.resources h JOIN helper.base_resources b USING (api_group, kind, namespace, name)
+    WHERE h.rv > :since AND NOT EXISTS (SELECT 1 FROM main.resources m WHERE {SAME_KEY})
+UNION ALL SELECT 1 FROM helper.base_resources h JOIN main.resources m ON {SAME_KEY} WHERE m.rv > :since
+    AND NOT EXISTS (SELECT 1 FROM helper.resources x WHERE x.api_group=h.api_group AND x.kind=h.kind
+                    AND x.namespace=h.namespace AND x.name=h.name)
+LIMIT 1
+"""
+# The helper's writes in their order, numbered after the run's (`offset`: the run's latest version less
+# the helper's first); then the objects it deleted.
+MERGE_RESOURCES = [
+    """INSERT INTO main.resources (api_group, kind, namespace, name, body, rv, uid, controller, written)
+       SELECT api_group, kind, namespace, name,
+              json_set(body, '$.metadata.resourceVersion', CAST(rv + :offset AS TEXT)), rv + :offset, uid,
+              controller, written
+       FROM helper.resources WHERE rv > :since ORDER BY rv
+       ON CONFLICT (api_group, kind, namespace, name) DO UPDATE SET body=excluded.body, rv=excluded.rv,
+           uid=excluded.uid, controller=excluded.controller, written=excluded.written""",
+    f"""DELETE FROM main.resources WHERE (api_group, kind, namespace, name) IN (
+           SELECT api_group, kind, namespace, name FROM helper.base_resources h WHERE NOT EXISTS (
+               SELECT 1 FROM helper.resources m WHERE {SAME_KEY}))""",
+]
+MERGE_REST = [
+    """DELETE FROM main.requirements WHERE (watcher, api_group, kind, namespace, name) IN (
+           SELECT * FROM helper.base_requirements EXCEPT SELECT * FROM helper.requirements)""",
+    """INSERT OR IGNORE INTO main.requirements (watcher, api_group, kind, namespace, name)
+       SELECT * FROM helper.requirements EXCEPT SELECT * FROM helper.base_requirements""",
+    "DELETE FROM main.events WHERE seq IN (SELECT seq FROM helper.base_events EXCEPT SELECT seq FROM helper.events)",
+    # An event both processes saw again keeps both counts.
+    """UPDATE main.events AS m SET count = m.count + h.count - b.count, last_seen = MAX(m.last_seen, h.last_seen)
+       FROM helper.events h JOIN helper.base_events b ON b.seq = h.seq
+       WHERE m.seq = h.seq AND (h.count != b.count OR h.last_seen != b.last_seen)""",
+    """INSERT INTO main.events (api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen)
+       SELECT api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen
+       FROM helper.events WHERE seq > :events ORDER BY seq""",
+    """CREATE TEMP TABLE resimulated AS
+       SELECT cluster FROM (SELECT * FROM helper.simulations EXCEPT SELECT * FROM helper.base_simulations)
+       UNION SELECT cluster FROM (SELECT * FROM helper.base_simulations EXCEPT SELECT * FROM helper.simulations)""",
+    "DELETE FROM main.cluster_objects WHERE cluster IN (SELECT cluster FROM temp.resimulated)",
+    """INSERT INTO main.cluster_objects (cluster, seq, body)
+       SELECT cluster, seq, body FROM helper.cluster_objects WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
+    "DELETE FROM main.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)",
+    """INSERT INTO main.simulations (cluster, inputs)
+       SELECT cluster, inputs FROM helper.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
+    "DROP TABLE temp.resimulated",
+    # What the helper parked (other trees' work its writes made due), queued here as parked too.
+    """INSERT INTO main.work_queue (priority, work, api_group, kind, namespace, name)
+       SELECT priority, work, api_group, kind, namespace, name FROM helper.work_queue WHERE true ORDER BY seq
+       ON CONFLICT (work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1""",
+]
+
+
+def merge(store: Store, said: dict) -> bool:
+    """Inside the run's transaction, the helper's store attached: what the helper did, into the store.
+    False (nothing merged) when another process changed one of the objects the helper changed."""
+    db = store._db
+    since = said["since"]
+    if db.execute(CONFLICTS, {"since": since}).fetchone():
+        return False
+    run_latest = store.latest_version()
+    offset = run_latest - since
+    for statement in MERGE_RESOURCES:
+        db.execute(statement, {"since": since, "offset": offset})
+    for statement in MERGE_REST[:-1]:
+        db.execute(statement, {"events": said["events"]})
+    # The helper's roots it worked off, unless queued again here meanwhile; then what it parked.
+    db.executemany(f"DELETE FROM main.work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND "
+                   f"name=? AND bumps=? AND priority >= {PARKED}", said["taken"])
+    db.execute(MERGE_REST[-1])
+    db.execute("UPDATE main.counters SET value=? WHERE name='resourceVersion'",
+               (max(run_latest, said["latest"] + offset),))
+    return True
+
+
+@contextlib.contextmanager
+def attached(store: Store, file: Path) -> Iterator[None]:
+    """The helper's store attached to the run's connection as `helper` (outside any transaction)."""
+    store._db.execute("ATTACH DATABASE ? AS helper", (str(file),))
+    try:
+        yield
+    finally:
+        store._db.execute("DETACH DATABASE helper")

@@ -1,0 +1,127 @@
+"""A large run forks a helper that reconciles half of the fleet's clusters beside it (runtime/shards.py):
+the fleet it leaves is the one a run of one process leaves; a helper that fails, or whose objects a
+user changed in mid-run, changes nothing, and the run does its work itself."""
+
+import json
+
+import pytest
+
+from inferplane.engine.runtime import Runtime
+from inferplane.runtime import shards
+from inferplane.runtime.store import Key
+from inferplane.simulator.synthetic_fleet import write_fleet
+
+CLUSTERS = 12  # every cloud twice, one deployment placed on two of them
+ONE_PROCESS = 10**9  # a shard_min no fleet here reaches
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    return write_fleet(tmp_path_factory.mktemp("fleet") / "fleet", CLUSTERS, True)
+
+
+def as_compared(obj):
+    """An object less what differs between any two runs: its version, uid and creation time."""
+    obj = json.loads(json.dumps(obj))
+    meta = obj["metadata"]
+    for field in ("resourceVersion", "uid", "creationTimestamp"):
+        meta.pop(field, None)
+    for owner in meta.get("ownerReferences") or []:
+        owner.pop("uid", None)
+    return obj
+
+
+def timeless(node):
+    """Simulated objects less their creation times (a run's clock)."""
+    if isinstance(node, dict):
+        return {k: timeless(v) for k, v in node.items() if k != "creationTimestamp"}
+    return [timeless(v) for v in node] if isinstance(node, list) else node
+
+
+def applied(fleet, state, shard_min):
+    runtime = Runtime(state, shard_min=shard_min)
+    result = runtime.apply([fleet])
+    assert result.admission.ok and result.report.converged, result.report.unconverged
+    return runtime, result.report
+
+
+@pytest.fixture(scope="module")
+def one_process(fleet, tmp_path_factory):
+    runtime, report = applied(fleet, tmp_path_factory.mktemp("one") / "state", ONE_PROCESS)
+    yield runtime, report
+    runtime.close()
+
+
+def forks(monkeypatch):
+    started = []
+    real = shards.Helper.__init__
+
+    def counted(self, reconciler, kind, roots):
+        started.append(sorted(roots))
+        real(self, reconciler, kind, roots)
+    monkeypatch.setattr(shards.Helper, "__init__", counted)
+    return started
+
+
+def assert_same_fleet(runtime, one_process):
+    one, _ = one_process
+    assert [as_compared(o) for o in runtime.list()] == [as_compared(o) for o in one.list()]
+    assert timeless(runtime.store.cluster_objects()) == timeless(one.store.cluster_objects())
+    assert runtime.store.queued() == 0
+    versions = [int(o["metadata"]["resourceVersion"]) for o in runtime.list()]
+    uids = [o["metadata"]["uid"] for o in runtime.list()]
+    assert len(set(versions)) == len(versions) and len(set(uids)) == len(uids)
+    assert max(versions) <= runtime.store.latest_version()
+
+
+def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single_process_makes(
+        fleet, tmp_path, one_process, monkeypatch):
+    started = forks(monkeypatch)
+    merges = []
+    real_merge = shards.merge
+    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
+    runtime, report = applied(fleet, tmp_path / "state", shard_min=2)
+    assert len(started) == 1 and len(started[0]) == CLUSTERS // 2 and merges == [True]
+    assert_same_fleet(runtime, one_process)
+    # Every cluster and replica reconciled, by one process or the other, and reported Ready.
+    assert {name for name in report.reconciled if name.startswith("InferenceCluster/")} == \
+        {name for name in one_process[1].reconciled if name.startswith("InferenceCluster/")}
+    assert not [p for p in (tmp_path / "state").iterdir() if p.name.startswith(".helper-")]
+    # The next apply of the same files changes nothing.
+    assert Runtime(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
+
+
+def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
+    started = forks(monkeypatch)
+
+    def fails(*args):
+        raise RuntimeError("the helper's bug")
+    monkeypatch.setattr(shards, "work_as_helper", fails)
+    runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
+    assert started
+    assert_same_fleet(runtime, one_process)
+
+
+def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconciles_it(
+        fleet, tmp_path, one_process, monkeypatch):
+    started = forks(monkeypatch)
+    real_merge = shards.merge
+    edited = []
+
+    def user_edits_first(store, said):
+        key = Key("inferplane.dev", "InferenceCluster", "", started[0][0].name)
+        current = store.get(key)
+        current["metadata"].setdefault("labels", {})["team"] = "search"
+        store.put({k: v for k, v in current.items() if k != "status"})
+        merged = real_merge(store, said)
+        edited.append((key, merged))
+        return merged
+    monkeypatch.setattr(shards, "merge", user_edits_first)
+    runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
+    [(key, merged)] = edited
+    assert merged is False  # the helper's work is dropped whole, and done again here
+    assert runtime.get(key)["metadata"]["labels"]["team"] == "search"
+    assert runtime.store.queued() == 0
+    ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
+    assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
+    assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
