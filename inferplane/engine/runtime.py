@@ -104,10 +104,10 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
-        reconciler = Reconciler(self.store, self.functions, provider=self.provider or SimulatedProvider(),
-                                controllers=(Simulator(),), usage=USAGE, progress=self.progress, lease=lease,
-                                clock=self.clock)
-        reconciler.shard = (InferenceCluster.KIND, self.shard_min)
+        reconciler = embedded_reconciler(self.store, self.provider, self.functions)
+        reconciler.progress, reconciler.lease, reconciler.clock = self.progress, lease, self.clock
+        if self.provider is None:  # a helper process simulates the clouds as SimulatedProvider does
+            reconciler.shard = (InferenceCluster.KIND, self.shard_min, f"{__name__}:{embedded_reconciler.__name__}")
         return reconciler
 
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
@@ -329,6 +329,14 @@ class Runtime:
 
     def list(self, kind: str | None = None) -> list[Resource]:
         return self.store.list(kind)
+
+
+def embedded_reconciler(store: Store, provider: SimulatedProvider | None = None,
+                        functions: dict | None = None) -> Reconciler:
+    """inferplane's functions, the simulated clouds and clusters, Usage (a large run's helper process
+    makes its own: runtime/shards.py)."""
+    return Reconciler(store, functions or composition_functions(), provider=provider or SimulatedProvider(),
+                      controllers=(Simulator(),), usage=USAGE)
 
 
 def composed_refusal(owner: dict) -> str:

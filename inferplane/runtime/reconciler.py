@@ -123,9 +123,9 @@ class Reconciler(Deletion, UserWrites):
         self.user_changes: dict[tuple[str, str], int] = {}
         self.depths: dict[Key, int] = {}  # composite -> how many composites it is composed under (_depth)
         self.running: str | None = None  # the hosted controller whose queued work is being worked off
-        # shards.py: (the kind whose roots a helper takes, the least count of them); what this process works
-        # on while a helper works; the helper's count of work done.
-        self.shard: tuple[str, int] | None = None
+        # shards.py: (the kind whose roots a helper takes, the least count of them, what makes its reconciler);
+        # what this process works on while a helper works; the helper's count of work done.
+        self.shard: tuple[str, int, str] | None = None
         self.owns: Callable[[Key], bool] | None = None
         self.beside: Callable[[], int] = lambda: 0
 

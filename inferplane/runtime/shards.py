@@ -1,8 +1,8 @@
 """A second process for a large run: a helper reconciles half of the fleet's trees beside this one.
 
 A run whose queue holds many roots of the shard kind (an InferenceCluster is the root of a tree of
-composed objects that no other tree writes) forks a helper before its first batch, on a machine with
-more than one core. The run parks the helper's roots in the store's queue (they stay queued, so that a
+composed objects that no other tree writes) starts a helper process before its first batch, on a
+machine with more than one core. The run parks the helper's roots in the store's queue (they stay queued, so that a
 crash loses no trigger) and goes on with everything else, parking what it meets of the helper's trees.
 The helper copies the store as it stands into a private file, works off its roots there to their
 fixpoint, parking what it meets of other trees (a ModelDeployment that reads every cluster), and exits.
@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
+import importlib
+import mmap
 import os
 import shutil
-import signal
 import sqlite3
+import struct
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -37,10 +39,10 @@ from inferplane.runtime.work_queue import PARKED, RECONCILE
 # The reconciler (reconciler.py) and its RunReport, which import this module.
 Reconciler = RunReport = Any
 
-# A run forks a helper when at least this many roots of the shard kind are queued: below it, the fork,
-# the store's copy and the merge cost more than half the work saves.
+# A run starts a helper when at least this many roots of the shard kind are queued: below it, the
+# helper's start, the store's copy and the merge cost more than half the work saves.
 SHARD_MIN = 1000
-REPORT = "report.json"
+ROOTS, REPORT, DONE, LOG = "roots.json", "report.json", "done", "helper.log"
 # The helper's copies of what its work may change, as they stood when it copied the store.
 BASE_TABLES = {
     "base_resources": "SELECT api_group, kind, namespace, name, rv FROM resources",
@@ -50,54 +52,53 @@ BASE_TABLES = {
 }
 
 
-def start_helper(reconciler: Reconciler, kind: str, minimum: int) -> "Helper | None":
-    """A helper for this run, taking every second root of `kind` queued; None when one would not pay or
-    may not fork: fewer roots than `minimum`, one core, a store in memory, a process running other
-    threads (`serve`)."""
+def start_helper(reconciler: Reconciler, kind: str, minimum: int, factory: str) -> "Helper | None":
+    """A helper for this run, taking every second root of `kind` queued; None when one would not pay:
+    fewer roots than `minimum`, one core, a store in memory. `factory`, "module:function": what makes
+    the helper's reconciler from its store (the engine's functions, provider and controllers)."""
     store = reconciler.store
-    if store.file is None or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+    if store.file is None or (os.cpu_count() or 1) < 2:
         return None
     roots = sorted(set(store.queued_of_kind(RECONCILE, kind)))
-    return Helper(reconciler, kind, set(roots[1::2])) if len(roots) >= max(minimum, 2) else None
+    return Helper(reconciler, kind, set(roots[1::2]), factory) if len(roots) >= max(minimum, 2) else None
 
 
 class Helper:
-    """The helper process of one run, seen from the run: forked at the start, `finish`ed once only parked
-    items are left, `stop`ped at the end whatever happened."""
+    """The helper process of one run, seen from the run: started at the start, `finish`ed once only parked
+    items are left, `stop`ped at the end whatever happened. A new interpreter, not a fork: it shares
+    none of this process's heap, so that the two together hold about what one process would."""
 
-    def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key]):
+    def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key], factory: str):
         self.kind, self.roots = kind, roots
         store = reconciler.store
         assert store.path is not None and store.file is not None
         self.folder = Path(tempfile.mkdtemp(prefix=".helper-", dir=store.path))
-        self.done = multiprocessing.Value("q", 0, lock=False)  # the helper's reconciles and runs so far
+        (self.folder / ROOTS).write_text(json.dumps(sorted(roots)))
+        (self.folder / DONE).write_bytes(bytes(8))
         with store.transaction(durable=False):
-            store.unpark()  # a run killed before its merge left its helper's roots parked
+            store.unpark()  # a run stopped before its merge left its helper's roots parked
             store.park(RECONCILE, sorted(roots))
-        self.pid: int | None = os.fork()
-        if self.pid == 0:  # the helper: never returns, and never touches the run's connection
-            code = 1
-            try:
-                code = work_as_helper(reconciler, store.file, self.folder, roots, self.done)
-            finally:
-                os._exit(code)
+        with open(self.folder / LOG, "wb") as log:
+            self.process: subprocess.Popen | None = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(store.file), str(self.folder), factory],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        with open(self.folder / DONE, "r+b") as counter:
+            self.done = mmap.mmap(counter.fileno(), 8)  # the helper's reconciles and runs so far
         reconciler.owns = lambda key: runs_beside(reconciler, kind, roots, key)
-        reconciler.beside = lambda: self.done.value
+        reconciler.beside = lambda: struct.unpack_from("q", self.done)[0]
 
     def finish(self, reconciler: Reconciler, report: RunReport, work_off: Callable[[RunReport], None]) -> None:
         """Wait for the helper (renewing the run's lease) and merge what it did; then `work_off` the queue,
         first every tree of the shard kind (the helper's too, had it failed), then everything."""
         store = reconciler.store
-        while self.pid is not None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.pid = None
-                break
+        assert self.process is not None
+        while self.process.poll() is None:
             if reconciler.lease is not None:
                 reconciler.lease.renew_if_due()
             reconciler._report_progress(report)
             time.sleep(0.05)
-        said = self._said() if os.waitstatus_to_exitcode(status) == 0 else None
+        said = self._said() if self.process.returncode == 0 else None
+        self.process = None
         with attached(store, self.folder / STORE_FILE) if said else contextlib.nullcontext():
             with store.transaction(durable=False):
                 if said is not None and merge(store, said):
@@ -114,10 +115,11 @@ class Helper:
     def stop(self) -> None:
         """The helper gone (killed, if the run ends before it: its roots stay parked, to be unparked by
         the next run) and its folder with it."""
-        if self.pid is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            self.pid = None
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+        self.done.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _said(self) -> dict | None:
@@ -136,8 +138,9 @@ def runs_beside(reconciler: Reconciler, kind: str, roots: set[Key], key: Key) ->
     return root not in roots and (root.kind == kind or root.kind not in reconciler.functions)
 
 
-def work_as_helper(parent: Reconciler, source: Path, folder: Path, roots: set[Key], done) -> int:
+def work_as_helper(source: Path, folder: Path, factory: str) -> None:
     """The helper's whole life: copy the store, take the parked roots, work them off, say what it did."""
+    roots = {Key(*key) for key in json.loads((folder / ROOTS).read_text())}
     reader, copy = sqlite3.connect(f"file:{source}?mode=ro", uri=True), sqlite3.connect(folder / STORE_FILE)
     reader.backup(copy)
     reader.close()
@@ -153,16 +156,17 @@ def work_as_helper(parent: Reconciler, source: Path, folder: Path, roots: set[Ke
         store.unpark()
         since = store.latest_version()
         events = db.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]
-    helper = type(parent)(store, parent.functions, parent.provider, tuple(parent.controllers.values()), parent.usage,
-                        progress=lambda count, queued: setattr(done, "value", count), clock=parent.clock)
+    module, function = factory.split(":")
+    helper = getattr(importlib.import_module(module), function)(store)
     helper.owns = lambda key: helper.root(key) in roots
-    report = helper.run()
+    with open(folder / DONE, "r+b") as counter, mmap.mmap(counter.fileno(), 8) as done:
+        helper.progress = lambda count, queued: struct.pack_into("q", done, 0, count)
+        report = helper.run()
     said = {"since": since, "events": events, "latest": store.latest_version(), "taken": taken,
             "reconciles": report.reconciles, "simulations": report.simulations, "reconciled": report.reconciled,
             "unconverged": report.unconverged, "converged": report.converged}
     store.close()
     (folder / REPORT).write_text(json.dumps(said))
-    return 0
 
 
 def add_report(report: RunReport, said: dict) -> None:
@@ -259,3 +263,7 @@ def attached(store: Store, file: Path) -> Iterator[None]:
         yield
     finally:
         store._db.execute("DETACH DATABASE helper")
+
+
+if __name__ == "__main__":  # the helper process: python -m inferplane.runtime.shards STORE_FILE FOLDER FACTORY
+    work_as_helper(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from inferplane.engine.runtime import Runtime
-from inferplane.runtime import shards
+from inferplane.runtime import reconciler as reconciler_module, shards
 from inferplane.runtime.store import Key
 from inferplane.simulator.synthetic_fleet import write_fleet
 
@@ -56,9 +56,9 @@ def forks(monkeypatch):
     started = []
     real = shards.Helper.__init__
 
-    def counted(self, reconciler, kind, roots):
+    def counted(self, reconciler, kind, roots, factory):
         started.append(sorted(roots))
-        real(self, reconciler, kind, roots)
+        real(self, reconciler, kind, roots, factory)
     monkeypatch.setattr(shards.Helper, "__init__", counted)
     return started
 
@@ -94,9 +94,10 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
     started = forks(monkeypatch)
 
-    def fails(*args):
-        raise RuntimeError("the helper's bug")
-    monkeypatch.setattr(shards, "work_as_helper", fails)
+    # The helper's process fails at its start: it cannot make its reconciler.
+    real_start = shards.start_helper
+    monkeypatch.setattr(reconciler_module, "start_helper", lambda reconciler, kind, minimum, factory: real_start(
+        reconciler, kind, minimum, "inferplane.engine.runtime:no_such_factory"))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
     assert started
     assert_same_fleet(runtime, one_process)
