@@ -72,6 +72,10 @@ class Helper:
         self.kind, self.roots = kind, roots
         store = reconciler.store
         assert store.path is not None and store.file is not None
+        # A helper works only while its run holds the lease, which this run holds now: any other helper's
+        # folder is one a killed run left (up to a copy of the whole state).
+        for stale in store.path.glob(".helper-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         self.folder = Path(tempfile.mkdtemp(prefix=".helper-", dir=store.path))
         (self.folder / ROOTS).write_text(json.dumps(sorted(roots)))
         (self.folder / DONE).write_bytes(bytes(8))

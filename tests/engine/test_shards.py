@@ -1,4 +1,4 @@
-"""A large run forks a helper that reconciles half of the fleet's clusters beside it (runtime/shards.py):
+"""A large run starts a helper process that reconciles half of the fleet's clusters beside it (runtime/shards.py):
 the fleet it leaves is the one a run of one process leaves; a helper that fails, or whose objects a
 user changed in mid-run, changes nothing, and the run does its work itself."""
 
@@ -52,7 +52,7 @@ def one_process(fleet, tmp_path_factory):
     runtime.close()
 
 
-def forks(monkeypatch):
+def helpers_started(monkeypatch):
     started = []
     real = shards.Helper.__init__
 
@@ -76,7 +76,10 @@ def assert_same_fleet(runtime, one_process):
 
 def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single_process_makes(
         fleet, tmp_path, one_process, monkeypatch):
-    started = forks(monkeypatch)
+    left = tmp_path / "state" / ".helper-killed"  # what a run killed in mid-run left
+    left.mkdir(parents=True)
+    (left / "store.db").write_bytes(b"a copy of the state")
+    started = helpers_started(monkeypatch)
     merges = []
     real_merge = shards.merge
     monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
@@ -92,7 +95,7 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
 
 
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
-    started = forks(monkeypatch)
+    started = helpers_started(monkeypatch)
 
     # The helper's process fails at its start: it cannot make its reconciler.
     real_start = shards.start_helper
@@ -105,7 +108,7 @@ def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tm
 
 def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconciles_it(
         fleet, tmp_path, one_process, monkeypatch):
-    started = forks(monkeypatch)
+    started = helpers_started(monkeypatch)
     real_merge = shards.merge
     edited = []
 
