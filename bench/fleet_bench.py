@@ -41,11 +41,12 @@ def helper_cpu() -> float:
     return children.ru_utime + children.ru_stime
 
 
-def timed_apply(state: Path, manifests: Path) -> dict:
+def timed_apply(state: Path, manifests: Path, shard_min: int | None = None) -> dict:
+    """`shard_min`: see Runtime (None: its default)."""
     from inferplane.engine.runtime import Runtime
 
     start, cpu_start, helper_start = time.perf_counter(), time.process_time(), helper_cpu()
-    runtime = Runtime(state)
+    runtime = Runtime(state) if shard_min is None else Runtime(state, shard_min=shard_min)
     result = runtime.apply([manifests])
     # A large run's helper process (runtime/shards.py) counts too: its CPU, and its peak beside this process's
     # (the sum of the two peaks, which may not fall at the same moment: an upper bound).
@@ -63,9 +64,11 @@ def timed_apply(state: Path, manifests: Path) -> dict:
             "objects": objects, "deployment_reconciles": deployments, "peak_mib": peak_mib}
 
 
-def measure(clusters: int, models: bool, then: Callable[[Path, str], dict] | None = None) -> dict:
+def measure(clusters: int, models: bool, then: Callable[[Path, str], dict] | None = None,
+            shard_min: int | None = None) -> dict:
     """Full apply, no-op re-apply and a one-cluster change of a synthetic fleet; `then(state, cluster)`
-    measures more on the state the change left (its figures are added to the result)."""
+    measures more on the state the change left (its figures are added to the result). `shard_min`: see
+    Runtime."""
     import yaml
 
     from inferplane.simulator.synthetic_fleet import write_fleet
@@ -73,16 +76,16 @@ def measure(clusters: int, models: bool, then: Callable[[Path, str], dict] | Non
     with tempfile.TemporaryDirectory() as tmp:
         manifests = write_fleet(Path(tmp) / "fleet", clusters, models)
         state = Path(tmp) / "state"
-        full = timed_apply(state, manifests)  # the process's peak so far is the full apply's
+        full = timed_apply(state, manifests, shard_min)  # the process's peak so far is the full apply's
         # The full apply's heap, left to the cyclic collector, would be collected during the next phase and
         # counted there (3.4 s CPU at 10,000 clusters); a user's next `inferplane apply` is a new process.
         gc.collect()
-        noop = timed_apply(state, manifests)
+        noop = timed_apply(state, manifests, shard_min)
         changed_file = next(p for p in sorted(manifests.glob(f"*-{clusters // 2:04d}.yaml")) if "-model-" not in p.name)
         cluster = yaml.safe_load(changed_file.read_text())
         cluster["spec"]["nodePools"][0]["nodeCount"] += 1
         changed_file.write_text(yaml.safe_dump(cluster))
-        change = timed_apply(state, manifests)
+        change = timed_apply(state, manifests, shard_min)
         more = then(state, cluster["metadata"]["name"]) if then else {}
     return {"clusters": clusters, "models": clusters // 10 if models else 0, "full": full, "noop": noop,
             "change": change, **more}

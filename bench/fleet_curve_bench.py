@@ -1,12 +1,14 @@
 """The embedded engine's cost curve, 500 to 10,000 clusters: does work grow with the change or the fleet?
 
-Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N]
+Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N] [--one-process]
 For each size (default 500 1000 2000 5000 10000), N times (default 3: N rounds of every size), each run
 in its own process (so that its peak RSS is its own): a synthetic fleet of mixed clouds, four pools per
 cluster, one file per object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its
 fixpoint; the same folder applied again unchanged (no-op); one cluster's nodeCount changed and the folder
 applied again; then a whole `inferplane get icluster NAME` of one cluster, process start included, three
 times. Each apply is a fresh Runtime, as each `inferplane apply` is a fresh process.
+A run of 1,000 clusters or more starts a helper process (runtime/shards.py), counted in its CPU and peak;
+`--one-process` keeps every run in one process, to compare.
 
 Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU
 ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the curve's
@@ -28,6 +30,8 @@ from fleet_bench import measure
 SIZES = [500, 1000, 2000, 5000, 10000]
 RUNS = 3
 GETS = 3
+# A Runtime's shard_min no fleet reaches: every run in one process (--one-process).
+ONE_PROCESS = 10**9
 
 
 def timed_gets(state: Path, cluster: str) -> dict:
@@ -41,22 +45,23 @@ def timed_gets(state: Path, cluster: str) -> dict:
     return {"get": min(gets)}
 
 
-def one_run(clusters: int) -> dict:
-    return measure(clusters, models=False, then=timed_gets)
+def one_run(clusters: int, one_process: bool) -> dict:
+    return measure(clusters, models=False, then=timed_gets, shard_min=ONE_PROCESS if one_process else None)
 
 
 def best(runs: list[dict], phase: str, field: str) -> float:
     return min(run[phase][field] for run in runs)
 
 
-def main(sizes: list[int], runs: int) -> None:
+def main(sizes: list[int], runs: int, one_process: bool) -> None:
     # Round by round, every size in each: this machine's speed drifts within the minutes a curve takes, and
     # all runs of one size in a row would put that drift into the curve's flatness.
     rows: dict[int, list[dict]] = {size: [] for size in sizes}
     for _ in range(runs):
         for size in sizes:
-            rows[size].append(json.loads(subprocess.run([sys.executable, __file__, "--one", str(size)],
-                                                        capture_output=True, text=True, check=True).stdout))
+            rows[size].append(json.loads(subprocess.run(
+                [sys.executable, __file__, "--one", str(size)] + ["--one-process"] * one_process,
+                capture_output=True, text=True, check=True).stdout))
     print(f"best of {runs} runs each (CPU: each phase's least; wall and peak: the run with the least full CPU)")
     print(f"{'clusters':>8} {'objects':>8} | {'full s':>7} {'cpu s':>7} {'ms/cl':>6} {'MiB':>6} | {'no-op s':>7} "
           f"{'cpu s':>6} {'of full':>7} | {'change s':>8} {'cpu s':>6} {'recs':>4} {'of full':>7} | {'get s':>5}")
@@ -93,10 +98,12 @@ def main(sizes: list[int], runs: int) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    one_process = "--one-process" in args
+    args = [a for a in args if a != "--one-process"]
     if args[:1] == ["--one"]:
-        print(json.dumps(one_run(int(args[1]))))
+        print(json.dumps(one_run(int(args[1]), one_process)))
     else:
         count = int(args[args.index("--runs") + 1]) if "--runs" in args else RUNS
         if "--runs" in args:
             del args[args.index("--runs"):args.index("--runs") + 2]
-        main([int(a) for a in args] or SIZES, count)
+        main([int(a) for a in args] or SIZES, count, one_process)

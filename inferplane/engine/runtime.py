@@ -104,8 +104,8 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
-        reconciler = embedded_reconciler(self.store, self.provider, self.functions)
-        reconciler.progress, reconciler.lease, reconciler.clock = self.progress, lease, self.clock
+        reconciler = embedded_reconciler(self.store, self.provider, self.functions, progress=self.progress,
+                                         lease=lease, clock=self.clock)
         if self.provider is None:  # a helper process simulates the clouds as SimulatedProvider does
             reconciler.shard = (InferenceCluster.KIND, self.shard_min, f"{__name__}:{embedded_reconciler.__name__}")
         return reconciler
@@ -331,12 +331,12 @@ class Runtime:
         return self.store.list(kind)
 
 
-def embedded_reconciler(store: Store, provider: SimulatedProvider | None = None,
-                        functions: dict | None = None) -> Reconciler:
-    """inferplane's functions, the simulated clouds and clusters, Usage (a large run's helper process
-    makes its own: runtime/shards.py)."""
+def embedded_reconciler(store: Store, provider: SimulatedProvider | None = None, functions: dict | None = None,
+                        **options) -> Reconciler:
+    """inferplane's functions, the simulated clouds and clusters, Usage; `options`: the Reconciler's
+    progress, lease and clock (a large run's helper process makes its own: runtime/shards.py)."""
     return Reconciler(store, functions or composition_functions(), provider=provider or SimulatedProvider(),
-                      controllers=(Simulator(),), usage=USAGE)
+                      controllers=(Simulator(),), usage=USAGE, **options)
 
 
 def composed_refusal(owner: dict) -> str:

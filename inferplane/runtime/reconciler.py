@@ -16,7 +16,7 @@ batches. Within a batch nobody else can write, so the cache is the store and wri
 versions back; a write that still finds a newer version (a cache bug) is refused, and the batch is
 rolled back and redone from a fresh read. Once no reconcile is left, the hosted controllers work off
 what became due for them (the simulator: every cluster whose simulation inputs changed is simulated
-again). A large run forks a helper process that reconciles half of the fleet's trees (shards.py).
+again). A large run starts a helper process that reconciles half of the fleet's trees (shards.py).
 
 It knows no kind of ours: the kinds come with their composition functions (the registry), the
 managed resources with a provider, deletion's rules with the usage rules, and the simulator is a

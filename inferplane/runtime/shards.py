@@ -2,8 +2,9 @@
 
 A run whose queue holds many roots of the shard kind (an InferenceCluster is the root of a tree of
 composed objects that no other tree writes) starts a helper process before its first batch, on a
-machine with more than one core. The run parks the helper's roots in the store's queue (they stay queued, so that a
-crash loses no trigger) and goes on with everything else, parking what it meets of the helper's trees.
+machine with more than one core. The run parks the helper's roots in the store's queue (they stay
+queued, so that a crash loses no trigger) and goes on with everything else, parking what it meets of
+the helper's trees.
 The helper copies the store as it stands into a private file, works off its roots there to their
 fixpoint, parking what it meets of other trees (a ModelDeployment that reads every cluster), and exits.
 When only parked items are left here, what the helper changed is merged into the store in one
@@ -69,7 +70,7 @@ class Helper:
     none of this process's heap, so that the two together hold about what one process would."""
 
     def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key], factory: str):
-        self.kind, self.roots = kind, roots
+        self.kind = kind
         store = reconciler.store
         assert store.path is not None and store.file is not None
         # A helper works only while its run holds the lease, which this run holds now: any other helper's
@@ -155,7 +156,7 @@ def work_as_helper(source: Path, folder: Path, factory: str) -> None:
         for table, select in BASE_TABLES.items():
             db.execute(f"CREATE TABLE {table} AS {select}")
         db.execute(f"DELETE FROM work_queue WHERE priority < {PARKED}")  # the run's own work
-        taken = [[row[0], *row[1:5], row[5]] for row in db.execute(
+        taken = [list(row) for row in db.execute(
             "SELECT work, api_group, kind, namespace, name, bumps FROM work_queue")]
         store.unpark()
         since = store.latest_version()
@@ -230,11 +231,12 @@ MERGE_REST = [
     """INSERT INTO main.simulations (cluster, inputs)
        SELECT cluster, inputs FROM helper.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
     "DROP TABLE temp.resimulated",
-    # What the helper parked (other trees' work its writes made due), queued here as parked too.
-    """INSERT INTO main.work_queue (priority, work, api_group, kind, namespace, name)
-       SELECT priority, work, api_group, kind, namespace, name FROM helper.work_queue WHERE true ORDER BY seq
-       ON CONFLICT (work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1""",
 ]
+# What the helper parked (other trees' work its writes made due), queued here as parked too (after the
+# roots it worked off are gone from the queue).
+MERGE_PARKED = """INSERT INTO main.work_queue (priority, work, api_group, kind, namespace, name)
+       SELECT priority, work, api_group, kind, namespace, name FROM helper.work_queue WHERE true ORDER BY seq
+       ON CONFLICT (work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1"""
 
 
 def merge(store: Store, said: dict) -> bool:
@@ -248,12 +250,12 @@ def merge(store: Store, said: dict) -> bool:
     offset = run_latest - since
     for statement in MERGE_RESOURCES:
         db.execute(statement, {"since": since, "offset": offset})
-    for statement in MERGE_REST[:-1]:
+    for statement in MERGE_REST:
         db.execute(statement, {"events": said["events"]})
     # The helper's roots it worked off, unless queued again here meanwhile; then what it parked.
     db.executemany(f"DELETE FROM main.work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND "
                    f"name=? AND bumps=? AND priority >= {PARKED}", said["taken"])
-    db.execute(MERGE_REST[-1])
+    db.execute(MERGE_PARKED)
     db.execute("UPDATE main.counters SET value=? WHERE name='resourceVersion'",
                (max(run_latest, said["latest"] + offset),))
     return True
