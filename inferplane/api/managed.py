@@ -59,6 +59,8 @@ def child_name(*parts: str) -> str:
 
 
 HELM_API_VERSION = "helm.m.crossplane.io/v1beta1"
+# provider-kubernetes' namespaced Object (its v2 `.m.` group), which carries any object to a cluster.
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 # How many distinct references and charts are kept built: a reconcile composes one cluster's resources
 # one after another, and a fleet has a few dozen charts.
 SHARED_REFS_KEPT = 4096

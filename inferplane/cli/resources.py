@@ -48,7 +48,7 @@ def resource_types() -> tuple[ResourceType, ...]:
     from inferplane.api import ALL_KINDS
     from inferplane.api.stored import CORE_KINDS, PROVIDER_CONFIG_KINDS
     from inferplane.clouds import CLOUD_MODULES
-    from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+    from inferplane.api.managed import HELM_API_VERSION as RELEASE_API_VERSION, OBJECT_API_VERSION
     from inferplane.routing.gateway import GATEWAY_API_VERSION, METALLB_API_VERSION
 
     types = [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced", tuple(k.SHORT_NAMES))

@@ -6,12 +6,15 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     from inferplane.engine.runtime import Runtime
+    from inferplane.runtime.store import Store
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -22,31 +25,65 @@ def opened(state: Path | None, wait: float | None = None, create: bool = True,
     damaged) is reported with its fix, never a traceback. A command that does not create (create=False)
     refuses a folder with no store rather than create an empty one; one that only reads (read_only)
     works on a state it may not write."""
-    runtime = _runtime(state, wait, create, read_only)
+    from inferplane.engine.runtime import DEFAULT_WAIT, Runtime
+
+    folder = _existing(state, create=create and not read_only)
+    runtime = _opening(folder, lambda: Runtime(folder, progress=progress_bar(),
+                                                wait=DEFAULT_WAIT if wait is None else wait, read_only=read_only))
+    with _store_failures(runtime.store):
+        try:
+            yield runtime
+            runtime.progress.finish()
+        finally:
+            runtime.close()
+
+
+@contextlib.contextmanager
+def read_store(state: Path | None) -> Iterator["Store"]:
+    """The store of the state folder alone, for a command that only reads objects (`get`): without the
+    engine, whose imports would be most of such a command's time; errors told as `opened` tells them."""
+    from inferplane.runtime.store import Store
+
+    folder = _existing(state, create=False)
+    store = _opening(folder, lambda: Store(folder, read_only=True))
+    with _store_failures(store):
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+@contextlib.contextmanager
+def _store_failures(store: "Store") -> Iterator[None]:
+    """An error of the store while a command uses it, told with its fix instead of a traceback."""
     try:
-        yield runtime
-        runtime.progress.finish()
+        yield
     except Exception as exc:
-        failure = runtime.store.failure(exc)
+        failure = store.failure(exc)
         if failure is None:
             raise
         raise click.ClickException(str(failure)) from None
-    finally:
-        runtime.close()
 
 
-def _runtime(state: Path | None, wait: float | None, create: bool, read_only: bool) -> "Runtime":
-    from inferplane.engine.runtime import DEFAULT_WAIT, Runtime, state_dir
-    from inferplane.runtime.store import STORE_FILE, StoreError, UnknownSchema
+def _existing(state: Path | None, create: bool) -> Path:
+    """The state folder; unless the command may create it, refused where it holds no store."""
+    from inferplane import state_dir
+    from inferplane.runtime.store import STORE_FILE
 
     folder = state_dir(state)
-    if (read_only or not create) and not (folder / STORE_FILE).is_file():
+    if not create and not (folder / STORE_FILE).is_file():
         raise click.ClickException(
             f"no inferplane state in {folder}: `inferplane apply -f FILE --state {folder}` creates it; or pass "
             "--state (or set $INFERPLANE_STATE) to the folder you applied to")
+    return folder
+
+
+def _opening(folder: Path, open_: Callable[[], T]) -> T:
+    """What `open_` opens on the folder; what keeps it from opening, told with its fix."""
+    from inferplane.runtime.store import StoreError, UnknownSchema
+
     try:
-        return Runtime(folder, progress=progress_bar(), wait=DEFAULT_WAIT if wait is None else wait,
-                       read_only=read_only)
+        return open_()
     except UnknownSchema as exc:
         raise click.ClickException(f"cannot open the state in {folder}: {exc}") from None
     except StoreError as exc:

@@ -6,7 +6,6 @@ import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, NamedTuple
 
-from inferplane.accelerators import CLOUDS, serving
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.cloud import PROVIDERS
 from inferplane.api.common import taint_text
@@ -17,7 +16,6 @@ from inferplane.api.serving_stack import STACK_READY
 from inferplane.api.stored import PROVIDER_CONFIG_KINDS, STORED_KINDS
 from inferplane.cli.output import compiled_path, labels_text, qualified_name, table
 from inferplane.cli.resources import display_kind
-from inferplane.compose.inference_cluster import HELD_ANNOTATION
 from inferplane.runtime.composed import COMPOSITE_LABEL, COMPOSITION_KEY
 from inferplane.runtime.store import controller_of
 from inferplane.runtime.store import Resource
@@ -152,6 +150,8 @@ def get_table(objects: list[Resource], wide: bool = False, namespaces: bool = Fa
 
 def held(obj: Resource) -> str | None:
     """Why a composed object is held as it was by its cluster's gate (None when it is not)."""
+    from inferplane.compose.inference_cluster import HELD_ANNOTATION
+
     return (obj["metadata"].get("annotations") or {}).get(HELD_ANNOTATION)
 
 
@@ -185,6 +185,8 @@ def _cluster_essentials(obj: Resource, lines: list[str]) -> None:
 
 def _served_by(source: Any, driver: str, owners: list[str]) -> str:
     """Who serves a claimed driver on a cluster: its owner, the stack's components, or nothing."""
+    from inferplane.accelerators import CLOUDS, serving
+
     if driver in owners:
         installs = ("inferplane installs no stack for it" if source in CLOUDS and serving(source, driver)
                     else "inferplane has no stack for it")
@@ -396,6 +398,8 @@ OWNER_MARK = "(owner)"
 def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
     """Per InferenceCluster: what runs (readiness, drivers its stack serves, pools, installed device
     stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
+    from inferplane.accelerators import CLOUDS
+
     stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ServingStack"}
     tagged = {c.key for stack in CLOUDS.values() for c in stack.components if c.dra_drivers}
     rows = []

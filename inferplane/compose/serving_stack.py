@@ -20,13 +20,12 @@ from inferplane.accelerators.catalog import CLUSTER_GATEWAY, COMPONENT_LABEL, co
 from inferplane.accelerators.component import Component
 from inferplane.api.serving_stack import STACK_READY, ServingStack, ServingStackSpec
 from inferplane.api.json_data import json_copy, shared_copy
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, \
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, OBJECT_API_VERSION, \
     PROVIDER_CONFIG_KIND, composed_name, helm_release, observed_manifest, provider_config_ref
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
 RELEASE_API_VERSION = HELM_API_VERSION
-OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
 PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJECT_API_VERSION}
 # The composition resource key of the ProviderConfig each provider reaches a cluster with (the gateway's
 # composition names its helm one the same).

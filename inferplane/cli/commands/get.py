@@ -11,7 +11,7 @@ import click
 from inferplane.cli.options import NAMESPACE_OPTION, STATE_OPTION, complete_kind, complete_name
 from inferplane.cli.output import check_output
 from inferplane.cli.report import print_not_found
-from inferplane.cli.state import opened
+from inferplane.cli.state import read_store
 
 
 @click.command()
@@ -87,26 +87,26 @@ def _selection(state: Path | None, types, names: tuple[str, ...], ns: str | None
     from inferplane.cli.query import event_subject, select
     from inferplane.cli.views import event_objects
 
-    with opened(state, read_only=True) as runtime:
+    with read_store(state) as store:
         if cluster is not None:
-            held = _cluster_objects(runtime, cluster)
+            held = _cluster_objects(store, cluster)
             objects_of = lambda t: held  # noqa: E731
         else:
             subject = event_subject(for_object, namespace) if for_object else None
-            objects_of = lambda t: (event_objects(runtime.store.events(subject))  # noqa: E731
-                                    if t.kind == "Event" else _stored(runtime, t, names, ns))
+            objects_of = lambda t: (event_objects(store.events(subject))  # noqa: E731
+                                    if t.kind == "Event" else _stored(store, t, names, ns))
         return select(types, objects_of, names, None if for_object else ns, selector)
 
 
-def _stored(runtime, type_, names: tuple[str, ...], ns: str | None) -> list[dict]:
+def _stored(store, type_, names: tuple[str, ...], ns: str | None) -> list[dict]:
     """The stored objects of a type `get` may show: those named, read by key where their namespace is
     known (a state of 10,000 clusters need not be read to show one), else every one of the kind."""
     from inferplane.runtime.store import Key
 
     if not names or (type_.namespaced and ns is None):
-        return runtime.list(type_.kind)
+        return store.list(type_.kind)
     keys = [Key(type_.group, type_.kind, ns if type_.namespaced else "", name) for name in names]
-    return [obj for key in keys if (obj := runtime.get(key)) is not None]
+    return [obj for key in keys if (obj := store.get(key)) is not None]
 
 
 def _print_tables(selection, types, ns: str | None, output: str | None, show_labels: bool,
@@ -134,17 +134,17 @@ def _print_tables(selection, types, ns: str | None, output: str | None, show_lab
         click.echo(f"No resources found{f' in {ns} namespace' if scoped else ''}.", err=True)
 
 
-def _cluster_objects(runtime, cluster: str) -> list[dict]:
+def _cluster_objects(store, cluster: str) -> list[dict]:
     """A target cluster's simulated objects; a clear error where there is no such running cluster."""
     from inferplane import API_GROUP
     from inferplane.api.inference_cluster import CLUSTER_READY
     from inferplane.cli.views import condition
     from inferplane.runtime.store import Key
 
-    held = runtime.store.cluster_objects(cluster).get(cluster)
+    held = store.cluster_objects(cluster).get(cluster)
     if held:
         return held
-    owner = runtime.get(Key(API_GROUP, "InferenceCluster", "", cluster))
+    owner = store.get(Key(API_GROUP, "InferenceCluster", "", cluster))
     if owner is None:
         raise click.ClickException(f"InferenceCluster {cluster!r} does not exist: `inferplane get inferenceclusters` "
                                    "lists them")
