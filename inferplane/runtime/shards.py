@@ -85,7 +85,7 @@ class Helper:
             store.park(RECONCILE, sorted(roots))
         with open(self.folder / LOG, "wb") as log:
             self.process: subprocess.Popen | None = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(store.file), str(self.folder), factory],
+                [sys.executable, "-m", __name__, str(store.file), str(self.folder), factory, str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         with open(self.folder / DONE, "r+b") as counter:
             self.done = mmap.mmap(counter.fileno(), 8)  # the helper's reconciles and runs so far
@@ -143,8 +143,14 @@ def runs_beside(reconciler: Reconciler, kind: str, roots: set[Key], key: Key) ->
     return root not in roots and (root.kind == kind or root.kind not in reconciler.functions)
 
 
-def work_as_helper(source: Path, folder: Path, factory: str) -> None:
-    """The helper's whole life: copy the store, take the parked roots, work them off, say what it did."""
+class RunGone(Exception):
+    """The helper's run is gone (killed): nobody will merge what the helper does."""
+
+
+def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> None:
+    """The helper's whole life: copy the store, take the parked roots, work them off, say what it did.
+    It stops as soon as its run (process `run_pid`, its parent) is gone: a killed run never merges, and
+    its helper would otherwise work on alone for as long as half the fleet takes."""
     roots = {Key(*key) for key in json.loads((folder / ROOTS).read_text())}
     reader, copy = sqlite3.connect(f"file:{source}?mode=ro", uri=True), sqlite3.connect(folder / STORE_FILE)
     reader.backup(copy)
@@ -165,7 +171,11 @@ def work_as_helper(source: Path, folder: Path, factory: str) -> None:
     helper = getattr(importlib.import_module(module), function)(store)
     helper.owns = lambda key: helper.root(key) in roots
     with open(folder / DONE, "r+b") as counter, mmap.mmap(counter.fileno(), 8) as done:
-        helper.progress = lambda count, queued: struct.pack_into("q", done, 0, count)
+        def progress(count: int, queued: int) -> None:
+            if os.getppid() != run_pid:  # the run was killed: this process now belongs to another parent
+                raise RunGone(f"the run (process {run_pid}) that started this helper is gone: stopped")
+            struct.pack_into("q", done, 0, count)
+        helper.progress = progress
         report = helper.run()
     said = {"since": since, "events": events, "latest": store.latest_version(), "taken": taken,
             "reconciles": report.reconciles, "simulations": report.simulations, "reconciled": report.reconciled,
@@ -271,5 +281,8 @@ def attached(store: Store, file: Path) -> Iterator[None]:
         store._db.execute("DETACH DATABASE helper")
 
 
-if __name__ == "__main__":  # the helper process: python -m inferplane.runtime.shards STORE_FILE FOLDER FACTORY
-    work_as_helper(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])
+if __name__ == "__main__":  # the helper: python -m inferplane.runtime.shards STORE_FILE FOLDER FACTORY RUN_PID
+    try:
+        work_as_helper(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+    except RunGone as gone:
+        sys.exit(str(gone))

@@ -129,3 +129,23 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
     assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
+
+
+def test_a_helper_whose_run_is_gone_stops_at_once_and_merges_nothing(fleet, tmp_path, one_process, monkeypatch):
+    # The helper is told its run is process 1: the run it knows of is gone, as after a SIGKILL of the run
+    # (the helper is then a child of another process).
+    real_popen = shards.subprocess.Popen
+    monkeypatch.setattr(shards.subprocess, "Popen", lambda args, **options: real_popen([*args[:-1], "1"], **options))
+    logs, merges = [], []
+    real_stop = shards.Helper.stop
+
+    def stop_read_log(self):
+        logs.append((self.folder / shards.LOG).read_text())
+        real_stop(self)
+    monkeypatch.setattr(shards.Helper, "stop", stop_read_log)
+    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(said))
+    runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
+    assert merges == []
+    assert logs and "the run (process 1) that started this helper is gone: stopped" in logs[0]
+    assert "Traceback" not in logs[0]
+    assert_same_fleet(runtime, one_process)
