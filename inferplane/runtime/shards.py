@@ -58,10 +58,23 @@ def start_helper(reconciler: Reconciler, kind: str, minimum: int, factory: str) 
     fewer roots than `minimum`, one core, a store in memory. `factory`, "module:function": what makes
     the helper's reconciler from its store (the engine's functions, provider and controllers)."""
     store = reconciler.store
+    if store.path is not None:
+        forget_killed_helpers(store)
     if store.file is None or (os.cpu_count() or 1) < 2:
         return None
     roots = sorted(set(store.queued_of_kind(RECONCILE, kind)))
     return Helper(reconciler, kind, set(roots[1::2]), factory) if len(roots) >= max(minimum, 2) else None
+
+
+def forget_killed_helpers(store: Store) -> None:
+    """What the helper of a run killed before its merge left, gone, whether or not this run starts one: its
+    folder (up to a copy of the whole state) and its roots' parking. A helper works only while its run
+    holds the lease, which this run holds now, so no helper's folder is in use."""
+    assert store.path is not None
+    for stale in store.path.glob(".helper-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    with store.transaction(durable=False):
+        store.unpark()
 
 
 class Helper:
@@ -73,15 +86,10 @@ class Helper:
         self.kind = kind
         store = reconciler.store
         assert store.path is not None and store.file is not None
-        # A helper works only while its run holds the lease, which this run holds now: any other helper's
-        # folder is one a killed run left (up to a copy of the whole state).
-        for stale in store.path.glob(".helper-*"):
-            shutil.rmtree(stale, ignore_errors=True)
         self.folder = Path(tempfile.mkdtemp(prefix=".helper-", dir=store.path))
         (self.folder / ROOTS).write_text(json.dumps(sorted(roots)))
         (self.folder / DONE).write_bytes(bytes(8))
         with store.transaction(durable=False):
-            store.unpark()  # a run stopped before its merge left its helper's roots parked
             store.park(RECONCILE, sorted(roots))
         with open(self.folder / LOG, "wb") as log:
             self.process: subprocess.Popen | None = subprocess.Popen(

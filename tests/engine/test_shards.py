@@ -149,3 +149,12 @@ def test_a_helper_whose_run_is_gone_stops_at_once_and_merges_nothing(fleet, tmp_
     assert logs and "the run (process 1) that started this helper is gone: stopped" in logs[0]
     assert "Traceback" not in logs[0]
     assert_same_fleet(runtime, one_process)
+
+
+def test_a_run_without_a_helper_removes_what_a_killed_runs_helper_left(fleet, tmp_path, one_process):
+    left = tmp_path / "state" / ".helper-killed"
+    left.mkdir(parents=True)
+    (left / "store.db").write_bytes(b"a copy of the state")
+    runtime, _ = applied(fleet, tmp_path / "state", ONE_PROCESS)
+    assert not [p for p in (tmp_path / "state").iterdir() if p.name.startswith(".helper-")]
+    assert_same_fleet(runtime, one_process)
