@@ -104,7 +104,7 @@ class Reconciler(Deletion, UserWrites):
         self.asked: dict[Key, dict[str, Requirement]] = {}
         # composite -> what it required last time, and the reverse, each read from the store when first
         # asked (the store keeps every composite's requirements) and kept current by this reconciler.
-        self.watchers = Watchers(store)
+        self.watchers = Watchers(store, self.cache.key)
         # Composites the writes of the current reconcile affect, in the order they were first affected,
         # with their queue priority: queued once when it ends, rather than once per write (a stack's
         # dozen releases each affect it).
@@ -136,7 +136,7 @@ class Reconciler(Deletion, UserWrites):
         self.cache = self._new_cache()
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
-        self.watchers = Watchers(self.store)
+        self.watchers = Watchers(self.store, self.cache.key)
         self.depths = {}
 
     def _new_cache(self) -> Cache:
@@ -468,7 +468,8 @@ class Reconciler(Deletion, UserWrites):
         if managed and not changed and self.provider.observes_others(stored):  # its status moved on since
             self._put_status(child_key, self.provider.observe(stored, self._of_kind_named))
             stored = self.cache.get(child_key) or stored
-        self.applied.setdefault(uid, {})[name] = (digest, composite["apiVersion"], child_key, resource_version(stored))
+        self.applied.setdefault(uid, {})[name] = (digest, composite["apiVersion"], self.cache.key(child_key),
+                                                  resource_version(stored))
         return child_key
 
     def _refuse_conflict(self, composite: Resource, key: Key, existing: Resource, conflicts: list[str]) -> None:

@@ -3,13 +3,17 @@ reverse, read from the store's requirements when first asked and kept current by
 
 from __future__ import annotations
 
+from typing import Callable
+
 from inferplane.runtime.keys import Key
 from inferplane.runtime.store import Store
 
 
 class Watchers:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, key: Callable[[Key], Key] = lambda key: key):
+        """`key`: the Key object to keep for a key (the cache's own, Cache.key)."""
         self.store = store
+        self.key = key
         self.required_by_watcher: dict[Key, set[Key]] = {}  # composite -> what it required
         self.watching: dict[Key, set[Key]] = {}  # key -> the composites that required it
         # Keys nobody requires (nearly every composed object), noted apart rather than each kept with
@@ -30,9 +34,9 @@ class Watchers:
                 return set()
             found = self.store.watchers_of(key)
             if not found:
-                self.unwatched.add(key)
+                self.unwatched.add(self.key(key))
                 return found
-            self.watching[key] = found
+            self.watching[self.key(key)] = found
         return found
 
     def note(self, watcher: Key, keys: set[Key]) -> None:
