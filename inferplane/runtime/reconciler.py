@@ -274,7 +274,7 @@ class Reconciler(Deletion, UserWrites):
                     helper.finish(self, report, self._run_batches)  # merged: what is left is worked off here
         finally:
             if helper is not None:
-                helper.stop()
+                helper.stop(self.store)
             gc.unfreeze()
         return report
 

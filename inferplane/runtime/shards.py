@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator
 
 from inferplane.runtime.keys import Key
 from inferplane.runtime.store import STORE_FILE, Store
+from inferplane.runtime.store_file import CACHE_KIB
 from inferplane.runtime.work_queue import PARKED, RECONCILE
 
 # The reconciler (reconciler.py) and its RunReport, which import this module.
@@ -97,6 +98,9 @@ class Helper:
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         with open(self.folder / DONE, "r+b") as counter:
             self.done = mmap.mmap(counter.fileno(), 8)  # the helper's reconciles and runs so far
+        # Each process works on half of the fleet's pages: half the page cache each holds as many of them
+        # as one process does (15 MiB less of the two processes' peak at 10,000 clusters).
+        store.set_page_cache(CACHE_KIB // 2)
         reconciler.owns = lambda key: runs_beside(reconciler, kind, roots, key)
         reconciler.beside = lambda: struct.unpack_from("q", self.done)[0]
 
@@ -125,9 +129,10 @@ class Helper:
             with store.transaction(durable=False):
                 store.unpark()
 
-    def stop(self) -> None:
+    def stop(self, store: Store) -> None:
         """The helper gone (killed, if the run ends before it: its roots stay parked, to be unparked by
-        the next run) and its folder with it."""
+        the next run) and its folder with it; the store's page cache as it was."""
+        store.set_page_cache(CACHE_KIB)
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -165,6 +170,7 @@ def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> No
     reader.close()
     copy.close()
     store = Store(folder)
+    store.set_page_cache(CACHE_KIB // 2)  # as the run's (Helper)
     with store.transaction(durable=False):
         db = store._db
         for table, select in BASE_TABLES.items():

@@ -139,9 +139,9 @@ def test_a_helper_whose_run_is_gone_stops_at_once_and_merges_nothing(fleet, tmp_
     logs, merges = [], []
     real_stop = shards.Helper.stop
 
-    def stop_read_log(self):
+    def stop_read_log(self, store):
         logs.append((self.folder / shards.LOG).read_text())
-        real_stop(self)
+        real_stop(self, store)
     monkeypatch.setattr(shards.Helper, "stop", stop_read_log)
     monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(said))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
