@@ -16,9 +16,10 @@ class Watchers:
         self.key = key
         self.required_by_watcher: dict[Key, set[Key]] = {}  # composite -> what it required
         self.watching: dict[Key, set[Key]] = {}  # key -> the composites that required it
-        # Keys nobody requires (nearly every composed object), noted apart rather than each kept with
-        # a set of its own: a full apply asks `of` every object it writes.
-        self.unwatched: set[Key] = set()
+        # Every key some composite requires, read once (a fleet's are its classes: 15 keys for 21,000
+        # requirements at 10,000 clusters). A full apply asks `of` every object it writes, nearly all of
+        # them required by nobody: known so at once, with neither a query nor a note kept for each.
+        self.required_keys: set[Key] | None = None
 
     def required(self, watcher: Key) -> set[Key]:
         """What one composite required in its last reconcile."""
@@ -30,13 +31,11 @@ class Watchers:
         """The composites that required exactly this key (an object, or Key.every / Key.in_namespace)."""
         found = self.watching.get(key)
         if found is None:
-            if key in self.unwatched:
+            if self.required_keys is None:
+                self.required_keys = self.store.required_keys()
+            if key not in self.required_keys:
                 return set()
-            found = self.store.watchers_of(key)
-            if not found:
-                self.unwatched.add(self.key(key))
-                return found
-            self.watching[self.key(key)] = found
+            found = self.watching[self.key(key)] = self.store.watchers_of(key)
         return found
 
     def note(self, watcher: Key, keys: set[Key]) -> None:
@@ -45,9 +44,8 @@ class Watchers:
             if key in self.watching:
                 self.watching[key].discard(watcher)
         self.required_by_watcher[watcher] = keys
+        if self.required_keys is not None:
+            self.required_keys |= keys
         for key in keys:
             if key in self.watching:
                 self.watching[key].add(watcher)
-            elif key in self.unwatched:
-                self.unwatched.discard(key)
-                self.watching[key] = {watcher}

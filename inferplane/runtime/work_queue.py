@@ -88,6 +88,11 @@ class WorkQueue:
             "SELECT watcher FROM requirements WHERE api_group=? AND kind=? AND namespace=? AND name=?",
             columns(required))}
 
+    def required_keys(self) -> set[Key]:
+        """Every key some composite required in its last reconcile (an object, or Key.every / Key.in_namespace)."""
+        return {Key(*row) for row in self._db.execute(
+            "SELECT DISTINCT api_group, kind, namespace, name FROM requirements")}
+
     def watchers(self, key: Key) -> list[Key]:
         """The composites that required `key` in their last reconcile: by name, among its namespace's, or
         among every object of its kind."""
