@@ -102,6 +102,7 @@ class Reconciler(Deletion, UserWrites):
         self.cache = self._new_cache()
         # composite -> the requirements its function last asked for (answered up front next time).
         self.asked: dict[Key, dict[str, Requirement]] = {}
+        self.asks: dict[tuple, dict[str, Requirement]] = {}  # one dict for equal ones, read and never changed
         # composite -> what it required last time, and the reverse, each read from the store when first
         # asked (the store keeps every composite's requirements) and kept current by this reconciler.
         self.watchers = Watchers(store, self.cache.key)
@@ -429,7 +430,8 @@ class Reconciler(Deletion, UserWrites):
         """The function's response, and the objects it required. The request holds the cache's own
         objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
         response, required = call_with_requirements(self._resolve, function, composite, observed, self.asked.get(key))
-        self.asked[key] = dict(response.requirements)
+        asked = tuple(sorted(response.requirements.items()))
+        self.asked[key] = self.asks.setdefault(asked, dict(asked))
         return response, required
 
     def _of_kind_named(self, kind: str) -> list[Resource]:

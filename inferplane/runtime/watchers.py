@@ -14,18 +14,24 @@ class Watchers:
         """`key`: the Key object to keep for a key (the cache's own, Cache.key)."""
         self.store = store
         self.key = key
-        self.required_by_watcher: dict[Key, set[Key]] = {}  # composite -> what it required
+        self.required_by_watcher: dict[Key, frozenset[Key]] = {}  # composite -> what it required
+        # One frozenset for equal requirements (a fleet's clusters of one class require alike).
+        self.shared: dict[frozenset[Key], frozenset[Key]] = {}
         self.watching: dict[Key, set[Key]] = {}  # key -> the composites that required it
         # Every key some composite requires, read once (a fleet's are its classes: 15 keys for 21,000
         # requirements at 10,000 clusters). A full apply asks `of` every object it writes, nearly all of
         # them required by nobody: known so at once, with neither a query nor a note kept for each.
         self.required_keys: set[Key] | None = None
 
-    def required(self, watcher: Key) -> set[Key]:
+    def required(self, watcher: Key) -> frozenset[Key]:
         """What one composite required in its last reconcile."""
         if watcher not in self.required_by_watcher:
-            self.required_by_watcher[watcher] = self.store.required_by_watcher(watcher)
+            self._keep(watcher, self.store.required_by_watcher(watcher))
         return self.required_by_watcher[watcher]
+
+    def _keep(self, watcher: Key, keys: set[Key]) -> None:
+        required = frozenset(keys)
+        self.required_by_watcher[watcher] = self.shared.setdefault(required, required)
 
     def of(self, key: Key) -> set[Key]:
         """The composites that required exactly this key (an object, or Key.every / Key.in_namespace)."""
@@ -43,7 +49,7 @@ class Watchers:
         for key in self.required(watcher):
             if key in self.watching:
                 self.watching[key].discard(watcher)
-        self.required_by_watcher[watcher] = keys
+        self._keep(watcher, keys)
         if self.required_keys is not None:
             self.required_keys |= keys
         for key in keys:
