@@ -117,9 +117,8 @@ class Helper:
         said = self._said() if self.process.returncode == 0 else None
         self.process = None
         with attached(store, self.folder / STORE_FILE) if said else contextlib.nullcontext():
-            copied = said is not None and merge_simulated(store, said)
             with store.transaction(durable=False):
-                if copied and merge(store, said):
+                if said is not None and merge(store, said):
                     add_report(report, said)
                 store.unpark()
         reconciler.beside = lambda: 0
@@ -246,21 +245,16 @@ MERGE_REST = [
     """INSERT INTO main.events (api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen)
        SELECT api_group, kind, namespace, name, type, reason, message, count, first_seen, last_seen
        FROM helper.events WHERE seq > :events ORDER BY seq""",
-    """INSERT INTO main.simulations (cluster, inputs)
-       SELECT cluster, inputs FROM helper.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
-]
-# The clusters the helper simulated again, and their objects, in a transaction of their own before the rest
-# (half of a large merge's bytes, which the log's checkpoint then copies while the rest is merged). Their
-# simulations' fingerprints go: until the rest commits, or should it not, each of them is simulated again
-# by whoever reconciles it next, never taken as simulated from the inputs the objects do not come from.
-RESIMULATED = """CREATE TEMP TABLE resimulated AS
+    """CREATE TEMP TABLE resimulated AS
        SELECT cluster FROM (SELECT * FROM helper.simulations EXCEPT SELECT * FROM helper.base_simulations)
-       UNION SELECT cluster FROM (SELECT * FROM helper.base_simulations EXCEPT SELECT * FROM helper.simulations)"""
-MERGE_SIMULATED = [
-    "DELETE FROM main.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)",
+       UNION SELECT cluster FROM (SELECT * FROM helper.base_simulations EXCEPT SELECT * FROM helper.simulations)""",
     "DELETE FROM main.cluster_objects WHERE cluster IN (SELECT cluster FROM temp.resimulated)",
     """INSERT INTO main.cluster_objects (cluster, seq, body)
        SELECT cluster, seq, body FROM helper.cluster_objects WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
+    "DELETE FROM main.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)",
+    """INSERT INTO main.simulations (cluster, inputs)
+       SELECT cluster, inputs FROM helper.simulations WHERE cluster IN (SELECT cluster FROM temp.resimulated)""",
+    "DROP TABLE temp.resimulated",
 ]
 # What the helper parked (other trees' work its writes made due), queued here as parked too (after the
 # roots it worked off are gone from the queue).
@@ -269,39 +263,13 @@ MERGE_PARKED = """INSERT INTO main.work_queue (priority, work, api_group, kind, 
        ON CONFLICT (work, api_group, kind, namespace, name) DO UPDATE SET bumps = bumps + 1"""
 
 
-def merge_simulated(store: Store, said: dict) -> bool:
-    """Before the merge, in a transaction of its own, the helper's store attached: the clusters it simulated
-    again, their objects copied and their fingerprints forgotten (see RESIMULATED); whether it did (not when
-    another process changed the helper's objects: then nothing is merged)."""
-    db = store._db
-    if db.execute(CONFLICTS, {"since": said["since"]}).fetchone():
-        return False
-    with store.transaction(durable=False):
-        db.execute("DROP TABLE IF EXISTS temp.resimulated")
-        db.execute(RESIMULATED)
-        for statement in MERGE_SIMULATED:
-            db.execute(statement)
-    return True
-
-
 def merge(store: Store, said: dict) -> bool:
-    """Inside the run's transaction, the helper's store attached and its simulated clusters merged
-    (merge_simulated): the rest of what the helper did, into the store. False (nothing merged) when another
-    process changed one of the objects the helper changed."""
+    """Inside the run's transaction, the helper's store attached: what the helper did, into the store.
+    False (nothing merged) when another process changed one of the objects the helper changed."""
     db = store._db
     since = said["since"]
-    try:
-        if db.execute(CONFLICTS, {"since": since}).fetchone():
-            return False
-        _merge(store, said)
-        return True
-    finally:
-        db.execute("DROP TABLE IF EXISTS temp.resimulated")
-
-
-def _merge(store: Store, said: dict) -> None:
-    db = store._db
-    since = said["since"]
+    if db.execute(CONFLICTS, {"since": since}).fetchone():
+        return False
     run_latest = store.latest_version()
     offset = run_latest - since
     for statement in MERGE_RESOURCES:
@@ -314,6 +282,7 @@ def _merge(store: Store, said: dict) -> None:
     db.execute(MERGE_PARKED)
     db.execute("UPDATE main.counters SET value=? WHERE name='resourceVersion'",
                (max(run_latest, said["latest"] + offset),))
+    return True
 
 
 @contextlib.contextmanager
