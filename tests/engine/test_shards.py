@@ -126,6 +126,7 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     assert merged is False  # the helper's work is dropped whole, and done again here
     assert runtime.get(key)["metadata"]["labels"]["team"] == "search"
     assert runtime.store.queued() == 0
+    assert timeless(runtime.store.cluster_objects()) == timeless(one_process[0].store.cluster_objects())
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
     assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
