@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any, Mapping, Protocol
 
 import inferplane
-from inferplane.admission.install_objects import install_object_name, install_object_note
+from inferplane.admission.files import admit_each, admit_files
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.object_meta import CORE_DEFINITIONS, DEFINITIONS
-from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, parse_input, read_input, \
-    source_name
+from inferplane.admission.manifests import STDIN, LoadError, Manifest, inputs, load, read_input, source_name
 from inferplane.admission.shares import share_problems
 from inferplane.admission.stored_kinds import provider_config_crds
-from inferplane.admission.validate import AdmissionError, admit, admitted_kind
+from inferplane.admission.validate import AdmissionError, admitted_kind
 from inferplane.api.cloud import block_name
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.common import Resource
@@ -54,36 +53,8 @@ def admit_manifests(manifests: list[Manifest],
                     known_classes: Mapping[str, InferenceClass] | None = None) -> AdmissionResult:
     """Admit each manifest, then check clusters against the classes (this batch's over `known_classes`)."""
     result = AdmissionResult()
-    _admit_each(manifests, result)
+    admit_each(manifests, result.admitted, result.errors, result.notes)
     return _checked_across(result, known_classes)
-
-
-def _admit_each(manifests: list[Manifest], result: AdmissionResult) -> bool:
-    """Admit each manifest into `result`; whether every one was admitted."""
-    whole = True
-    for manifest in manifests:
-        if install_object_note(manifest.body) is not None:
-            _note_install_object(manifest, result)
-            whole = False  # its note is printed on every apply: the file is read again
-            continue
-        obj, errors = admit(manifest)
-        result.errors.extend(errors)
-        if obj is not None:
-            result.admitted.append((manifest, obj))
-        else:
-            whole = False
-    return whole
-
-
-def _note_install_object(manifest: Manifest, result: AdmissionResult) -> None:
-    kind, name = manifest.body["kind"], install_object_name(manifest)
-    if name is None:
-        result.errors.append(AdmissionError(manifest.source, kind, "<unnamed>", "metadata.name",
-                                            "required: every object has a name"))
-        return
-    why = install_object_note(manifest.body)
-    result.notes.append(AdmissionError(manifest.source, kind, name, "",
-                                       f"not needed by the embedded engine, not stored: it {why}"))
 
 
 def _checked_across(result: AdmissionResult, known_classes: Mapping[str, InferenceClass] | None) -> AdmissionResult:
@@ -206,26 +177,35 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
         result = admit_manifests(manifests, known_classes)
         result.errors[:0] = load_errors
         return result
-    result, load_errors, newly_admitted = AdmissionResult(), [], {}
+    # Each input read, then those not admitted whole before admitted (on two cores when many: files.py),
+    # then everything taken in the inputs' order.
+    read: list[tuple[LoadError | list[dict] | None, bytes | None, bytes | None]] = []
     for path in inputs(paths):
         data = read_input(path, limits)
         if isinstance(data, LoadError):
-            load_errors.append(data)
+            read.append((data, None, None))
             continue
         # Standard input is read once: nothing to recognise it by next time.
         key = None if str(path) == STDIN else _file_key(path, data, limits)
         objects = kept.admitted_objects(key) if key is not None else None
-        if objects is not None:
+        read.append((objects, key, None if objects is not None else (source_name(path), data)))
+    admitted = iter(admit_files([new for _, _, new in read if new is not None], limits))
+    result, load_errors, newly_admitted = AdmissionResult(), [], {}
+    for found, key, new in read:
+        if isinstance(found, LoadError):
+            load_errors.append(found)
+        elif new is None:
             result.admitted += [(Manifest(o["source"], o["body"]),
                                  admitted_kind(o["body"]["apiVersion"], o["body"]["kind"]).model_validate(o["body"]))
-                                for o in objects]
-            continue
-        manifests, errors = parse_input(source_name(path), data, limits)
-        load_errors += errors
-        start = len(result.admitted)
-        if _admit_each(manifests, result) and not errors and key is not None:
-            newly_admitted[key] = [{"source": manifest.source, "body": obj.model_dump(by_alias=True, mode="json")}
-                                   for manifest, obj in result.admitted[start:]]
+                                for o in found]
+        else:
+            one = next(admitted)
+            load_errors += one.load_errors
+            result.errors += one.errors
+            result.notes += one.notes
+            result.admitted += [(manifest, obj) for manifest, obj, _ in one.admitted]
+            if one.whole and not one.load_errors and key is not None:
+                newly_admitted[key] = [{"source": manifest.source, "body": body} for manifest, _, body in one.admitted]
     kept.keep_admitted(newly_admitted)
     result.errors[:0] = load_errors
     return _checked_across(result, known_classes)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import inferplane.admission as admission
+import inferplane.admission.files as admission_files
 from inferplane.admission import admit_paths
 from inferplane.runtime.store import Store
 
@@ -27,13 +28,13 @@ def recipe(tmp_path):
 def checks(monkeypatch):
     """The manifests admission checked, by source."""
     checked = []
-    admit = admission.admit
+    admit = admission_files.admit
 
     def counting(manifest):
         checked.append(Path(manifest.source.split("#")[0]).name)
         return admit(manifest)
 
-    monkeypatch.setattr(admission, "admit", counting)
+    monkeypatch.setattr(admission_files, "admit", counting)
     return checked
 
 
@@ -117,3 +118,27 @@ def test_the_admitting_code_changes_with_our_modules_and_with_any_library_versio
     monkeypatch.undo()
     admission.admission_code.cache_clear()
     assert admission.admission_code() == ours
+
+
+def admitted_as_printed(result):
+    return ([str(e) for e in result.errors], [str(n) for n in result.notes], [str(w) for w in result.warnings],
+            dumped(result))
+
+
+def test_many_files_admitted_on_two_cores_say_what_one_core_says(tmp_path, monkeypatch):
+    """A fleet's files are admitted by a forked child and this process, half each (admission/files.py): the
+    objects, errors, notes and warnings, in the files' order, are those of one process."""
+    folder = tmp_path / "files"
+    shutil.copytree(REPO / "recipes" / "mixed-fleet", folder)
+    (folder / "zz-broken.yaml").write_text("apiVersion: inferplane.dev/v1alpha1\nkind: InferenceCluster\n"
+                                           "metadata: {name: broken}\nspec: {nodePools: 3}\n")
+    (folder / "zz-not-yaml.yaml").write_text("kind: [unclosed\n")
+    (folder / "zz-sa.yaml").write_text("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: x}\n")
+    one_core = admitted_as_printed(admit_paths([folder], kept=Store(tmp_path / "one")))
+    monkeypatch.setattr(admission_files, "FORK_MIN", 2)
+    forked = []
+    real_fork = admission_files.os.fork
+    monkeypatch.setattr(admission_files.os, "fork", lambda: forked.append(1) or real_fork())
+    two_cores = admitted_as_printed(admit_paths([folder], kept=Store(tmp_path / "two")))
+    assert forked and two_cores == one_core
+    assert one_core[0] and one_core[1] and one_core[3]  # errors, a note and objects, all compared
