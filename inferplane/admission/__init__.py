@@ -179,7 +179,8 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
         return result
     # Each input read, then those not admitted whole before admitted (on two cores when many: files.py),
     # then everything taken in the inputs' order.
-    read: list[tuple[LoadError | list[dict] | None, bytes | None, bytes | None]] = []
+    # (a LoadError or the objects it was admitted to before, its key, (source, bytes) to admit afresh)
+    read: list[tuple[LoadError | list[dict] | None, bytes | None, tuple[str, bytes] | None]] = []
     for path in inputs(paths):
         data = read_input(path, limits)
         if isinstance(data, LoadError):

@@ -102,10 +102,11 @@ class Reconciler(Deletion, UserWrites):
         self.cache = self._new_cache()
         # composite -> the requirements its function last asked for (answered up front next time).
         self.asked: dict[Key, dict[str, Requirement]] = {}
-        self.asks: dict[tuple, dict[str, Requirement]] = {}  # one dict for equal ones, read and never changed
+        # One object for equal values composites keep, never changed (what a class's clusters ask and require).
+        self.shared: dict = {}
         # composite -> what it required last time, and the reverse, each read from the store when first
         # asked (the store keeps every composite's requirements) and kept current by this reconciler.
-        self.watchers = Watchers(store, self.cache.key)
+        self.watchers = Watchers(store, self.cache.key, self.shared)
         # Composites the writes of the current reconcile affect, in the order they were first affected,
         # with their queue priority: queued once when it ends, rather than once per write (a stack's
         # dozen releases each affect it).
@@ -137,7 +138,8 @@ class Reconciler(Deletion, UserWrites):
         self.cache = self._new_cache()
         self.affected = {}
         self.applied = {}  # a batch rolled back may have left versions that the next writes number again
-        self.watchers = Watchers(self.store, self.cache.key)
+        self.shared = {}
+        self.watchers = Watchers(self.store, self.cache.key, self.shared)
         self.depths = {}
 
     def _new_cache(self) -> Cache:
@@ -431,7 +433,9 @@ class Reconciler(Deletion, UserWrites):
         objects, uncopied: a function never modifies its request (base.py; checked in the tests)."""
         response, required = call_with_requirements(self._resolve, function, composite, observed, self.asked.get(key))
         asked = tuple(sorted(response.requirements.items()))
-        self.asked[key] = self.asks.setdefault(asked, dict(asked))
+        if asked not in self.shared:
+            self.shared[asked] = dict(asked)
+        self.asked[key] = self.shared[asked]
         return response, required
 
     def _of_kind_named(self, kind: str) -> list[Resource]:

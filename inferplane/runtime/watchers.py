@@ -10,13 +10,13 @@ from inferplane.runtime.store import Store
 
 
 class Watchers:
-    def __init__(self, store: Store, key: Callable[[Key], Key] = lambda key: key):
-        """`key`: the Key object to keep for a key (the cache's own, Cache.key)."""
+    def __init__(self, store: Store, key: Callable[[Key], Key] = lambda key: key, shared: dict | None = None):
+        """`key`: the Key object to keep for a key (the cache's own, Cache.key); `shared`: one object for
+        equal values (the reconciler's), so that composites requiring alike share a frozenset."""
         self.store = store
         self.key = key
+        self.shared = {} if shared is None else shared
         self.required_by_watcher: dict[Key, frozenset[Key]] = {}  # composite -> what it required
-        # One frozenset for equal requirements (a fleet's clusters of one class require alike).
-        self.shared: dict[frozenset[Key], frozenset[Key]] = {}
         self.watching: dict[Key, set[Key]] = {}  # key -> the composites that required it
         # Every key some composite requires, read once (a fleet's are its classes: 15 keys for 21,000
         # requirements at 10,000 clusters). A full apply asks `of` every object it writes, nearly all of
