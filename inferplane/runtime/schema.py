@@ -10,7 +10,8 @@ import re
 # gave events a count and the times they were first and last seen. Version 4 indexed each object's uid and
 # its controller's uid, so that a reader finds an object's composed resources without reading the rest,
 # and keeps the digest of what a user last wrote, so that writing it again is known unchanged unread.
-SCHEMA_VERSION = 4
+# Version 5 packs a simulated cluster's objects: a row per run of one kind, compressed (cluster_objects.py).
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
@@ -41,11 +42,13 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_object ON events (api_group, kind, namespace, name);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 -- What each simulated target cluster holds (nodes, pods, ResourceSlices), replaced as a whole, and the
--- fingerprint of the inputs it was simulated from (rerun only when they change).
+-- fingerprint of the inputs it was simulated from (rerun only when they change). A row is a run of
+-- objects of one kind, in the cluster's order: their JSON array, zlib-compressed (cluster_objects.py).
 CREATE TABLE IF NOT EXISTS cluster_objects (
     cluster TEXT NOT NULL,
     seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    body BLOB NOT NULL,
     PRIMARY KEY (cluster, seq)
 );
 CREATE TABLE IF NOT EXISTS simulations (cluster TEXT PRIMARY KEY, inputs TEXT NOT NULL);

@@ -302,10 +302,14 @@ class StoreFile:
         """Refuse a newer layout or another program's database; create or migrate the tables to this one."""
         with self._busy_reported():
             found = self._layout()
+            # The migrations below write in transactions that are not durable: a durable one announces itself
+            # on the setup lock's file, which this process holds, and would wait for itself.
             self._add_event_counts()
+            self._set_aside_unpacked_cluster_objects()
             self._db.executescript(SCHEMA)
             self._add_version_column()
             self._add_owner_columns()
+            self._pack_cluster_objects()
             if found != SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -321,7 +325,7 @@ class StoreFile:
         """A state written before resourceVersions were indexed gets the column, filled from the bodies."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
         if "rv" not in columns:
-            with self.transaction():
+            with self.transaction(durable=False):
                 self._db.execute("ALTER TABLE resources ADD COLUMN rv INTEGER NOT NULL DEFAULT 0")
                 self._db.execute("UPDATE resources SET rv = "
                                  "CAST(json_extract(body, '$.metadata.resourceVersion') AS INTEGER)")
@@ -335,7 +339,7 @@ class StoreFile:
         if "written" not in columns:
             self._db.execute("ALTER TABLE resources ADD COLUMN written TEXT NOT NULL DEFAULT ''")
         if "controller" not in columns:
-            with self.transaction():
+            with self.transaction(durable=False):
                 self._db.execute("ALTER TABLE resources ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
                 self._db.execute("ALTER TABLE resources ADD COLUMN controller TEXT NOT NULL DEFAULT ''")
                 self._db.execute(

@@ -284,6 +284,27 @@ def test_a_version_2_store_gains_event_counts(tmp_path):
     assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("Old", 2)]
 
 
+def test_a_version_4_store_keeps_its_simulated_clusters_objects_packed_on_opening(tmp_path):
+    import orjson
+
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-1"}}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p-{i}", "namespace": "kube-system"}}
+            for i in range(3)]
+    held = [node, *pods, {**node, "metadata": {"name": "n-2"}}]  # kinds in runs, as a simulation orders them
+    Store(tmp_path).close()
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        db.executescript("DROP TABLE cluster_objects; CREATE TABLE cluster_objects (cluster TEXT NOT NULL, "
+                         "seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (cluster, seq)); PRAGMA user_version = 4;")
+        db.executemany("INSERT INTO cluster_objects VALUES (?,?,?)",
+                       [("eks", i, orjson.dumps(o).decode()) for i, o in enumerate(held)])
+    store = Store(tmp_path)
+    assert store.cluster_objects() == {"eks": held}
+    assert store.cluster_objects("eks", kinds=["Node"]) == {"eks": [node, held[-1]]}
+    kinds = [row[0] for row in store._db.execute("SELECT kind FROM cluster_objects ORDER BY seq")]
+    assert kinds == ["Node", "Pod", "Node"]
+    store.close()
+
+
 def test_a_second_store_in_one_process_leaves_the_first_seeing_other_processes_writes(tmp_path):
     # A server opens a store a thread; opening (and closing) another must not drop the first one's locks,
     # or a writer process closing last would remove the write-ahead log the first one still reads.
