@@ -170,6 +170,7 @@ def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> No
     reader.close()
     copy.close()
     store = Store(folder)
+    store.private_copy()
     store.set_page_cache(CACHE_KIB // 2)  # as the run's (Helper)
     with store.transaction(durable=False):
         db = store._db

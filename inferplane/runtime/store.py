@@ -43,7 +43,8 @@ from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_o
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
 from inferplane.runtime.schema import field_index, field_value
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
-                                           StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
+                                           PRIVATE_SYNCHRONOUS, StoreError, StoreFile, StoreReadOnly, UnknownSchema,
+                                           STORE_FILE, unwritable)
 from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
 
 
@@ -156,8 +157,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     @contextlib.contextmanager
     def checkpoints_in_background(self) -> Iterator[None]:
         """While a long run of commits lasts, checkpoint the write-ahead log on a thread (checkpointer.py)."""
-        if self.file is None or self._checkpointer is not None:
-            yield
+        if self.file is None or self._checkpointer is not None or self._synchronous is PRIVATE_SYNCHRONOUS:
+            yield  # no log to checkpoint (a private copy keeps none)
             return
         self._db.execute("PRAGMA wal_autocheckpoint=0")
         self._checkpointer = Checkpointer(self.file, self.busy_timeout)
@@ -191,7 +192,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     def _begin(self, durable: bool) -> None:
         if self._depth == 0:
             if durable != self._durable:
-                self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+                self._db.execute(f"PRAGMA synchronous={self._synchronous[durable]}")
                 self._durable = durable
             if durable:  # a user's write (the reconciler's transactions are not durable): announced
                 self._announce_writer(True)
