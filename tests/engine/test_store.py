@@ -284,6 +284,25 @@ def test_a_version_2_store_gains_event_counts(tmp_path):
     assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("Old", 2)]
 
 
+def test_a_store_from_before_versions_and_owners_were_indexed_gains_them_from_its_bodies(tmp_path):
+    import orjson
+
+    owner = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "name": "eks", "uid": "u-1",
+             "controller": True}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "cm", "namespace": "default", "uid": "u-2", "resourceVersion": "7", "ownerReferences": [owner]}}
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        db.executescript("CREATE TABLE resources (api_group TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL, "
+                         "name TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (api_group, kind, namespace, name));"
+                         "PRAGMA user_version = 1;")
+        db.execute("INSERT INTO resources VALUES ('', 'ConfigMap', 'default', 'cm', ?)", (orjson.dumps(body).decode(),))
+    store = Store(tmp_path)  # the columns are added and filled in setup's own transactions
+    key = Key("", "ConfigMap", "default", "cm")
+    assert store.get(key) == body
+    assert store._db.execute("SELECT rv, uid, controller FROM resources").fetchone() == (7, "u-2", "u-1")
+    store.close()
+
+
 def test_a_version_4_store_keeps_its_simulated_clusters_objects_packed_on_opening(tmp_path):
     import orjson
 
