@@ -8,6 +8,7 @@ objects", `kubectl wait --help`), cited at each test.
 """
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -224,8 +225,7 @@ def test_wait_for_delete_sees_another_commands_deletion(tmp_path):
     fds = Path(f"/proc/{waiter.pid}/fd")
     for reading in (True, False):
         for _ in range(6000):
-            if waiter.poll() is not None or reading == any(str(fd.resolve()).endswith("store.db")
-                                                           for fd in _links(fds)):
+            if waiter.poll() is not None or reading == any(target.endswith("store.db") for target in _links(fds)):
                 break
             time.sleep(0.01)
     assert waiter.poll() is None, waiter.communicate()
@@ -236,11 +236,19 @@ def test_wait_for_delete_sees_another_commands_deletion(tmp_path):
     assert out.splitlines() == ["inferenceclass.inferplane.dev/doomed condition met"]
 
 
-def _links(folder: Path) -> list[Path]:
+def _links(folder: Path) -> list[str]:
+    """What a process's open descriptors (its /proc/PID/fd) point at, less those it closes meanwhile."""
     try:
-        return list(folder.iterdir())
+        descriptors = list(folder.iterdir())
     except OSError:  # the process closed a descriptor while we listed them
         return []
+    targets = []
+    for descriptor in descriptors:
+        try:
+            targets.append(os.readlink(descriptor))
+        except OSError:  # closed between the listing and the reading
+            pass
+    return targets
 
 
 # ---- delete -f
