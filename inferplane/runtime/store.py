@@ -43,8 +43,7 @@ from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_o
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
 from inferplane.runtime.schema import field_index, field_value
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
-                                           PRIVATE_SYNCHRONOUS, StoreError, StoreFile, StoreReadOnly, UnknownSchema,
-                                           STORE_FILE, unwritable)
+                                           StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
 from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
 
 
@@ -157,7 +156,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     @contextlib.contextmanager
     def checkpoints_in_background(self) -> Iterator[None]:
         """While a long run of commits lasts, checkpoint the write-ahead log on a thread (checkpointer.py)."""
-        if self.file is None or self._checkpointer is not None or self._synchronous is PRIVATE_SYNCHRONOUS:
+        if self.file is None or self._checkpointer is not None or self.private:
             yield  # no log to checkpoint (a private copy keeps none)
             return
         self._db.execute("PRAGMA wal_autocheckpoint=0")
@@ -192,7 +191,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
     def _begin(self, durable: bool) -> None:
         if self._depth == 0:
             if durable != self._durable:
-                self._db.execute(f"PRAGMA synchronous={self._synchronous[durable]}")
+                if not self.private:  # a private copy never syncs
+                    self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
                 self._durable = durable
             if durable:  # a user's write (the reconciler's transactions are not durable): announced
                 self._announce_writer(True)

@@ -94,12 +94,6 @@ _OPEN_FILES: dict[str, int] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-# PRAGMA synchronous for a durable transaction and for one that is not (see Store.transaction); and for
-# either in a private copy (private_copy).
-SYNCHRONOUS = {True: "FULL", False: "NORMAL"}
-PRIVATE_SYNCHRONOUS = {True: "OFF", False: "OFF"}
-
-
 class StoreFile:
     """The part of Store (store.py) that opens its file and explains its errors."""
 
@@ -109,7 +103,7 @@ class StoreFile:
     _db: sqlite3.Connection
     _counted = False  # counted in _OPEN_FILES (see _check_file)
     _writers_fd: int | None = None  # see _writers_file
-    _synchronous = SYNCHRONOUS
+    private = False  # see private_copy
 
     def _connect(self, file: Path) -> None:
         self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout)
@@ -128,8 +122,8 @@ class StoreFile:
         synced (sqlite.org/pragma.html#pragma_journal_mode). A write-ahead log would have every page
         written twice, to the log and then back into the file. Only while no other connection is open."""
         self._db.execute("PRAGMA journal_mode=MEMORY")
-        self._db.execute("PRAGMA synchronous=OFF")
-        self._synchronous = PRIVATE_SYNCHRONOUS
+        self._db.execute("PRAGMA synchronous=OFF")  # for every transaction (Store._begin leaves it so)
+        self.private = True
 
     def set_page_cache(self, kib: int) -> None:
         """The size of SQLite's page cache of this connection, in KiB."""
