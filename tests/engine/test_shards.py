@@ -8,7 +8,7 @@ import pytest
 
 from inferplane.engine.runtime import Runtime
 from inferplane.runtime import reconciler as reconciler_module, shards
-from inferplane.runtime.store import Key
+from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
 
 CLUSTERS = 12  # every cloud twice, one deployment placed on two of them
@@ -159,3 +159,17 @@ def test_a_run_without_a_helper_removes_what_a_killed_runs_helper_left(fleet, tm
     runtime, _ = applied(fleet, tmp_path / "state", ONE_PROCESS)
     assert not [p for p in (tmp_path / "state").iterdir() if p.name.startswith(".helper-")]
     assert_same_fleet(runtime, one_process)
+
+
+def test_the_helper_takes_every_second_root_less_a_few_for_its_later_start(tmp_path, monkeypatch):
+    store = Store(tmp_path / "state")
+    roots = [Key("inferplane.dev", "InferenceCluster", "", f"c-{i:03d}") for i in range(160)]
+    with store.transaction():
+        store.enqueue(shards.RECONCILE, roots)
+    taken = []
+    monkeypatch.setattr(shards, "Helper", lambda reconciler, kind, helper_roots, factory: taken.append(helper_roots))
+    monkeypatch.setattr(shards.os, "cpu_count", lambda: 2)
+    shards.start_helper(type("Run", (), {"store": store})(), "InferenceCluster", 2, "unused:factory")
+    # 80 would be half; 160 // 16 = 10 fewer stay with the run (at most HEADSTART_ROOTS).
+    assert sorted(taken[0]) == roots[1::2][:70]
+    store.close()
