@@ -11,7 +11,8 @@ A run of 1,000 clusters or more starts a helper process (runtime/shards.py), cou
 `--one-process` keeps every run in one process, to compare.
 
 Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU
-ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the curve's
+ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the machine's
+speed (a fixed piece of pure-Python work timed before each run: machine_reference); then the curve's
 flatness (CPU per cluster, largest over smallest) and the targets: 10,000 clusters under 60 s wall and
 1 GiB peak, CPU per cluster within 25% from 500 to 10,000, no-op and change each under 1% of the full
 apply at 10,000, `get` of one cluster under 0.5 s at 10,000.
@@ -45,8 +46,27 @@ def timed_gets(state: Path, cluster: str) -> dict:
     return {"get": min(gets)}
 
 
+def machine_reference() -> float:
+    """Seconds of a fixed piece of pure-Python work (dicts, lists, strings, JSON), best of three, timed just
+    before a run: this shared machine's speed moves by a half within an hour, and a run's figures mean
+    little without the speed it ran at."""
+    def work() -> None:
+        for i in range(20_000):
+            obj = {"metadata": {"name": f"pool-{i}", "labels": {"a": str(i), "b": "x" * (i % 7)}},
+                   "spec": {"nodes": [{"index": j, "ready": j % 2 == 0} for j in range(8)]}}
+            json.loads(json.dumps(obj))
+    times = []
+    for _ in range(3):
+        start = time.process_time()
+        work()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
 def one_run(clusters: int, one_process: bool) -> dict:
-    return measure(clusters, models=False, then=timed_gets, shard_min=ONE_PROCESS if one_process else None)
+    reference = machine_reference()
+    return {**measure(clusters, models=False, then=timed_gets, shard_min=ONE_PROCESS if one_process else None),
+            "reference": reference}
 
 
 def best(runs: list[dict], phase: str, field: str) -> float:
@@ -76,6 +96,9 @@ def main(sizes: list[int], runs: int, one_process: bool) -> None:
               f"{noop_cpu:>6.2f} {noop_cpu / full_cpu:>7.2%} | {best(size_runs, 'change', 'seconds'):>8.2f} "
               f"{change_cpu:>6.2f} {run['change']['reconciles']:>4} {change_cpu / full_cpu:>7.2%} | "
               f"{min(r['get'] for r in size_runs):>5.2f}")
+    references = sorted(r["reference"] for size_runs in rows.values() for r in size_runs)
+    print(f"machine speed: a fixed piece of pure-Python work took {references[0]:.3f}-{references[-1]:.3f} s "
+          "before the runs (lower is faster; compare figures taken at like speeds)")
     flat = max(per_cluster.values()) / min(per_cluster.values())
     print(f"CPU per cluster, largest over smallest: {flat:.2f} (target within 1.25: {'met' if flat <= 1.25 else 'NOT met'})")
     if 10000 in rows:
