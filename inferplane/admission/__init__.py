@@ -167,11 +167,12 @@ def admission_code() -> bytes:
 
 
 def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None,
-                kept: AdmittedFiles | None = None, limits: StreamLimits = StreamLimits()) -> AdmissionResult:
+                kept: AdmittedFiles | None = None, limits: StreamLimits = StreamLimits(),
+                read: Mapping[Path, tuple[bytes | bytearray, bytes]] | None = None) -> AdmissionResult:
     """Admit every manifest under `paths`. With `kept`, a file admitted whole before, unchanged, at the
     same path, by the same code and under the same limits, yields the objects it admitted to without
     being parsed and checked again (a no-op re-apply of a fleet is mostly that); the checks across
-    objects run every time."""
+    objects run every time. `read`: files already read, with their keys (`applied_files`), not read again."""
     if kept is None:
         manifests, load_errors = load(paths, limits)
         result = admit_manifests(manifests, known_classes)
@@ -180,19 +181,22 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     # Each input read, then those not admitted whole before admitted (on two cores when many: files.py),
     # then everything taken in the inputs' order.
     # (a LoadError or the objects it was admitted to before, its key, (source, bytes) to admit afresh)
-    read: list[tuple[LoadError | list[dict] | None, bytes | None, tuple[str, bytes] | None]] = []
+    taken: list[tuple[LoadError | list[dict] | None, bytes | None, tuple[str, bytes] | None]] = []
     for path in inputs(paths):
-        data = read_input(path, limits)
-        if isinstance(data, LoadError):
-            read.append((data, None, None))
-            continue
-        # Standard input is read once: nothing to recognise it by next time.
-        key = None if str(path) == STDIN else _file_key(path, data, limits)
+        if read is not None and path in read:
+            data, key = read[path]
+        else:
+            data = read_input(path, limits)
+            if isinstance(data, LoadError):
+                taken.append((data, None, None))
+                continue
+            # Standard input is read once: nothing to recognise it by next time.
+            key = None if str(path) == STDIN else _file_key(path, data, limits)
         objects = kept.admitted_objects(key) if key is not None else None
-        read.append((objects, key, None if objects is not None else (source_name(path), data)))
-    admitted = iter(admit_files([new for _, _, new in read if new is not None], limits))
+        taken.append((objects, key, None if objects is not None else (source_name(path), data)))
+    admitted = iter(admit_files([new for _, _, new in taken if new is not None], limits))
     result, load_errors, newly_admitted = AdmissionResult(), [], {}
-    for found, key, new in read:
+    for found, key, new in taken:
         if isinstance(found, LoadError):
             load_errors.append(found)
         elif new is None:
@@ -212,9 +216,11 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     return _checked_across(result, known_classes)
 
 
-def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits()) -> list[tuple[Path, str]] | None:
+def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits(),
+                  read: dict[Path, tuple[bytes | bytearray, bytes]] | None = None) -> list[tuple[Path, str]] | None:
     """The inputs of a set applied whole, in order, each with its file's key (path, bytes, limits, admitting
-    code) as hex; None for standard input or an input that cannot be read (nothing to recognise them by)."""
+    code) as hex; None for standard input or an input that cannot be read (nothing to recognise them by).
+    `read` gets each file read, with its key, for admission (`admit_paths`) to admit what was read here."""
     out = []
     for path in inputs(paths):
         if str(path) == STDIN:
@@ -222,7 +228,10 @@ def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits()) -> l
         data = read_input(path, limits)
         if isinstance(data, LoadError):
             return None
-        out.append((path, _file_key(path, data, limits).hex()))
+        key = _file_key(path, data, limits)
+        if read is not None:
+            read[path] = (data, key)
+        out.append((path, key.hex()))
     return out
 
 

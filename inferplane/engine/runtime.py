@@ -123,7 +123,8 @@ class Runtime:
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
         # what the last set of files applied whole said, file by file: with no user's write since, its
         # files applied again unchanged change nothing, and say the same.
-        files = applied_files(paths, limits) if self.store.path is not None else None
+        read: dict[Path, tuple[bytes | bytearray, bytes]] = {}  # the files as read here, for admission
+        files = applied_files(paths, limits, read) if self.store.path is not None else None
         record = self.store.applied_set(LAST_SET) if files else None
         if record is not None:
             recorded = dict(record["files"])
@@ -131,20 +132,23 @@ class Runtime:
                 return self._said_again(files, recorded, {}, ApplyResult(AdmissionResult()), on_applied)
             changed_files = [path for path, key in files if key not in recorded]
             if len(changed_files) * DELTA_SHARE <= len(files):
-                delta = self._apply_changed(files, recorded, changed_files, on_applied, limits)
+                delta = self._apply_changed(files, recorded, changed_files, on_applied, limits, read)
                 if delta is not None:
                     return delta
         before = self.store.user_writes()
-        result = self._store(self._admit(paths, limits), on_applied)
+        admission = self._admit(paths, limits, read)
+        read.clear()  # the files' bytes (10 MB at 10,000 clusters) are not held through the reconcile
+        result = self._store(admission, on_applied)
         if files is not None:
             self._keep_said(files, {}, said_by_file(result, files), result, before)
         return result
 
     def _apply_changed(self, files: list[tuple[Path, str]], recorded: dict[str, dict], changed: list[Path],
-                       on_applied: Callable[[Key, str], None] | None, limits: StreamLimits) -> ApplyResult | None:
+                       on_applied: Callable[[Key, str], None] | None, limits: StreamLimits,
+                       read: dict[Path, tuple[bytes | bytearray, bytes]]) -> ApplyResult | None:
         """Apply the files of a set that changed since it was last applied whole, the others saying what
         they said; None when a changed file holds a class (its clusters' verdicts may change with it)."""
-        admission = self._admit(changed, limits)
+        admission = self._admit(changed, limits, read)
         if any(isinstance(obj, InferenceClass) for _, obj in admission.admitted):
             return None
         before = self.store.user_writes()
@@ -229,12 +233,13 @@ class Runtime:
             return ApplyResult(admission)
         return self._store(admission, reconcile=reconcile)
 
-    def _admit(self, paths: list[Path], limits: StreamLimits) -> AdmissionResult:
+    def _admit(self, paths: list[Path], limits: StreamLimits,
+               read: dict[Path, tuple[bytes | bytearray, bytes]] | None = None) -> AdmissionResult:
         """Admission of files, the cyclic collector paused (runtime/collector.py); on a persistent state, the
-        files it admitted whole before are not parsed again."""
+        files it admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
         with collector_paused():
             return admit_paths(paths, known_classes=self.known_classes(),
-                               kept=self.store if self.store.path is not None else None, limits=limits)
+                               kept=self.store if self.store.path is not None else None, limits=limits, read=read)
 
     @collector_paused()  # see apply
     def _store(self, admission: AdmissionResult,

@@ -107,3 +107,20 @@ def test_a_few_changed_files_of_a_set_are_admitted_alone_and_the_rest_say_what_t
                      if "description:" in klass.read_text() else klass.read_text() + "\n")
     apply(state, folder)
     assert admitted == [[klass.name], [folder.name]]
+
+
+def test_an_apply_reads_each_file_once_and_admits_the_bytes_it_keyed(tmp_path, monkeypatch):
+    import inferplane.admission as admission
+    reads = []
+    real_read = admission.read_input
+
+    def counted(path, limits):
+        reads.append(path)
+        return real_read(path, limits)
+    monkeypatch.setattr(admission, "read_input", counted)
+    result = apply(tmp_path / "state", MIXED)
+    assert result.admission.ok and result.report.converged
+    assert reads and len(reads) == len(set(reads))  # each file read once, for its key and its admission
+    # What was admitted is what was keyed: the same set applied again is recognised, nothing admitted.
+    refuse_admission(monkeypatch)
+    assert [verb for _, verb in apply(tmp_path / "state", MIXED).applied] == ["unchanged"] * len(result.applied)
