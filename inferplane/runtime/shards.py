@@ -42,8 +42,11 @@ from inferplane.runtime.work_queue import PARKED, RECONCILE
 Reconciler = RunReport = Any
 
 # A run starts a helper when at least this many roots of the shard kind are queued: below it, the
-# helper's start, the store's copy and the merge cost more than half the work saves.
-SHARD_MIN = 1000
+# helper's start, the store's copy and the merge cost more than half the work saves. Full applies of the
+# synthetic fleet (simulator/synthetic_fleet.py) to a new state, with a helper and without, three of each
+# alternated (2026-12-03): 500 clusters 3.3-4.0 s against 4.4-5.0 s, 250 clusters 1.9-2.2 s against
+# 2.2-2.9 s, 120 clusters 1.0-1.5 s against 0.9-1.4 s (no gain).
+SHARD_MIN = 250
 # The helper's work starts ~0.45 s after the run's (measured from its spawn to its first item: a new
 # interpreter imports the engine, then copies the store): it takes up to this many roots fewer than half,
 # which the run works off itself (~0.2 s in each process). With an even split, the run waited for the
