@@ -140,6 +140,10 @@ def _held_by_apply(cluster: InferenceCluster, classes: Mapping[str, InferenceCla
     return out
 
 
+# Files read once for an apply (`applied_files`), by path: their bytes and their keys, for admission.
+ReadFiles = dict[Path, tuple[bytes | bytearray, bytes]]
+
+
 class AdmittedFiles(Protocol):
     """Where the objects of files admitted whole are kept (the state's store), by AdmittedFiles key."""
 
@@ -168,7 +172,7 @@ def admission_code() -> bytes:
 
 def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None,
                 kept: AdmittedFiles | None = None, limits: StreamLimits = StreamLimits(),
-                read: Mapping[Path, tuple[bytes | bytearray, bytes]] | None = None) -> AdmissionResult:
+                read: ReadFiles | None = None) -> AdmissionResult:
     """Admit every manifest under `paths`. With `kept`, a file admitted whole before, unchanged, at the
     same path, by the same code and under the same limits, yields the objects it admitted to without
     being parsed and checked again (a no-op re-apply of a fleet is mostly that); the checks across
@@ -217,7 +221,7 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
 
 
 def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits(),
-                  read: dict[Path, tuple[bytes | bytearray, bytes]] | None = None) -> list[tuple[Path, str]] | None:
+                  read: ReadFiles | None = None) -> list[tuple[Path, str]] | None:
     """The inputs of a set applied whole, in order, each with its file's key (path, bytes, limits, admitting
     code) as hex; None for standard input or an input that cannot be read (nothing to recognise them by).
     `read` gets each file read, with its key, for admission (`admit_paths`) to admit what was read here."""

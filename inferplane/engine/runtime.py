@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from inferplane.admission import AdmissionResult, admit_manifests, admit_paths, applied_files
+from inferplane.admission import AdmissionResult, ReadFiles, admit_manifests, admit_paths, applied_files
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest, source_name
 from inferplane.admission.stored_kinds import update_problem
@@ -123,7 +123,7 @@ class Runtime:
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
         # what the last set of files applied whole said, file by file: with no user's write since, its
         # files applied again unchanged change nothing, and say the same.
-        read: dict[Path, tuple[bytes | bytearray, bytes]] = {}  # the files as read here, for admission
+        read: ReadFiles = {}  # the files as read here, for admission
         files = applied_files(paths, limits, read) if self.store.path is not None else None
         record = self.store.applied_set(LAST_SET) if files else None
         if record is not None:
@@ -145,7 +145,7 @@ class Runtime:
 
     def _apply_changed(self, files: list[tuple[Path, str]], recorded: dict[str, dict], changed: list[Path],
                        on_applied: Callable[[Key, str], None] | None, limits: StreamLimits,
-                       read: dict[Path, tuple[bytes | bytearray, bytes]]) -> ApplyResult | None:
+                       read: ReadFiles) -> ApplyResult | None:
         """Apply the files of a set that changed since it was last applied whole, the others saying what
         they said; None when a changed file holds a class (its clusters' verdicts may change with it)."""
         admission = self._admit(changed, limits, read)
@@ -233,13 +233,11 @@ class Runtime:
             return ApplyResult(admission)
         return self._store(admission, reconcile=reconcile)
 
-    def _admit(self, paths: list[Path], limits: StreamLimits,
-               read: dict[Path, tuple[bytes | bytearray, bytes]] | None = None) -> AdmissionResult:
-        """Admission of files, the cyclic collector paused (runtime/collector.py); on a persistent state, the
-        files it admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
-        with collector_paused():
-            return admit_paths(paths, known_classes=self.known_classes(),
-                               kept=self.store if self.store.path is not None else None, limits=limits, read=read)
+    def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles) -> AdmissionResult:
+        """Admission of files (inside apply: the cyclic collector paused); on a persistent state, the files it
+        admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
+        return admit_paths(paths, known_classes=self.known_classes(),
+                           kept=self.store if self.store.path is not None else None, limits=limits, read=read)
 
     @collector_paused()  # see apply
     def _store(self, admission: AdmissionResult,
