@@ -72,6 +72,9 @@ def assert_same_fleet(runtime, one_process):
     uids = [o["metadata"]["uid"] for o in runtime.list()]
     assert len(set(versions)) == len(versions) and len(set(uids)) == len(uids)
     assert max(versions) <= runtime.store.latest_version()
+    # Each body's version is its row's (a watch reads the row's, a get the body's).
+    assert not runtime.store._db.execute(
+        "SELECT 1 FROM resources WHERE json_extract(body, '$.metadata.resourceVersion') != CAST(rv AS TEXT)").fetchall()
 
 
 def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single_process_makes(
@@ -130,6 +133,24 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
     assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
+
+
+def test_a_run_that_wrote_as_many_versions_as_the_helper_numbers_above_merges_nothing_and_does_its_work(
+        fleet, tmp_path, one_process, monkeypatch):
+    # The helper numbers its writes HELPER_VERSIONS above the store's version at its copy, so that they
+    # merge as they are and newer than the run's; a run that wrote that many meanwhile cannot take them.
+    real_merge = shards.merge
+    merges = []
+
+    def run_wrote_that_many(store, said):
+        store._db.execute("UPDATE counters SET value=? WHERE name='resourceVersion'",
+                          (said["since"] + shards.HELPER_VERSIONS,))
+        merges.append(real_merge(store, said))
+        return merges[-1]
+    monkeypatch.setattr(shards, "merge", run_wrote_that_many)
+    runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
+    assert merges == [False]
+    assert_same_fleet(runtime, one_process)
 
 
 def test_a_helper_whose_run_is_gone_stops_at_once_and_merges_nothing(fleet, tmp_path, one_process, monkeypatch):
