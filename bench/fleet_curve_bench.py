@@ -96,6 +96,10 @@ def main(sizes: list[int], runs: int, one_process: bool) -> None:
               f"{noop_cpu:>6.2f} {noop_cpu / full_cpu:>7.2%} | {best(size_runs, 'change', 'seconds'):>8.2f} "
               f"{change_cpu:>6.2f} {run['change']['reconciles']:>4} {change_cpu / full_cpu:>7.2%} | "
               f"{min(r['get'] for r in size_runs):>5.2f}")
+    # Every run, not only the best: the spread is this machine's as much as the engine's.
+    print("every run's full apply, wall s (the fixed work's s before it): " + "; ".join(
+        f"{size}: " + ", ".join(f"{r['full']['seconds']:.1f} ({r['reference']:.2f})" for r in size_runs)
+        for size, size_runs in rows.items()))
     references = sorted(r["reference"] for size_runs in rows.values() for r in size_runs)
     print(f"machine speed: a fixed piece of pure-Python work took {references[0]:.3f}-{references[-1]:.3f} s "
           "before the runs (lower is faster; compare figures taken at like speeds)")
