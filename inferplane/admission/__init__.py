@@ -187,15 +187,11 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     # (a LoadError or the objects it was admitted to before, its key, (source, bytes) to admit afresh)
     taken: list[tuple[LoadError | list[dict] | None, bytes | None, tuple[str, bytes] | None]] = []
     for path in inputs(paths):
-        if read is not None and path in read:
-            data, key = read[path]
-        else:
-            data = read_input(path, limits)
-            if isinstance(data, LoadError):
-                taken.append((data, None, None))
-                continue
-            # Standard input is read once: nothing to recognise it by next time.
-            key = None if str(path) == STDIN else _file_key(path, data, limits)
+        keyed = _read_keyed(path, limits, read)
+        if isinstance(keyed, LoadError):
+            taken.append((keyed, None, None))
+            continue
+        data, key = keyed
         objects = kept.admitted_objects(key) if key is not None else None
         taken.append((objects, key, None if objects is not None else (source_name(path), data)))
     admitted = iter(admit_files([new for _, _, new in taken if new is not None], limits))
@@ -229,14 +225,28 @@ def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits(),
     for path in inputs(paths):
         if str(path) == STDIN:
             return None
-        data = read_input(path, limits)
-        if isinstance(data, LoadError):
+        found = _read_keyed(path, limits, read)
+        if isinstance(found, LoadError):
             return None
-        key = _file_key(path, data, limits)
-        if read is not None:
-            read[path] = (data, key)
-        out.append((path, key.hex()))
+        out.append((path, found[1].hex()))
     return out
+
+
+def _read_keyed(path: Path, limits: StreamLimits, read: ReadFiles | None
+                ) -> tuple[bytes | bytearray, bytes | None] | LoadError:
+    """An input's bytes and key, or why it cannot be read; through `read`, each file is read once per
+    apply. Standard input has no key: it is read once, with nothing to recognise it by next time."""
+    if read is not None and path in read:
+        return read[path]
+    data = read_input(path, limits)
+    if isinstance(data, LoadError):
+        return data
+    if str(path) == STDIN:
+        return data, None
+    key = _file_key(path, data, limits)
+    if read is not None:
+        read[path] = (data, key)
+    return data, key
 
 
 def _file_key(path: Path, data: bytes | bytearray, limits: StreamLimits) -> bytes:

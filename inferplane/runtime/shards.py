@@ -198,7 +198,7 @@ def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> No
             "SELECT work, api_group, kind, namespace, name, bumps FROM work_queue")]
         store.unpark()
         since = store.latest_version()
-        db.execute("UPDATE counters SET value=? WHERE name='resourceVersion'", (since + HELPER_VERSIONS,))
+        store.skip_versions_to(since + HELPER_VERSIONS)
         events = db.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]
     module, function = factory.split(":")
     helper = getattr(importlib.import_module(module), function)(store)
@@ -286,8 +286,7 @@ def merge(store: Store, said: dict) -> bool:
     run's own versions reached the helper's."""
     db = store._db
     since = said["since"]
-    run_latest = store.latest_version()
-    if run_latest >= since + HELPER_VERSIONS or db.execute(CONFLICTS, {"since": since}).fetchone():
+    if store.latest_version() >= since + HELPER_VERSIONS or db.execute(CONFLICTS, {"since": since}).fetchone():
         return False
     for statement in MERGE_RESOURCES:
         db.execute(statement, {"since": since})
@@ -297,8 +296,7 @@ def merge(store: Store, said: dict) -> bool:
     db.executemany(f"DELETE FROM main.work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND "
                    f"name=? AND bumps=? AND priority >= {PARKED}", said["taken"])
     db.execute(MERGE_PARKED)
-    db.execute("UPDATE main.counters SET value=? WHERE name='resourceVersion'",
-               (max(run_latest, said["latest"]),))
+    store.skip_versions_to(said["latest"])
     return True
 
 

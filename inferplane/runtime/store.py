@@ -373,6 +373,12 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         self._version_dirty = True
         return self._version
 
+    def skip_versions_to(self, version: int) -> None:
+        """Inside a write transaction, number the next write after `version` if it is later (shards.py)."""
+        assert self._depth > 0, "only inside a transaction"
+        if version > self.latest_version():
+            self._version, self._version_dirty = version, True
+
     def _check_based_on(self, key: Key, current: Resource | None, based_on: str | None) -> None:
         if based_on != resource_version(current):
             now = "it does not exist" if current is None else f"it is at {resource_version(current)}"
