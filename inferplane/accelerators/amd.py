@@ -11,6 +11,7 @@ read. Earlier (alpha) releases published `family`, `cardIndex`, `renderIndex`, `
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from inferplane.accelerators.component import Chart, Component, DriverStack, gpu_toleration
@@ -55,13 +56,14 @@ ATTRIBUTES = (
 CAPACITIES = (f"{D}/memory", f"{D}/computeUnits", f"{D}/simdUnits")
 
 
-def _model(name: str, product: str, device_id: str, memory: str, cus: int) -> DeviceModel:
+def _model(name: str, product: str, device_id: str, memory: str, cus: int,
+           unconfirmed: frozenset[str] = frozenset()) -> DeviceModel:
     return DeviceModel(name, {
         f"{D}/type": {"string": "amdgpu"},
         f"{D}/productName": {"string": product},
         f"{D}/deviceID": {"string": device_id},
         f"{D}/partitionProfile": {"string": "spx_nps1"},
-    }, {f"{D}/memory": memory, f"{D}/computeUnits": str(cus), f"{D}/simdUnits": str(cus * 4)})
+    }, {f"{D}/memory": memory, f"{D}/computeUnits": str(cus), f"{D}/simdUnits": str(cus * 4)}, unconfirmed)
 
 
 # MI300X: productName AMD_Instinct_MI300X_OAM, memory 196592Mi, 304 CUs / 1216 SIMDs, spx_nps1: the
@@ -72,20 +74,29 @@ def _model(name: str, product: str, device_id: str, memory: str, cus: int) -> De
 # back (262128Mi), never seen in a slice: select at or below 256Gi less a margin (e.g. >= 240Gi).
 MODELS = (
     _model("MI300X", "AMD_Instinct_MI300X_OAM", "0x74a1", "196592Mi", 304),
-    _model("MI325X", "AMD_Instinct_MI325X_OAM", "0x74a5", "262128Mi", 304),
+    _model("MI325X", "AMD_Instinct_MI325X_OAM", "0x74a5", "262128Mi", 304,
+           frozenset({f"{D}/productName", f"{D}/memory"})),
 )
 
 
-def _spelled(key: str, value: str) -> str | None:
-    """productName as the driver writes it, for one written as marketing spells it ("AMD Instinct MI325X",
-    "AMD Instinct MI300X (OAM)")."""
-    if key != f"{D}/productName":
-        return None
-    normal = value.strip().replace(" ", "_").replace("(", "").replace(")", "")
-    for model in MODELS:
-        product = model.attributes[f"{D}/productName"]["string"]
-        if normal in (product, product.removesuffix("_OAM")):
-            return product
+# sysfs writes a PCI id as "0x" and four lower-case hex digits (the kernel's `device` attribute, "%#06x").
+_DEVICE_ID = re.compile(r"^0x[0-9a-f]{4}$")
+
+
+def _value_problem(key: str, value: str) -> str | None:
+    """A productName or deviceID in a form the driver never writes, with the form it writes: productName has
+    no space and no parentheses (amdgpu.go replaces " " with "_" and drops "(" and ")"), and a deviceID is
+    sysfs's "0x74a1"."""
+    if key == f"{D}/productName" and any(c in value for c in " ()"):
+        normal = value.strip().replace(" ", "_").replace("(", "").replace(")", "")
+        known = next((p for m in MODELS if normal in ((p := m.attributes[key]["string"]), p.removesuffix("_OAM"))),
+                     normal)
+        return f"the {D} driver publishes {key} as {known!r}, not {value!r}: use {known}"
+    if key == f"{D}/deviceID" and not _DEVICE_ID.match(value):
+        digits = value.strip().lower().removeprefix("0x")
+        fix = f"use 0x{digits}" if re.fullmatch(r"[0-9a-f]{4}", digits) else "write it as sysfs does, e.g. 0x74a1"
+        return f"the {D} driver publishes {key} as sysfs writes a PCI device id (0x and four lower-case hex " \
+               f"digits), never {value!r}: {fix}"
     return None
 
 
@@ -105,7 +116,8 @@ DEVICE_CLASS = DeviceClassSpec(AMD_GPU.device_class, ("device.driver == 'gpu.amd
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,
-    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName", f"{D}/deviceID"), spelled=_spelled)
+    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName", f"{D}/deviceID"), product_key=f"{D}/productName",
+    common={f"{D}/type": {"string": "amdgpu"}}, value_problem=_value_problem)
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 

@@ -1,11 +1,11 @@
 """What a DRA driver publishes: the shape of its ResourceSlice devices and the DeviceClasses its chart installs.
 
-Each driver module (`nvidia`, `amd`, `cpu`, `dranet`) states, with the upstream file and tag beside
+Each driver module (`nvidia`, `amd`, `cpu`, `dranet`, `gaudi`) states, with the upstream file and tag beside
 each table, every attribute its kubelet plugin writes (name, type, and whether the value is fixed
 by the device model, is one per node, or differs per device), the capacities, the values per device
-model, and the DeviceClasses. The simulation publishes exactly that (`published_device`); admission
-holds a class to it (`class_problems`): a class describes a device model, in the driver's own
-names and value forms.
+model (each value cited, or marked unconfirmed), and the DeviceClasses. The simulation publishes a known
+model as the driver reports it and a model the table lacks as the class states it (`DriverSlices.device`);
+admission refuses only what the driver never publishes and advises on the rest (`class_devices`).
 
 Keys here are fully qualified (`gpu.nvidia.com/productName`, `resource.kubernetes.io/pciBusID`); a
 class's bare key is in its driver's domain.
@@ -14,10 +14,11 @@ class's bare key is in its driver's domain.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable, Mapping
 
+from inferplane.api.cloud import MachineGpu
 from inferplane.cel.quantity import INT64_MAX, parse_quantity
 
 Attribute = dict[str, Any]  # one of {"string": s}, {"version": v}, {"bool": b}, {"int": i}
@@ -49,6 +50,9 @@ class DeviceModel:
     name: str
     attributes: Mapping[str, Attribute]  # the MODEL attributes, qualified
     capacity: Mapping[str, str]  # qualified
+    # The keys (qualified) whose value here no source confirms: a class stating another value is believed,
+    # published and never warned of.
+    unconfirmed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -67,35 +71,62 @@ class SliceDevice:
     capacity: dict[str, str]  # qualified
 
 
+@dataclass(frozen=True)
+class Identified:
+    """What a class's device is, as far as its driver's table knows: the model (None: one the table lacks),
+    how it was told, and the model-naming attributes the machine gives it (a model the table lacks)."""
+
+    model: DeviceModel | None
+    by: str
+    named: Mapping[str, Attribute] = field(default_factory=dict)
+
+
 # (node, index of the device on the node, devices of its kind on the node, model) ->
 # (device name, the DEVICE attributes)
 Identity = Callable[[str, int, int, DeviceModel], tuple[str, dict[str, Attribute]]]
 # (node, index of the device on the node) -> the DEVICE attributes derived from the node's name (qualified)
 NodeIdentity = Callable[[str, int], dict[str, Attribute]]
+# (qualified key, value as written) -> why the driver never publishes that value there; None: it may
+ValueProblem = Callable[[str, Any], str | None]
 
 
 @dataclass(frozen=True)
 class DriverSlices:
-    """The ResourceSlice devices one DRA driver publishes."""
+    """The ResourceSlice devices one DRA driver publishes.
+
+    A class's device is open: it may state any attribute the driver publishes, in the driver's type, with
+    any value, and any capacity the driver publishes. Its model is known from the machine the class
+    provisions (the cloud's table), else from the model-naming attributes it states; a known model is
+    published as the driver reports it, a model the table lacks as the class states it. Only what the
+    driver never publishes is refused (a name, a type, a value form, a value its DeviceClass excludes)."""
 
     driver: str
     source: str  # the upstream file and tag the attribute list is read from
     attributes: tuple[AttributeSpec, ...]
     capacities: tuple[str, ...]  # qualified
-    models: tuple[DeviceModel, ...]  # the first is simulated when a class names none
+    models: tuple[DeviceModel, ...]  # the models inferplane knows, each cited
     identity: Identity
     device_classes: tuple[DeviceClassSpec, ...]
-    # Attributes that name a model (productName, deviceID): a class naming one is that model.
+    # Attributes that name a model (productName, deviceID), in the order a model is looked up by them.
     model_keys: tuple[str, ...] = ()
+    # The attribute a cloud machine's GPU is named by (its productName), for a GPU driver.
+    product_key: str | None = None
     node_defaults: Mapping[str, Attribute] = field(default_factory=dict)
+    # What every device of the driver's DeviceClass has, whatever its model (its `type`), published for a
+    # model the table lacks too; `pinned` are those the DeviceClass's selector requires, so a class stating
+    # another value can never be allocated through it and is refused.
+    common: Mapping[str, Attribute] = field(default_factory=dict)
+    pinned: Mapping[str, Attribute] = field(default_factory=dict)
+    # The one model the driver's DeviceClass admits, where it admits one (DRANET's EFA).
+    class_model: DeviceModel | None = None
     # Whether the driver writes its own attributes qualified (dra.cpu/numCPUs) rather than bare.
     qualifies_own_keys: bool = False
     allow_multiple_allocations: bool = False
     # A model made from the class's capacities (the CPU driver's device is the node's CPUs), when
     # the driver has no fixed table.
     model_from_capacity: Callable[[Mapping[str, str]], DeviceModel] | None = None
-    # The driver's spelling of a model-naming value a class wrote another way, if there is one.
-    spelled: Callable[[str, str], str | None] = lambda key, value: None
+    # A value form the driver never produces (AMD's productName with a space), with the form it does.
+    value_problem: ValueProblem = lambda key, value: None
     # The part of `identity` derived from the node's name (an NVIDIA GPU's uuid), which a simulation moved
     # to another node's name derives again (`renamed_attributes`).
     node_identity: NodeIdentity | None = None
@@ -116,42 +147,58 @@ class DriverSlices:
         domain, _, name = key.rpartition("/")
         return name if domain == self.driver and not self.qualifies_own_keys else key
 
-    def model(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]) -> DeviceModel | None:
-        """The model a class's (qualified) attributes and capacities describe: the one its model-naming
-        attributes name, else the first whose values are all the class states (the first model when it
-        states none); None when there is no such model."""
+    def varies(self, key: str, how: Varies) -> bool:
+        spec = self.spec(key)
+        return spec is not None and spec.varies is how
+
+    # ---- which model a class's device is
+
+    def identify(self, attributes: Mapping[str, Attribute], machine: MachineGpu | None = None) -> Identified:
+        """The model of a class device with these (qualified) attributes on `machine`: the machine's GPU first
+        (where it is this driver's), then the first model-naming attribute stated that names a model; never
+        a model guessed from other values. A DeviceClass that admits one model makes it that model."""
+        if self.class_model is not None:
+            return Identified(self.class_model, f"the only model DeviceClass {self.device_classes[0].name} admits")
+        if machine is not None and machine.driver == self.driver and self.product_key:
+            product = {"string": machine.product}
+            model = next((m for m in self.models if m.attributes.get(self.product_key) == product), None)
+            return Identified(model, f"the GPU of {machine.machine}", {} if model else {self.product_key: product})
+        stated = [(k, attributes[k]) for k in self.model_keys if k in attributes]
+        for key, value in stated:
+            model = next((m for m in self.models if m.attributes.get(key) == value), None)
+            if model is not None:
+                return Identified(model, f"{short(key)} {_shown(value)}")
+        return Identified(None, ", ".join(f"{short(k)} {_shown(v)}" for k, v in stated))
+
+    def model(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str],
+              machine: MachineGpu | None = None) -> DeviceModel:
+        """The model published for a class device: the known one, with what the class states where the table's
+        value is unconfirmed; else the class's own statement (the driver's common values, the model-naming
+        attributes its machine gives, its model attributes and countable capacities)."""
         if self.model_from_capacity is not None:
             return self.model_from_capacity(capacity)
-        named = [(k, attributes[k]) for k in self.model_keys if k in attributes]
-        candidates = [m for m in self.models if all(m.attributes.get(k) == v for k, v in named)]
-        if named:
-            return candidates[0] if candidates else None
-        agreeing = [m for m in candidates if self._agrees(m, attributes, capacity)]
-        exact = [m for m in agreeing if all(_quantity(m.capacity[k]) == _quantity(v) for k, v in capacity.items())]
-        if exact or not agreeing:
-            return exact[0] if exact else None
-        # Stated below what the driver reports (a floor): the model that reports the least above it.
-        return min(agreeing, key=lambda m: tuple(_quantity(m.capacity[k]) for k in sorted(capacity)))
-
-    def _agrees(self, model: DeviceModel, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]) -> bool:
-        """The model has every per-model attribute the class states, and at least every capacity: a class
-        may advertise a capacity below what the driver reports, as Modelplane's H200 classes state memory
-        140Gi "below the ~141 GiB the driver reports" (its docs/manifests/examples/kimi-k2)."""
-        model_attributes = {k: v for k, v in attributes.items()
-                            if (s := self.spec(k)) is not None and s.varies is Varies.MODEL}
-        return (all(model.attributes.get(k) == v for k, v in model_attributes.items())
-                and all(k in model.capacity and not isinstance(_quantity(v), str)
-                        and _quantity(model.capacity[k]) >= _quantity(v) for k, v in capacity.items()))
+        identified = self.identify(attributes, machine)
+        countable = {k: v for k, v in capacity.items() if k in self.capacities and _countable(v)}
+        known = identified.model
+        if known is not None:
+            if not known.unconfirmed:
+                return known
+            return replace(known, attributes={**known.attributes, **{
+                k: v for k, v in attributes.items() if k in known.unconfirmed and self.varies(k, Varies.MODEL)}},
+                capacity={**known.capacity, **{k: v for k, v in countable.items() if k in known.unconfirmed}})
+        stated = {k: v for k, v in attributes.items() if self.varies(k, Varies.MODEL)}
+        named = next((_shown(v) for k in self.model_keys
+                      if (v := identified.named.get(k) or stated.get(k)) is not None), "")
+        return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, countable)
 
     def device(self, node: str, index: int, count: int, attributes: Mapping[str, Attribute],
-               capacity: Mapping[str, str]) -> SliceDevice:
+               capacity: Mapping[str, str], machine: MachineGpu | None = None) -> SliceDevice:
         """The device the driver publishes for the `index`th of `count` devices of a class on `node`
-        (the class's qualified attributes and capacities, as admission let them through)."""
-        model = self.model(attributes, capacity) or self.models[0]
+        (the class's qualified attributes and capacities, as admission let them through) on `machine`."""
+        model = self.model(attributes, capacity, machine)
         name, identity = self.identity(node, index, count, model)
-        node_level = {k: v for k, v in self.node_defaults.items()}
-        node_level.update({k: v for k, v in attributes.items()
-                           if (s := self.spec(k)) is not None and s.varies is Varies.NODE})
+        node_level = dict(self.node_defaults)
+        node_level.update({k: v for k, v in attributes.items() if self.varies(k, Varies.NODE)})
         return SliceDevice(name, {**model.attributes, **node_level, **identity}, dict(model.capacity))
 
     def renamed_attributes(self, attributes: Mapping[str, Attribute], old: str, new: str,
@@ -168,123 +215,23 @@ class DriverSlices:
     def device_class_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.device_classes)
 
-    # ---- a class held to the driver
-
-    def class_problems(self, path: str, attributes: Mapping[str, Attribute],
-                       capacity: Mapping[str, str]) -> list[tuple[str, str]]:
-        """Every way a class device's attributes (`{key: {type: value}}`, keys as written) and capacities
-        (`{key: quantity}`) differ from what this driver publishes: (field path, message)."""
-        problems, typed, written, unnamed = self._attribute_problems(path, attributes)
-        capacity_problems, capacities, capacity_written = self._capacity_problems(path, capacity)
-        problems += capacity_problems
-        written.update(capacity_written)
-        if unnamed:
-            return problems  # a model-naming attribute was refused: the model is unknown, so is what it publishes
-        model = self.model(typed, capacities)
-        if model is None:
-            return problems + [self._no_such_model(path, typed, capacities)]
-        return problems + self._model_mismatches(path, model, typed, capacities, written)
-
-    def _attribute_problems(self, path: str, attributes: Mapping[str, Attribute]
-                            ) -> tuple[list[tuple[str, str]], dict[str, Attribute], dict[str, str], bool]:
-        """(problems, the attributes the driver publishes by qualified key, the key each was written as,
-        whether a model-naming attribute was refused) of a class device's attributes."""
-        problems: list[tuple[str, str]] = []
-        unnamed = False
-        typed: dict[str, Attribute] = {}
-        written: dict[str, str] = {}  # qualified key -> the key as the class wrote it
-        published = ", ".join(sorted(a.name for a in self.attributes))
-        for key, value in attributes.items():
-            q, at = self.qualified(key), f"{path}.attributes.{key}"
-            spec = self.spec(q)
-            if spec is None:
-                problems.append((at, f"the {self.driver} driver publishes no attribute {q}: it publishes {published} "
-                                     f"({self.source})"))
-                continue
-            ((kind, raw),) = value.items() if len(value) == 1 else ((None, None),)
-            if kind != spec.type:
-                problems.append((at, f"the {self.driver} driver publishes {q} as {spec.type}: write "
-                                     f"{{{spec.type}: ...}}"))
-                continue
-            if spec.varies is Varies.DEVICE:
-                problems.append((at, f"{q} differs from device to device on a node, so a class cannot state it: "
-                                     "select on it in a deployment's device selectors instead"))
-                continue
-            if q in self.model_keys:
-                spelled = self.spelled(q, raw)
-                if spelled is not None and spelled != raw:
-                    problems.append((at, f"the {self.driver} driver publishes {q} as {spelled!r}, not {raw!r}: "
-                                         f"use {spelled}"))
-                    unnamed = True
-                    continue
-            typed[q], written[q] = {kind: raw}, key
-        return problems, typed, written, unnamed
-
-    def _capacity_problems(self, path: str, capacity: Mapping[str, str]
-                           ) -> tuple[list[tuple[str, str]], dict[str, str], dict[str, str]]:
-        """(problems, the countable capacities the driver publishes by qualified key, the key each was
-        written as) of a class device's capacities."""
-        problems: list[tuple[str, str]] = []
-        capacities: dict[str, str] = {}
-        written: dict[str, str] = {}
-        for key, value in capacity.items():
-            q, at = self.qualified(key), f"{path}.capacity.{key}.value"
-            if q not in self.capacities:
-                problems.append((at, f"the {self.driver} driver publishes no capacity {q}: it publishes "
-                                     f"{', '.join(self.capacities) or 'none'} ({self.source})"))
-            elif isinstance(_quantity(str(value)), str) or not 0 <= _quantity(str(value)) <= INT64_MAX:
-                continue  # not a quantity the engine can count: the capacity checks say so
-            else:
-                capacities[q], written[q] = str(value), key
-        return problems, capacities, written
-
-    def _no_such_model(self, path: str, typed: Mapping[str, Attribute], capacities: Mapping[str, str]
-                       ) -> tuple[str, str]:
-        """The class states a model the driver has none of: what it stated, and every model's."""
-        stated = [f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in typed.items()
-                  if (s := self.spec(k)) is not None and s.varies is Varies.MODEL]
-        stated += [f"{k.rpartition('/')[2]} {v}" for k, v in capacities.items()]
-        known = "; ".join(f"{m.name} (" + ", ".join(
-            f"{k.rpartition('/')[2]} {next(iter(v.values()))!r}" for k, v in m.attributes.items()
+    def known_models(self) -> str:
+        """Every model the table has, by its naming values and capacities, with the table's source."""
+        return "; ".join(f"{m.name} (" + ", ".join(
+            f"{short(k)} {_shown(v)}" for k, v in m.attributes.items()
             if k in self.model_keys or k.endswith("/architecture")) +
-            "".join(f", {k.rpartition('/')[2]} {v}" for k, v in m.capacity.items()) + ")" for m in self.models)
-        return (f"{path}.attributes", f"no {self.driver} model inferplane knows has {', '.join(stated)}: the driver "
-                                      f"publishes, per model, {known} ({self.source}); state one of these")
+            "".join(f", {short(k)} {v}" for k, v in m.capacity.items()) + ")" for m in self.models) + \
+            f" ({self.source})"
 
-    def _model_mismatches(self, path: str, model: DeviceModel, typed: Mapping[str, Attribute], capacities: Mapping[str, str],
-                          written: Mapping[str, str]) -> list[tuple[str, str]]:
-        """What the class states of its model that the driver publishes otherwise."""
-        problems: list[tuple[str, str]] = []
-        for q, value in typed.items():
-            spec = self.spec(q)
-            if spec is not None and spec.varies is Varies.MODEL and model.attributes.get(q) != value:
-                want = model.attributes.get(q)
-                problems.append((f"{path}.attributes.{written[q]}",
-                                 f"the {self.driver} driver publishes {q} = {_shown(want)} for {model.name}, "
-                                 f"not {_shown(value)}: write {_shown(want)} or leave it out"
-                                 if want is not None else
-                                 f"the {self.driver} driver publishes no {q} for {model.name}: leave it out"))
-        for q, value in capacities.items():
-            want, key = model.capacity.get(q), written[q]
-            if want is None:
-                problems.append((f"{path}.capacity.{key}.value",
-                                 f"the {self.driver} driver publishes no {q} for {model.name}: leave it out"))
-            elif _quantity(value) > _quantity(want):
-                problems.append((f"{path}.capacity.{key}.value",
-                                 f"the {self.driver} driver reports {q} as {want} for {model.name}, not {value}: "
-                                 f"write {want}, or leave it out"))
-        return problems
 
-    def understated(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str]
-                    ) -> list[tuple[str, str, str, str]]:
-        """The capacities a class states below what the driver reports for its model, which placement and
-        the simulation read as reported: (qualified key, stated, reported, model)."""
-        model = self.model(attributes, capacity)
-        if model is None:
-            return []
-        return [(q, value, model.capacity[q], model.name) for q, value in sorted(capacity.items())
-                if q in model.capacity and not isinstance(_quantity(value), str)
-                and _quantity(value) < _quantity(model.capacity[q])]
+def short(key: str) -> str:
+    """A qualified key's name, as messages say it."""
+    return key.rpartition("/")[2]
+
+
+def _countable(value: str) -> bool:
+    quantity = _quantity(str(value))
+    return not isinstance(quantity, str) and 0 <= quantity <= INT64_MAX
 
 
 def _shown(value: Attribute | None) -> str:

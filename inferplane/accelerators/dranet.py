@@ -66,7 +66,9 @@ DEVICE_CLASS = DeviceClassSpec(
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=(), models=(EFA,), identity=_identity,
-    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/pciDevice",), qualifies_own_keys=True)
+    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/pciDevice",), qualifies_own_keys=True,
+    # The DeviceClass selects pciDevice EFA: every device it allocates is one.
+    pinned={f"{D}/pciDevice": EFA.attributes[f"{D}/pciDevice"]}, class_model=EFA)
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 

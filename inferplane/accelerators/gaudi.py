@@ -67,7 +67,9 @@ def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[st
     # (USAGE.md's slice: 0000-a0-00-0-0x1020). Each OAM card on its own bus and root complex here.
     bus = 0x19 + 0x10 * index
     root = pcie_root(bus)
-    return f"0000-{bus:02x}-00-0-{DEVICE_IDS[model.name]}", {
+    # A model the table lacks ("Gaudi", "Unknown", or none stated) has no id to end with.
+    suffix = f"-{DEVICE_IDS[model.name]}" if model.name in DEVICE_IDS else ""
+    return f"0000-{bus:02x}-00-0{suffix}", {
         **_node_identity(node, index), f"{D}/pciRoot": {"string": root.partition(":")[2]}, PCIE_ROOT: {"string": root}}
 
 
@@ -76,8 +78,21 @@ DEVICE_CLASS = DeviceClassSpec(GAUDI.device_class, ('device.driver == "gaudi.int
                                "intel/intel-resource-drivers-for-kubernetes gaudi-v0.7.2 "
                                "charts/intel-gaudi-resource-driver/templates/device-class.yaml")
 
+# Every name ModelNames maps a PCI id to, and SetModelName's "Unknown" for any other id (pkg/gaudi/device/device.go
+# at the tag): the driver publishes no other model.
+MODEL_NAMES = ("Gaudi", "Gaudi2", "Gaudi3", "Unknown")
+
+
+def _value_problem(key: str, value: str) -> str | None:
+    if key == f"{D}/model" and value not in MODEL_NAMES:
+        return (f"the {D} driver publishes {key} as one of {', '.join(MODEL_NAMES)} (pkg/gaudi/device/device.go "
+                f"ModelNames), never {value!r}: use the one your device's PCI id maps to, e.g. Gaudi2")
+    return None
+
+
 SLICES = DriverSlices(driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS,
                       identity=_identity, device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/model",),
+                      common={f"{D}/healthy": {"bool": True}}, value_problem=_value_problem,
                       node_identity=_node_identity)
 
 

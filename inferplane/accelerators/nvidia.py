@@ -48,14 +48,19 @@ ATTRIBUTES = (
     # deviceattribute.GetPCIBusIDAttribute / GetPCIeRootAttributeByPCIBusID (standard attributes).
     AttributeSpec(PCI_BUS_ID, "string", Varies.DEVICE),
     AttributeSpec(PCIE_ROOT, "string", Varies.DEVICE),
-    # `addressingMode` (HMM/ATS) is published only on coherent-memory platforms (Grace: GH200,
-    # GB200); none of the x86 parts below has one, so it is not simulated.
+    # The platform's memory-addressing mode (nvlib.go, go-nvlib v0.10.0 GetAddressingModeAsString): "HMM" or
+    # "ATS" on coherent-memory platforms (Grace), "None" where NVML supports the query but the mode is
+    # inactive, as on x86 hosts; omitted only where NVML answers NOT_SUPPORTED or lacks the symbol. The
+    # driver's own test expects it on its GPUs (tests/bats/test_gpu_basic.bats), so it is the node's.
+    AttributeSpec(f"{D}/addressingMode", "string", Varies.NODE),
 )
 # fullGpuCapacity: NVML's total memory in bytes, as a BinarySI quantity (so 85520809984 -> 81559Mi).
 CAPACITIES = (f"{D}/memory",)
 
 
-def _model(product: str, architecture: str, compute: str, memory: str) -> DeviceModel:
+def _model(product: str, architecture: str, compute: str, memory: str, confirmed_memory: bool = True) -> DeviceModel:
+    # The brand is unconfirmed for every model (below); the memory where no source shows the total.
+    unconfirmed = {f"{D}/brand"} | (set() if confirmed_memory else {f"{D}/memory"})
     return DeviceModel(product, {
         f"{D}/type": {"string": "gpu"},
         f"{D}/productName": {"string": product},
@@ -64,31 +69,37 @@ def _model(product: str, architecture: str, compute: str, memory: str) -> Device
         f"{D}/brand": {"string": "Nvidia"},
         f"{D}/architecture": {"string": architecture},
         f"{D}/cudaComputeCapability": {"version": compute},
-    }, {f"{D}/memory": memory})
+    }, {f"{D}/memory": memory}, frozenset(unconfirmed))
 
 
 # The models our clouds' instance types carry, by NVML's product name. Architecture names are
-# go-nvlib's (device.go); compute capabilities are NVIDIA's published ones. Memory is NVML's
-# total as the driver reports it: 81559Mi for the H100 80GB HBM3 (read from a slice on hardware);
-# the others are the totals nvidia-smi shows for those parts, *unconfirmed* against a slice from
-# each (a selector should ask for less than these, e.g. memory >= 20Gi on a 24 GB part).
+# go-nvlib's (device.go); compute capabilities are NVIDIA's published ones. Memory is NVML's total as the
+# driver reports it: 81559Mi for the H100 80GB HBM3 (read from a slice on hardware); for the A100s, the
+# A10, the L40S and the L4, the totals nvidia-smi (NVML) reports on them, as modal-labs/modal-client PR
+# #2797 lists them across its fleet (A100 80GB 81920MiB, A100 40GB 40960MiB, A10 23028MiB, L40S 46068MiB,
+# L4 23034MiB); the A10's also in NVML's memoryInfo.Total 24146608128 bytes (= 23028Mi) in
+# mayooot/detect-gpu issue #3. The others are *unconfirmed*: a class stating another value is believed.
 MODELS = (
     _model("NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", "81559Mi"),  # Nebius gpu-h100-sxm, EKS p5
-    _model("NVIDIA H200", "Hopper", "9.0.0", "143771Mi"),  # *unconfirmed* memory
-    _model("NVIDIA B200", "Blackwell", "10.0.0", "183359Mi"),  # *unconfirmed* memory
+    _model("NVIDIA H200", "Hopper", "9.0.0", "143771Mi", confirmed_memory=False),
+    _model("NVIDIA B200", "Blackwell", "10.0.0", "183359Mi", confirmed_memory=False),
     _model("NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", "81920Mi"),
     _model("NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", "40960Mi"),
-    _model("NVIDIA A100 80GB PCIe", "Ampere", "8.0.0", "81920Mi"),  # AKS NC A100 v4, Vultr
+    # AKS NC A100 v4, Vultr: the SXM part's total, taken to be the PCIe part's too.
+    _model("NVIDIA A100 80GB PCIe", "Ampere", "8.0.0", "81920Mi", confirmed_memory=False),
     _model("NVIDIA L40S", "Ada Lovelace", "8.9.0", "46068Mi"),
     _model("NVIDIA L4", "Ada Lovelace", "8.9.0", "23034Mi"),  # GKE g2, EKS g6
-    _model("NVIDIA A10G", "Ampere", "8.6.0", "23028Mi"),  # EKS g5
-    # Azure NV A10 v5; memory as Modelplane's AKS example states it (marked "verify" there): *unconfirmed*.
-    _model("NVIDIA A10", "Ampere", "8.6.0", "24564Mi"),
+    # EKS g5: 23028MiB in nvidia-smi on a g5 (NVIDIA/DCGM issue #232, driver 535.247.01).
+    _model("NVIDIA A10G", "Ampere", "8.6.0", "23028Mi"),
+    # Azure NV A10 v5. (Until issue 44 this row said 24564Mi, the RTX 4090's total, as Modelplane's AKS example
+    # states it, marked "verify" there.)
+    _model("NVIDIA A10", "Ampere", "8.6.0", "23028Mi"),
 )
 
 # The host's driver when a class does not state it: R570 with its CUDA 12.8 (SystemGetCudaDriverVersion
 # 12080 -> "12.8" -> 12.8.0).
-NODE_DEFAULTS = {f"{D}/driverVersion": {"version": "570.133.20"}, f"{D}/cudaDriverVersion": {"version": "12.8.0"}}
+NODE_DEFAULTS = {f"{D}/driverVersion": {"version": "570.133.20"}, f"{D}/cudaDriverVersion": {"version": "12.8.0"},
+                 f"{D}/addressingMode": {"string": "None"}}
 
 
 def _node_identity(node: str, index: int) -> dict:
@@ -112,8 +123,8 @@ DEVICE_CLASS = DeviceClassSpec(
 
 SLICES = DriverSlices(
     driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities=CAPACITIES, models=MODELS, identity=_identity,
-    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), node_defaults=NODE_DEFAULTS,
-    node_identity=_node_identity)
+    device_classes=(DEVICE_CLASS,), model_keys=(f"{D}/productName",), product_key=f"{D}/productName",
+    node_defaults=NODE_DEFAULTS, pinned={f"{D}/type": {"string": "gpu"}}, node_identity=_node_identity)
 
 # ==== the serving stack: components with their pins and values, and the workloads they run
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from inferplane.accelerators import amd, cpu, dranet, gaudi, nvidia
 from inferplane.accelerators.component import DriverStack
-from inferplane.accelerators.devices import DeviceClassSpec, DriverSlices, Varies, typed_attribute
-from inferplane.api.inference_class import AttributeValue, CapacityValue, InferenceClass
+from inferplane.accelerators.class_devices import device_advice
+from inferplane.accelerators.devices import Attribute, DeviceClassSpec, DriverSlices, Varies, typed_attribute
+from inferplane.api.cloud import MachineGpu
+from inferplane.api.inference_class import AttributeValue, CapacityValue, DeviceSpec, InferenceClass
 
 # One module per driver, each with its SLICES and its STACK. In install order: a cloud's stack lists the
 # neutral components, then each driver's components in this order.
@@ -25,22 +27,21 @@ def driver_slices(driver: str) -> DriverSlices | None:
     return SLICES.get(driver)
 
 
-def published_view(klass: InferenceClass) -> InferenceClass:
-    """The class as its pools' devices are published: each claimed device of a known driver with what the driver
-    reports for its model (and the node's values) beside what the class states, so that the fleet scheduler,
-    reading classes, selects as DRA allocation, reading slices, does. What differs per device (a uuid, a PCI
-    address, a NUMA node) is left out: no class-level view can know it."""
+def published_view(klass: InferenceClass, machine: MachineGpu | None = None) -> InferenceClass:
+    """The class as its pools' devices are published on `machine` (the GPU the class's provisioned machine
+    carries, if the cloud's table knows it): each claimed device of a known driver with what the driver
+    reports for its model (and the node's values), or what the class states of a model the driver's table
+    lacks, so that the fleet scheduler, reading classes, selects as DRA allocation, reading slices, does.
+    What differs per device (a uuid, a PCI address, a NUMA node) is left out: no class-level view can know it."""
     devices = []
     for device in klass.spec.devices:
         shape = SLICES.get(device.driver)
         if shape is None or device.claim != "DRA":
             devices.append(device)
             continue
-        attributes = {shape.qualified(k): typed_attribute(v) for k, v in device.attributes.items()}
-        capacity = {shape.qualified(k): str(v.value) for k, v in device.capacity.items()}
-        published = shape.device("", 0, 1, attributes, capacity)
-        view = {shape.class_key(k): v for k, v in published.attributes.items()
-                if (s := shape.spec(k)) is not None and s.varies is not Varies.DEVICE}
+        attributes, capacity = qualified_statement(shape, device)
+        published = shape.device("", 0, 1, attributes, capacity, machine)
+        view = {shape.class_key(k): v for k, v in published.attributes.items() if not shape.varies(k, Varies.DEVICE)}
         devices.append(device.model_copy(update={
             "attributes": {k: AttributeValue.model_validate(v) for k, v in view.items()},
             "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()},
@@ -49,20 +50,26 @@ def published_view(klass: InferenceClass) -> InferenceClass:
     return klass.model_copy(update={"spec": klass.spec.model_copy(update={"devices": devices})})
 
 
-def understated_capacities(klass: InferenceClass) -> list[tuple[str, str]]:
-    """(field path, message) for each capacity a class states below what its device's driver reports for
-    the model: admitted (a floor), and said, since placement and allocation read what the driver reports."""
+def qualified_statement(shape: DriverSlices, device: DeviceSpec) -> tuple[dict[str, Attribute], dict[str, str]]:
+    """A class device's attributes (typed) and capacities, by qualified key."""
+    return ({shape.qualified(k): typed_attribute(v) for k, v in device.attributes.items()},
+            {shape.qualified(k): str(v.value) for k, v in device.capacity.items()})
+
+
+def class_advice(klass: InferenceClass, machine: MachineGpu | None = None) -> list[tuple[str, str]]:
+    """(field path, message) for what a class states of its devices that their drivers' tables say otherwise
+    or cannot check (`class_devices.device_advice`), and a machine whose GPUs number other than the class's."""
     out = []
     for d, device in enumerate(klass.spec.devices):
         shape = SLICES.get(device.driver)
         if shape is None or device.claim != "DRA":
             continue
-        attributes = {shape.qualified(k): typed_attribute(v) for k, v in device.attributes.items()}
-        capacity = {shape.qualified(k): str(v.value) for k, v in device.capacity.items()}
-        written = {shape.qualified(k): k for k in device.capacity}
-        for q, stated, reported, model in shape.understated(attributes, capacity):
-            out.append((f"spec.devices[{d}].capacity.{written[q]}.value",
-                        f"the {shape.driver} driver reports {q} as {reported} for {model}, more than the {stated} "
-                        f"stated: admitted as a floor; placement and allocation read {reported} (write it to "
-                        "say so)"))
+        attributes, capacity = qualified_statement(shape, device)
+        out += device_advice(shape, f"spec.devices[{d}]", attributes, capacity, machine)
+    if machine is not None:
+        stated = sum(d.count for d in klass.spec.devices if d.claim == "DRA" and d.driver == machine.driver)
+        if stated and stated != machine.count:
+            out.append(("spec.devices", f"{machine.machine} carries {machine.count} {machine.product} per node, "
+                                        f"not {stated} ({machine.table}): the simulation and placement "
+                                        f"count the class's {stated}; state count {machine.count}"))
     return out

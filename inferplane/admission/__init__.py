@@ -78,17 +78,17 @@ def _checked_across(result: AdmissionResult, known_classes: Mapping[str, Inferen
     for manifest, obj in result.admitted:
         held = _held_by_apply(obj, classes) if isinstance(obj, InferenceCluster) else []
         result.warnings += [AdmissionError(manifest.source, obj.kind, obj.metadata.name, path, message)
-                            for path, message in [*held, *_unoffered(obj), *_understated(obj)]]
+                            for path, message in [*held, *_unoffered(obj), *_class_advice(obj)]]
     return result
 
 
-def _understated(obj: Resource) -> list[tuple[str, str]]:
-    """A class's capacities stated below what the driver reports for its model (see registry)."""
+def _class_advice(obj: Resource) -> list[tuple[str, str]]:
+    """What a class states of its devices that their drivers' tables say otherwise or cannot check."""
     if not isinstance(obj, InferenceClass):
         return []
-    from inferplane.accelerators.registry import understated_capacities  # the catalog: only where a class is admitted
+    from inferplane.accelerators.registry import class_advice  # the catalog: only where a class is admitted
 
-    return understated_capacities(obj)
+    return class_advice(obj)
 
 
 # The cloud cluster kinds' provider, by kind.

@@ -25,6 +25,7 @@ from inferplane.admission.structural import apply_defaults, first_line, join_pat
     rule_failures
 from inferplane.accelerators import cpu as cpu_driver
 from inferplane.accelerators.registry import driver_slices
+from inferplane.accelerators.class_devices import device_problems
 from inferplane.admission.object_meta import object_meta_schema
 from inferplane.admission.openapi import openapi_validator, to_jsonschema, violations
 from inferplane.admission.schema_messages import PATTERN_MEANINGS, describe_violation
@@ -381,7 +382,7 @@ def _published_problems(body: dict[str, Any]) -> Iterable[tuple[str, str]]:
                                               f"{' or '.join(names)}, not {device.get('deviceClassName')!r}: "
                                               f"use {names[0]}")
         capacity = {key: str(value["value"]) for key, value in (device.get("capacity") or {}).items()}
-        yield from shape.class_problems(path, device.get("attributes") or {}, capacity)
+        yield from device_problems(shape, path, device.get("attributes") or {}, capacity)
         if shape.driver == cpu_driver.D:
             yield from _cpu_problems(path, body["spec"].get("provisioning"), capacity.get("cpu"))
 

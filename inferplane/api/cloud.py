@@ -269,3 +269,16 @@ DEFAULT_KUBERNETES_VERSION: dict[str, str] = {
 def block_fields(blocks: dict[str, type[ApiModel]]) -> dict[str, Any]:
     """One optional field per source, named after it, for pydantic's create_model."""
     return {block_name(source): (block | None, None) for source, block in blocks.items()}
+
+
+@dataclass(frozen=True)
+class MachineGpu:
+    """The GPU a cloud machine carries on each node, as the cloud's table of offerings says
+    (`inferplane/clouds/offerings/`): what a class provisioning that machine has, whatever it states."""
+
+    machine: str  # as the class names it, e.g. "EKS instance type g6.xlarge"
+    driver: str  # the DRA driver that publishes it
+    product: str  # its productName as that driver publishes it
+    count: int  # GPUs per node
+    unconfirmed: bool = False  # the product's exact spelling is not confirmed by a source
+    table: str = ""  # the table and the date it was read, for messages

@@ -38,12 +38,14 @@ MODELS = [(driver, model) for driver, shape in SLICES.items() for model in shape
 
 def test_nvidia_devices_carry_the_attributes_the_drivers_own_test_lists():
     # kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 tests/bats/test_gpu_basic.bats, "inspect device attributes
-    # in resource slice (gpu)", less addressingMode (published on coherent-memory platforms only).
+    # in resource slice (gpu)": addressingMode too, "None" on an x86 host (issue 44: it was left out).
     reference = {"architecture", "brand", "cudaComputeCapability", "cudaDriverVersion", "driverVersion",
-                 "productName", "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot", "type", "uuid"}
+                 "productName", "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot", "type", "uuid",
+                 "addressingMode"}
     for model in SLICES["gpu.nvidia.com"].models:
         for device in published("gpu.nvidia.com", class_of(model, "gpu.nvidia.com")):
             assert set(device["attributes"]) == reference
+            assert device["attributes"]["addressingMode"] == {"string": "None"}
             assert set(device["capacity"]) == {"memory"}
 
 

@@ -39,7 +39,8 @@ def errors_of(result) -> list[str]:
 
 def small_class(name: str) -> str:
     return (f"apiVersion: inferplane.dev/v1alpha1\nkind: InferenceClass\nmetadata:\n  name: {name}\nspec:\n"
-            "  devices:\n  - name: gpu\n    driver: gpu.nvidia.com\n    deviceClassName: gpu.nvidia.com\n")
+            "  devices:\n  - name: gpu\n    driver: gpu.nvidia.com\n    deviceClassName: gpu.nvidia.com\n"
+            "    attributes:\n      productName: {string: NVIDIA L4}\n")
 
 
 # ---- bytes

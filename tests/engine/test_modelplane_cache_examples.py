@@ -89,9 +89,9 @@ def test_each_example_stages_its_cache_and_serves(tmp_path, case):
     runtime = Runtime(None)
     result = runtime.apply(example_files(tmp_path, case))
     assert result.admission.errors == []
-    understated = [w for w in result.admission.warnings if "admitted as a floor" in str(w)]
-    assert [w.path for w in understated] == (["spec.devices[0].capacity.memory.value"]
-                                            if case in ("kimi-k2", "qwen3-coder") else [])
+    # The H200 classes' 140Gi is below the 143771Mi inferplane's table has, which is unconfirmed: the class is
+    # believed, with nothing to warn of (issue 44; it was a floor with a warning before).
+    assert [w for w in result.admission.warnings if "capacity.memory" in w.path] == []
     assert result.report.converged, result.report.unconverged
     for name, clusters in caches.items():
         cache = runtime.get(Key("inferplane.dev", "ModelCache", "ml-team", name))

@@ -63,7 +63,10 @@ def test_inferplane_validate_accepts_the_whole_set(tmp_path):
         (tmp_path / f"{index:02d}-{path.name}").write_text(rewritten(path))
     run = subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(tmp_path)],
                          capture_output=True, text=True)
-    assert (run.returncode, run.stdout.strip().splitlines()[-1]) == (0, "35 valid, 0 errors")
+    assert run.returncode == 0 and run.stdout.strip().splitlines()[-1].startswith("35 valid, 0 errors"), run.stdout
+    # What it warns of is advice about device models (issue 44): none of it holds anything.
+    warned = [line for line in run.stderr.splitlines() if line.startswith("Warning:")]
+    assert all("InferenceClass/" in line and ": spec.devices" in line for line in warned), warned
 
 
 def referenced_classes(path: Path) -> list[dict]:

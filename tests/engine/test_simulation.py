@@ -241,11 +241,11 @@ def test_nvidia_slices_have_the_drivers_shape_for_the_model_the_class_names():
     devices = slice_["spec"]["devices"]
     assert [d["name"] for d in devices] == ["gpu-0", "gpu-1"]
     first = devices[0]
-    # The attributes dra-driver-nvidia-gpu v0.4.0's own test lists (tests/bats/test_gpu_basic.bats), less
-    # addressingMode (coherent-memory platforms only).
+    # The attributes dra-driver-nvidia-gpu v0.4.0's own test lists (tests/bats/test_gpu_basic.bats).
     assert set(first["attributes"]) == {"type", "uuid", "productName", "brand", "architecture",
                                         "cudaComputeCapability", "driverVersion", "cudaDriverVersion",
-                                        "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot"}
+                                        "resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot",
+                                        "addressingMode"}
     assert first["attributes"]["productName"] == {"string": "NVIDIA A100-SXM4-40GB"}
     assert first["attributes"]["type"] == {"string": "gpu"}
     assert first["attributes"]["cudaComputeCapability"] == {"version": "8.0.0"}
