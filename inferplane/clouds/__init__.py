@@ -3,6 +3,8 @@ foundation, storage, sample fleet) behind the CloudModule protocol; CLOUD_MODULE
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from inferplane.clouds.aks import AKS
 from inferplane.clouds.base import CLUSTER_KEY, CloudModule, pool_key
 from inferplane.clouds.civo import Civo
@@ -10,7 +12,7 @@ from inferplane.clouds.eks import EKS
 from inferplane.clouds.existing import Existing
 from inferplane.clouds.gke import GKE
 from inferplane.clouds.nebius import Nebius
-from inferplane.clouds.offerings import provider_refusal
+from inferplane.clouds.offerings import MachineGpu, gpu_of, provider_refusal
 from inferplane.clouds.vultr import Vultr
 
 # The registry: every cloud, by its source name, in the order the API lists its blocks.
@@ -27,4 +29,12 @@ def refusal(resource: dict) -> str | None:
     return None
 
 
-__all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "pool_key", "refusal"]
+def machine_gpu(provider: str, machine_block: Mapping[str, Any]) -> MachineGpu | None:
+    """The GPU a class's machine block (`spec.provisioning`'s block as written, e.g. {"instanceType":
+    "g6.xlarge"}) carries per node on a provider, from its table of offerings; None when it carries none the
+    table knows, or the provider has no table."""
+    module = CLOUD_MODULES.get(provider)
+    return gpu_of(module, machine_block) if module is not None else None
+
+
+__all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "MachineGpu", "machine_gpu", "pool_key", "refusal"]
