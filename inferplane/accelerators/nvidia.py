@@ -94,6 +94,17 @@ MODELS = (
     # Azure NV A10 v5. (Until issue 44 this row said 24564Mi, the RTX 4090's total, as Modelplane's AKS example
     # states it, marked "verify" there.)
     _model("NVIDIA A10", "Ampere", "8.6.0", "23028Mi"),
+    # Parts the clouds' offerings tables name (clouds/offerings/*.yaml gpus), each total from an nvidia-smi:
+    # T4 (EKS g4dn, GKE, AKS NCasT4_v3): 15360MiB on g4dn.xlarge, zylon-ai/private-gpt#1173 (and modal-labs/
+    # modal-client PR #2797); 7.5 as sgl-project/sglang#1325 reports it for "Tesla T4".
+    _model("Tesla T4", "Turing", "7.5.0", "15360Mi"),
+    # V100 SXM2 16 GB (EKS p3, GKE): 16384MiB on a p3 (driver 525), huggingface/text-generation-inference#424
+    # (an older driver, 384, showed 16152MiB: vantage-sh/ec2instances.info#289).
+    _model("Tesla V100-SXM2-16GB", "Volta", "7.0.0", "16384Mi"),
+    # V100 SXM2 32 GB (EKS p3dn, AKS ND40rs_v2): *unconfirmed* memory (32 GiB; no nvidia-smi total found).
+    _model("Tesla V100-SXM2-32GB", "Volta", "7.0.0", "32768Mi", confirmed_memory=False),
+    # H100 NVL (AKS NC H100 v5): 95830MiB, nvidia-smi in NVIDIA/gpu-admin-tools#4.
+    _model("NVIDIA H100 NVL", "Hopper", "9.0.0", "95830Mi"),
 )
 
 # The host's driver when a class does not state it: R570 with its CUDA 12.8 (SystemGetCudaDriverVersion

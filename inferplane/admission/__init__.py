@@ -87,8 +87,9 @@ def _class_advice(obj: Resource) -> list[tuple[str, str]]:
     if not isinstance(obj, InferenceClass):
         return []
     from inferplane.accelerators.registry import class_advice  # the catalog: only where a class is admitted
+    from inferplane.clouds import class_gpu
 
-    return class_advice(obj)
+    return class_advice(obj, class_gpu(obj))
 
 
 # The cloud cluster kinds' provider, by kind.

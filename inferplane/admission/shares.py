@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from inferplane import cel
 from inferplane.accelerators.registry import driver_slices, published_view
+from inferplane.clouds import class_gpu
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.cel.quantity import format_quantity
@@ -113,7 +114,7 @@ def share_problems(deployment: ModelDeployment, classes: Mapping[str, InferenceC
     asked = [(path, request) for path, request in _requests(deployment) if request.capacity]
     if not asked or not classes:
         return []
-    views = [pool_class(published_view(klass)) for _, klass in sorted(classes.items())]
+    views = [pool_class(published_view(klass, class_gpu(klass))) for _, klass in sorted(classes.items())]
     out = []
     for path, request in asked:
         wanted = tuple((k, str(v)) for k, v in request.capacity.requests.items())

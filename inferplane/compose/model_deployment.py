@@ -22,7 +22,6 @@ import orjson
 from pydantic import ValidationError
 
 from inferplane import API_GROUP
-from inferplane.accelerators.registry import published_view
 from inferplane.kept import MIB, kept, size_of
 from inferplane.api.inference_class import InferenceClass, class_from_json
 from inferplane.api.inference_cluster import InferenceCluster
@@ -34,11 +33,12 @@ from inferplane.api.function import PROGRESS_REASONS
 from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
     composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
+from inferplane.compose.pool_views import pool_view
 from inferplane.scheduling.fleet import Placement, Schedule, awaited_text, capacity, schedule
 from inferplane.scheduling.matching import InvalidSelectors
 from inferplane.routing.gateway import replica_prefix
 from inferplane.scheduling.snapshot import Cluster, DeviceRequest, Engine, Member, PlacementRequest, Pool, \
-    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pod_ask, pool_class
+    PoolClass, Replica, ReplicaEngine, ReplicaMember, Snapshot, pod_ask
 
 # A composed ModelReplica and its ModelEndpoint carry the deployment's name, the cluster and this
 # index (Modelplane's `modelplane.ai/` labels, under our group), so that the scheduler recognises a
@@ -186,7 +186,7 @@ def read_pool_class(content: bytes) -> PoolClass | None:
     """The class in this JSON as the scheduler reads it, None when it does not validate. Kept by
     content with its devices' CEL contexts (PoolClass is frozen, so sharing it is safe)."""
     klass = class_from_json(content)
-    return None if isinstance(klass, ValidationError) else pool_class(published_view(klass))
+    return None if isinstance(klass, ValidationError) else pool_view(klass)
 
 
 class ModelDeploymentComposer(Composer):

@@ -32,7 +32,6 @@ from pydantic import ValidationError
 
 from inferplane import API_GROUP
 from inferplane.accelerators.cpu import CPU_CAPACITY, pinned_cpu_resources
-from inferplane.accelerators.registry import published_view
 from inferplane.api.drivers import POOL_LABEL
 from inferplane.api.inference_class import InferenceClass, read_class
 from inferplane.api.inference_cluster import InferenceCluster
@@ -42,6 +41,7 @@ from inferplane.api.model_replica import ModelReplica, ReplicaEngine, ReplicaMem
 from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, is_ready, \
     validation_problems
 from inferplane.compose.inference_cluster import class_requirement_key, pool_labels_and_taints, pool_role
+from inferplane.compose.pool_views import pool_view
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAMESPACE, GATEWAY_API_GROUP, \
     GATEWAY_API_VERSION, replica_prefix
@@ -49,7 +49,7 @@ from inferplane.routing.gateway import CLUSTER_GATEWAY_NAME, CLUSTER_GATEWAY_NAM
 from inferplane.routing.inference_extension import INFERENCE_EXTENSION_EXPERIMENTAL_GROUP, INFERENCE_POOL_API_VERSION, \
     INFERENCE_POOL_GROUP, INFERENCE_POOL_KIND, PHASE_LABEL
 from inferplane.scheduling.matching import consumed
-from inferplane.scheduling.snapshot import PoolClass, pool_class
+from inferplane.scheduling.snapshot import PoolClass
 
 COMPOSED = "Composed"
 ENGINES_RUNNING = "EnginesRunning"
@@ -186,7 +186,7 @@ class ModelReplicaComposer(Composer):
             klass = classes[pools[pool_name].class_name]
             _, taints = pool_labels_and_taints(pools[pool_name], klass, pool_role(klass))
             self.pool_tolerations[pool_name] = [toleration_for(t) for t in taints]
-            self.pool_classes[pool_name] = pool_class(published_view(klass))
+            self.pool_classes[pool_name] = pool_view(klass)
         return True
 
     def compose_engine(self, engine: ReplicaEngine) -> None:

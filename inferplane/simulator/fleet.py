@@ -11,7 +11,7 @@ fleet do, is derived from that one's simulation by renaming its nodes (`Template
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import orjson
@@ -23,7 +23,7 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.json_data import json_copy
-from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds import CLOUD_MODULES, provisioned_gpu
 from inferplane.clouds.base import SYSTEM_POOL_NODES, CloudModule, scaling_of
 from inferplane.api.managed import composed_name
 from inferplane.compose.base import refused_by_provider
@@ -76,6 +76,9 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
         klass = classes.get(pool_classes.get(entry["name"], ""))
         devices = klass["spec"]["devices"] if klass and entry["role"] != PoolRole.SYSTEM else []
         pool: dict[str, Any] = {"entry": entry, "devices": devices}
+        # The GPU the class's machine carries, which its devices are (the cloud's table of offerings).
+        if devices and (gpu := provisioned_gpu(klass["spec"].get("provisioning"))) is not None:
+            pool["machineGpu"] = asdict(gpu)
         if held:
             pool.update(held_pool(entry, composed_with.get(entry["name"], devices), devices,
                                   served_drivers(stack)))
@@ -246,7 +249,8 @@ def cluster_simulation(name: str, inputs: dict[str, Any]) -> ClusterSimulation:
     """The simulation of cluster `name` from its inputs, not yet run."""
     # The inputs are the reconciler's cache's own objects, uncopied: the simulation never modifies
     # them (checked in the tests), and a copy of every chart's values was a tenth of a simulation.
-    pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ())) for p in inputs["pools"]]
+    pools = [Pool.from_wire(p["entry"], p["devices"], p.get("runs"), p.get("heldBack", ()), p.get("machineGpu"))
+             for p in inputs["pools"]]
     return ClusterSimulation(name, pools, inputs["installed"],
                              [EngineObject(e["namespace"], e["name"], e["manifest"]) for e in inputs["engines"]],
                              preinstalled=inputs.get("preinstalled", ()), unbound_claims=inputs.get("unboundClaims"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from inferplane.accelerators.catalog import COMPONENT_LABEL
+from inferplane.api.cloud import MachineGpu
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.inference_class import DeviceSpec, claimed_drivers
 from inferplane.scheduling.dra import DRIVER_OF_CLASS
@@ -35,12 +36,15 @@ class Pool:
     runs: tuple[str, ...] | None = None
     held_back: tuple[str, ...] = ()
     max_node_count: int | None = None
+    machine_gpu: MachineGpu | None = None
 
     @classmethod
     def from_wire(cls, entry: Mapping[str, Any], devices: Iterable[DeviceSpec | Mapping[str, Any]] = (),
-                  runs: Iterable[str] | None = None, held_back: Iterable[str] = ()) -> "Pool":
+                  runs: Iterable[str] | None = None, held_back: Iterable[str] = (),
+                  machine_gpu: Mapping[str, Any] | None = None) -> "Pool":
         """A pool from the cloud cluster's nodePools entry ({name, role, nodeCount, maxNodeCount,
-        labels, taints}) and its class's devices (DeviceSpec models or spec.devices dicts)."""
+        labels, taints}), its class's devices (DeviceSpec models or spec.devices dicts) and the GPU its
+        class's machine carries (MachineGpu's fields)."""
         count, maximum = int(entry.get("nodeCount", 1)), entry.get("maxNodeCount")
         return cls(
             name=entry["name"], role=PoolRole(entry["role"]), node_count=count,
@@ -48,7 +52,8 @@ class Pool:
             devices=tuple(d if isinstance(d, DeviceSpec) else DeviceSpec.model_validate(d) for d in devices),
             runs=None if runs is None else tuple(sorted(runs)), held_back=tuple(sorted(held_back)),
             # A maximum below the count is widened to it, as the clouds' own scaling does.
-            max_node_count=None if maximum is None else max(int(maximum), count))
+            max_node_count=None if maximum is None else max(int(maximum), count),
+            machine_gpu=MachineGpu(**machine_gpu) if machine_gpu else None)
 
     @property
     def drivers(self) -> tuple[str, ...]:

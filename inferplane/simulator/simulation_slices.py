@@ -4,8 +4,8 @@ A driver's kubelet plugin publishes one `resource.k8s.io/v1` ResourceSlice per n
 named after the node, and every device carries exactly the attributes and capacity that driver
 reports for its model (`inferplane.accelerators`, one module per driver, each table cited). The
 simulation takes the devices from the pool's InferenceClass: each class device of the driver
-becomes `count` slice devices, of the model the class names (its productName or deviceID; the
-driver's first model when it names none), with the node's values the class states (a driver
+becomes `count` slice devices, of the model its machine carries or it names (productName, deviceID), or,
+for a model the driver's table lacks, with what the class states, with the node's values the class states (a driver
 version) and each device's own identity and placement (uuid, PCI address, NUMA node).
 
 A driver inferplane has no table for (one an Existing cluster's owner runs, such as the DRA example
@@ -20,15 +20,17 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from inferplane.accelerators.devices import typed_attribute
 from inferplane.accelerators.registry import driver_slices
+from inferplane.api.cloud import MachineGpu
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.simulator.simulation_inputs import Pool
 
 Resource = dict[str, Any]
 
 
-def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Resource:
+def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec], machine: MachineGpu | None = None
+                   ) -> Resource:
     """The slice a driver's plugin on `node` publishes for the class devices it serves there (as the
-    class declares them for a driver without a table)."""
+    class declares them for a driver without a table), on a node of `machine` (the GPU it carries)."""
     shape = driver_slices(driver)
     if shape is None:
         return _slice(node, driver, _declared(devices))
@@ -38,7 +40,7 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec]) -> Res
         declared_capacity = {shape.qualified(k): str(v.value) for k, v in spec.capacity.items()}
         declared_attributes = {shape.qualified(k): typed_attribute(v) for k, v in spec.attributes.items()}
         for _ in range(spec.count):
-            published = shape.device(node, index, total, declared_attributes, declared_capacity)
+            published = shape.device(node, index, total, declared_attributes, declared_capacity, machine)
             device: Resource = {"name": published.name}
             device["attributes"] = {shape.spelled_key(k): v for k, v in sorted(published.attributes.items())}
             device["capacity"] = {shape.spelled_key(k): {"value": v} for k, v in sorted(published.capacity.items())}
@@ -106,5 +108,5 @@ def pool_slices(node: str, pool: Pool, drivers: Iterable[str]) -> list[Resource]
     for driver in drivers:
         devices = [d for d in pool.devices if d.claim == "DRA" and d.driver == driver]
         if devices:
-            out.append(resource_slice(node, driver, devices))
+            out.append(resource_slice(node, driver, devices, pool.machine_gpu))
     return out

@@ -9,11 +9,12 @@ from typing import Any
 
 import yaml
 
+from inferplane.accelerators.registry import driver_slices
 from inferplane.api.cloud import block_name
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.model_deployment import ModelDeployment
-from inferplane.clouds import CLOUD_MODULES
+from inferplane.clouds import CLOUD_MODULES, machine_gpu
 from inferplane.clouds.existing import Existing
 
 _NVIDIA = {"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com",
@@ -34,13 +35,25 @@ def _class(name: str, devices: list[dict], provisioning: dict | None) -> dict[st
             "spec": spec}
 
 
+def _on_machine(device: dict[str, Any], source: str, machine: dict[str, Any] | None) -> dict[str, Any]:
+    """A sample device as the GPU its machine carries (the cloud's table names it): that product, with the
+    capacities the driver reports for it."""
+    gpu = machine_gpu(source, machine) if machine else None
+    shape = driver_slices(device["driver"])
+    model = shape.identify({}, gpu).model if gpu is not None and shape is not None else None
+    if model is None:
+        return device
+    return {**device, "attributes": {"productName": {"string": gpu.product}},  # type: ignore[union-attr]
+            "capacity": {shape.class_key(k): {"value": v} for k, v in model.capacity.items()}}  # type: ignore[union-attr]
+
+
 def fleet_manifests(clusters: int) -> list[dict[str, Any]]:
     """Every cloud's sample classes, then `clusters` clusters round-robin over the clouds, each as its
     cloud module's sample says (CloudModule.sample)."""
     manifests = []
     for source, module in CLOUD_MODULES.items():
         cloud = block_name(source)
-        manifests += [_class(f"{cloud}-{suffix}", [DEVICES[device]],
+        manifests += [_class(f"{cloud}-{suffix}", [_on_machine(DEVICES[device], source, machine)],
                              {"provider": source, cloud: machine} if machine else None)
                       for suffix, device, machine in module.sample.classes]
     sources = list(CLOUD_MODULES)

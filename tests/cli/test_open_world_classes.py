@@ -139,3 +139,46 @@ def test_modelplanes_scheduler_fleets_by_memory_alone_place_as_modelplane_places
     run("apply", "-f", only_b, state=other)
     replica = json.loads(run("get", "modelreplica", "-o", "json", state=other).stdout)["items"][0]
     assert [m["nodePoolName"] for m in replica["spec"]["engines"][0]["members"]] == ["big", "big"]
+
+
+EKS = Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-nvidia-eks"
+
+
+def test_the_machine_names_the_model_an_eks_g6_xlarge_class_naming_only_the_architecture_is_an_l4(tmp_path):
+    klass = yaml.safe_load((EKS / "class.yaml").read_text())
+    klass["spec"]["devices"][0]["attributes"] = {"architecture": {"string": "Ada Lovelace"}}
+    klass["spec"]["devices"][0].pop("capacity")
+    fleet = write(tmp_path / "fleet", klass, yaml.safe_load((EKS / "cluster.yaml").read_text()))
+    state = tmp_path / "state"
+    assert not [line for line in run("validate", "-f", fleet).stderr.splitlines() if line.startswith("Warning:")]
+    run("apply", "-f", fleet, state=state)
+    slices = json.loads(run("get", "resourceslices", "--cluster", "eks-l4", "-o", "json", state=state).stdout)["items"]
+    gpus = [d for s in slices if s["spec"]["driver"] == "gpu.nvidia.com" for d in s["spec"]["devices"]]
+    assert gpus and all(d["attributes"]["productName"] == {"string": "NVIDIA L4"} for d in gpus)
+    assert all(d["capacity"] == {"memory": {"value": "23034Mi"}} for d in gpus)
+    assert len(gpus) == len({s["spec"]["nodeName"] for s in slices if s["spec"]["driver"] == "gpu.nvidia.com"})
+
+    # The machine first: a class that says it is an L40S (46068Mi) on a g6.xlarge is warned, and simulated as
+    # the L4 the machine carries, so placement never puts a 40 GiB model there.
+    klass["spec"]["devices"][0]["attributes"] = {"productName": {"string": "NVIDIA L40S"}}
+    klass["spec"]["devices"][0]["capacity"] = {"memory": {"value": "46068Mi"}}
+    wrong = write(tmp_path / "wrong", klass)
+    warned = [line for line in run("validate", "-f", wrong).stderr.splitlines() if line.startswith("Warning:")]
+    assert any("productName = 'NVIDIA L4' for NVIDIA L4 (the GPU of g6.xlarge), not 'NVIDIA L40S'" in w for w in warned)
+    assert any("memory as 23034Mi for NVIDIA L4 (the GPU of g6.xlarge), not 46068Mi" in w for w in warned)
+
+
+def test_the_seeds_amd_mistake_is_still_refused_and_a_capacity_above_a_confirmed_value_warns(tmp_path):
+    amd = write(tmp_path / "amd", gpu_class("mi325x", "gpu.amd.com", {"productName": {"string": "AMD Instinct MI325X"}}))
+    refused = run("validate", "-f", amd, code=1)
+    assert "use AMD_Instinct_MI325X_OAM" in refused.stdout + refused.stderr
+    over = write(tmp_path / "over", gpu_class("l4", "gpu.nvidia.com", {"productName": {"string": "NVIDIA L4"}},
+                                              {"memory": "24Gi"}),
+                 existing_cluster("lab", {"l4": "l4"}), deployment("fits", member("Standalone", memory_at_least(
+                     "gpu.nvidia.com", "23034Mi"))))
+    assert "reports gpu.nvidia.com/memory as 23034Mi for NVIDIA L4" in run("validate", "-f", over).stderr
+    run("validate", "--strict", "-f", over, code=1)
+    state = tmp_path / "state"
+    run("apply", "-f", over, state=state)
+    slices = json.loads(run("get", "resourceslices", "--cluster", "lab", "-o", "json", state=state).stdout)["items"]
+    assert {d["capacity"]["memory"]["value"] for s in slices for d in s["spec"]["devices"]} == {"23034Mi"}

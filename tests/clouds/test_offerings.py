@@ -53,7 +53,8 @@ def test_inferplanes_own_system_pool_is_offered(cloud):
 
 
 def offering_warnings(result) -> list[str]:
-    return [str(w) for w in result.warnings if TABLE_DIR in str(w)]
+    # Not the advice on a class's devices, which may cite the table for the GPU its machine carries.
+    return [str(w) for w in result.warnings if TABLE_DIR in str(w) and ".devices" not in w.path + "."]
 
 
 @pytest.mark.parametrize("recipe", sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir()),

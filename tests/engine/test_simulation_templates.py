@@ -115,7 +115,12 @@ def mutations(inputs: dict):
         pools(i)[0]["entry"]["labels"]["example.com/tier"] = "gold"
 
     def device(i):
-        pools(i)[0]["devices"][0]["attributes"] = {"productName": {"string": "NVIDIA H100 80GB HBM3"}}
+        # The host's driver (a node-level value: the model is the one the pool's machine carries).
+        attributes = pools(i)[0]["devices"][0].get("attributes") or {}
+        pools(i)[0]["devices"][0]["attributes"] = {**attributes, "driverVersion": {"version": "580.65.6"}}
+
+    def machine(i):
+        pools(i)[0]["machineGpu"] = {**pools(i)[0]["machineGpu"], "product": "NVIDIA H100 80GB HBM3"}
 
     def values(i):
         i["installed"]["cert-manager"] = {**i["installed"]["cert-manager"], "replicaCount": 2}
@@ -124,7 +129,7 @@ def mutations(inputs: dict):
         pools(i)[0]["entry"]["taints"] = [*pools(i)[0]["entry"].get("taints", []),
                                           {"key": "example.com/dedicated", "value": "x", "effect": "NoSchedule"}]
 
-    for change in (count, label, device, values, taint):
+    for change in (count, label, device, machine, values, taint):
         changed = copy.deepcopy(inputs)
         change(changed)
         yield change.__name__, changed
@@ -211,6 +216,7 @@ def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
     assert slices_and_nodes("eks-0000") == slices_and_nodes("eks-0007") == ({"NVIDIA L4"}, 10)
     klass = next(folder.glob("*-eks-nvidia.yaml"))
     body = yaml.safe_load(klass.read_text())
+    body["spec"]["provisioning"]["eks"]["instanceType"] = "g6e.xlarge"  # the machine names the model first
     body["spec"]["devices"][0]["attributes"]["productName"]["string"] = "NVIDIA L40S"
     body["spec"]["devices"][0]["capacity"]["memory"]["value"] = "46068Mi"  # what the driver reports for an L40S
     klass.write_text(yaml.safe_dump(body))

@@ -28,6 +28,12 @@ def gpu_memory(runtime, cluster):
                    if s["kind"] == "ResourceSlice" and s["spec"]["driver"] == "gpu.nvidia.com"})
 
 
+def driver_versions(runtime, cluster):
+    return sorted({s["spec"]["devices"][0]["attributes"]["driverVersion"]["version"]
+                   for s in runtime.store.cluster_objects(cluster)[cluster]
+                   if s["kind"] == "ResourceSlice" and s["spec"]["driver"] == "gpu.nvidia.com"})
+
+
 def test_a_no_op_apply_reconciles_and_simulates_nothing(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
     runtime = Runtime(None)
@@ -68,16 +74,16 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
     simulated = runtime.store.cluster_objects()
     assert gpu_memory(runtime, "eks-0000") == ["23034Mi"]  # an L4, as the NVIDIA driver reports it
 
-    # Another GPU model (an L40S, as the driver reports it): the class's devices change.
-    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0].update(
-        attributes={"productName": {"string": "NVIDIA L40S"}}, capacity={"memory": {"value": "46068Mi"}}))
+    # The host's driver, which the class states: its devices change, its machine does not.
+    edit(fleet, "eks-nvidia", lambda c: c["spec"]["devices"][0]["attributes"].update(
+        driverVersion={"version": "580.65.6"}))
     result = runtime.apply([fleet])
     assert [(str(k), verb) for k, verb in result.applied if verb != "unchanged"] == [
         ("InferenceClass/eks-nvidia", "configured")]
     assert result.report.reconciled == {"InferenceCluster/eks-0000": 1, "InferenceCluster/eks-0007": 1}
     # The devices the class declares changed: both clusters' ResourceSlices are published again.
     assert result.report.simulations == 2
-    assert gpu_memory(runtime, "eks-0000") == gpu_memory(runtime, "eks-0007") == ["46068Mi"]
+    assert driver_versions(runtime, "eks-0000") == driver_versions(runtime, "eks-0007") == ["580.65.6"]
     others = {name: objects for name, objects in runtime.store.cluster_objects().items() if not name.startswith("eks")}
     assert others == {name: objects for name, objects in simulated.items() if not name.startswith("eks")}
 

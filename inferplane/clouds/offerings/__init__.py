@@ -8,17 +8,21 @@ nearest names the table has. The simulated provider refuses to create a cluster 
 lacks, or a pool in a zone (GKE, AKS), of a machine (Nebius: platform or preset) or of a GKE accelerator
 type it lacks, as the cloud's API would. EKS zones are the subnets' (composed by the foundation): they are
 checked at admission only.
+
+Each table also names the GPU each of its GPU machines carries (`gpus`; GKE's accelerator types too,
+`accelerator_gpus`), as its DRA driver publishes it: `gpu_of` answers for a class's machine block.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 
-from inferplane.api.cloud import SETTINGS_BLOCKS, ZONED_SOURCES, block_name
+from inferplane.api.cloud import MACHINE_BLOCKS, SETTINGS_BLOCKS, ZONED_SOURCES, MachineGpu, block_name
 from inferplane.clouds.base import CloudModule
 from inferplane.nearest import did_you_mean
 from inferplane import vendored_yaml
@@ -28,6 +32,17 @@ HERE = Path(__file__).parent
 TABLE_DIR = "inferplane/clouds/offerings"
 # Names offered as nearest, at most.
 NEAREST = 3
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """A table's row: a GPU as its DRA driver publishes it (productName exactly), and how many per node
+    (None where the machine's name does not fix it: Nebius's presets, GKE's accelerator block)."""
+    driver: str
+    product: str
+    count: int | None = None
+    # No source showing the product exactly as the driver publishes it was found (the table says why).
+    unconfirmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,13 @@ class Offerings:
     presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # GKE: accelerator types; empty elsewhere, where the accelerator is not sent to the cloud.
     accelerators: frozenset[str] = frozenset()
+    # The GPU each GPU machine carries per node; Nebius's carry no count (the preset's leading <N>gpu- is).
+    gpus: Mapping[str, Gpu] = field(default_factory=dict)
+    # GKE: the GPU each accelerator type names (the accelerator block's count is the count).
+    accelerator_gpus: Mapping[str, Gpu] = field(default_factory=dict)
+    # Which machine names are GPU machines, and those left out of `gpus` with why (a fraction of a GPU...).
+    gpu_machines: re.Pattern[str] | None = None
+    gpus_left_out: Mapping[str, str] = field(default_factory=dict)
 
     def named(self) -> str:
         return f"{self.file}, read {self.read}"
@@ -60,7 +82,48 @@ def offerings(cloud: str) -> Offerings | None:
         regions={r: tuple(z or ()) for r, z in (data.get("regions") or {}).items()},
         machines=frozenset(data.get("machines") or platforms),
         presets={p: tuple(v) for p, v in platforms.items()},
-        accelerators=frozenset(data.get("accelerators") or ()))
+        accelerators=frozenset(data.get("accelerators") or ()),
+        gpus=_gpus(data.get("gpus")), accelerator_gpus=_gpus(data.get("accelerator_gpus")),
+        gpu_machines=re.compile(data["gpu_machines"]) if data.get("gpu_machines") else None,
+        gpus_left_out=dict(data.get("gpus_left_out") or {}))
+
+
+def _gpus(rows: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Gpu]:
+    return {name: Gpu(str(row["driver"]), str(row["product"]), row.get("count"), bool(row.get("unconfirmed")))
+            for name, row in (rows or {}).items()}
+
+
+# Nebius's presets name their GPUs per node first: 8gpu-128vcpu-1600gb.
+PRESET_GPUS = re.compile(r"^(\d+)gpu-")
+
+
+def gpu_of(module: CloudModule, machine_block: Mapping[str, Any]) -> MachineGpu | None:
+    """The GPU a class's machine block (its provisioning block as written, e.g. {"instanceType": "g6.xlarge"})
+    carries per node on a cloud (its CloudModule, which names the block's machine field); None when the
+    machine carries none the table knows (or the cloud has no table). On GKE a machine type's built-in GPUs
+    win; otherwise the accelerator block's type and count. `inferplane.clouds.machine_gpu` takes the cloud's
+    name."""
+    table = offerings(module.source)
+    if table is None or not module.machine_field:
+        return None
+    attribute = module.machine_field
+    key = MACHINE_BLOCKS[module.source].model_fields[attribute].alias or attribute
+    machine = machine_block.get(key, machine_block.get(attribute))
+    if not isinstance(machine, str):
+        return None
+    gpu, count = table.gpus.get(machine), None
+    if gpu is not None:
+        count = gpu.count
+        if count is None:  # Nebius: the preset says
+            match = PRESET_GPUS.match(str(machine_block.get("preset", "")))
+            count = int(match.group(1)) if match else None
+    else:
+        accelerator = machine_block.get("accelerator")
+        if isinstance(accelerator, Mapping) and (gpu := table.accelerator_gpus.get(accelerator.get("type"))):
+            count = int(accelerator.get("count", 1))
+    if gpu is None or not count:
+        return None
+    return MachineGpu(machine, gpu.driver, gpu.product, count, gpu.unconfirmed, table.named())
 
 
 # ---- what a manifest names (admission's warnings): (field path, message) pairs
