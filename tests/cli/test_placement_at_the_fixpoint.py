@@ -96,7 +96,7 @@ def cases(draw) -> Case:
     # scale on the pools the cluster still publishes, before the cluster's status drops the pool), and a scale up
     # in the apply that adds a cluster (new replicas go at once to the clusters that are up; only replicas that
     # must move wait for a cluster coming up).
-    removed = any(second[name][0] != pools_ for name, (pools_, _) in first.items())
+    removed = any(second[name][0] != its_pools for name, (its_pools, _) in first.items())
     scaled = replicas if removed else draw(st.integers(1, replicas if added else 6))
     return Case(driver, Fleet(first, replicas), Fleet(second, scaled), draw(st.integers(0, 2**16)))
 
