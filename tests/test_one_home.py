@@ -36,6 +36,9 @@ FACTS = (
     Fact("the ClusterReady condition type", "api/inference_cluster.py", r"ClusterReady",
          allowed=(("scheduling/cluster_filters.py", "ClusterReady"),)),  # a filter plugin's name
     Fact("the StackReady condition type", "api/serving_stack.py", r"StackReady"),
+    # The scheduler waits for a cluster held so (COMING_UP_REASONS): a retyped copy could drift from it.
+    Fact("the reason of a cluster whose version is not reported yet", "api/inference_cluster.py",
+         r"WaitingForKubernetesVersion"),
     Fact("the instance-type node label", "api/drivers.py", r"node\.kubernetes\.io/instance-type"),
     Fact("the helm provider config's key", "compose/serving_stack.py", r"provider-config-(helm|kubernetes)"),
     Fact("kubeadm's ConfigMap", "compose/inference_cluster.py", r"kubeadm-config"),

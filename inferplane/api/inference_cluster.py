@@ -12,6 +12,7 @@ from inferplane.api.cloud import PROVIDERS, SETTINGS_BLOCKS, SOURCES, CapacityBl
 from inferplane.api.common import DNS_LABEL, SYSTEM_POOL_NAME, ApiModel, Condition, ObjectName, PoolSize, Resource, \
     list_map, rule
 from inferplane.api.cloud_cluster import CacheStatus
+from inferplane.api.function import PROGRESS_REASONS
 from inferplane.api.inference_class import DeviceSpec
 from inferplane.api.serving_stack import GatewayStatus
 
@@ -106,6 +107,17 @@ class ProviderConfigRef(ApiModel):
 
 # The gate's verdict and the cloud cluster's readiness; the stack's is STACK_READY.
 CLUSTER_READY = "ClusterReady"
+# Why the gate holds an Existing cluster that declares no Kubernetes version: it has not reported one yet.
+WAITING_FOR_KUBERNETES_VERSION = "WaitingForKubernetesVersion"
+# The reasons of an InferenceCluster's Ready while it comes up with nobody acting: none yet (not
+# reconciled), its cloud cluster being created, its stack installing, its version not reported yet.
+# Replicas that must move wait for such a cluster (scheduling/fleet.py), so that where they land does
+# not depend on which cluster was up first. Every other reason needs a person (InvalidSpec,
+# WaitingForClasses, InvalidClass, UnsupportedDevices, KubernetesVersionTooOld, InvalidPoolClass, a
+# conflict, a provider's error): a cluster held so is not waited for. Hence a list of the waiting
+# reasons, not of the others: a reason missing here places those replicas at once on the clusters that
+# are up, while one wrongly here would leave them, their pool gone, waiting on a cluster that may never come.
+COMING_UP_REASONS = (None, *PROGRESS_REASONS, WAITING_FOR_KUBERNETES_VERSION)
 
 
 class InferenceClusterStatus(ApiModel):

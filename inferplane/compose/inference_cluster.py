@@ -22,7 +22,8 @@ from inferplane.api.drivers import CPU, DRANET, DRIVERS, POOL_LABEL, DriverKind
 from inferplane.api.cloud import AUTOSCALED_POOL_BOUNDS, AUTOSCALED_SOURCES, ZONED_SOURCES
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.inference_class import InferenceClass, read_class
-from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster, NodePool
+from inferplane.api.inference_cluster import CLUSTER_READY, WAITING_FOR_KUBERNETES_VERSION, InferenceCluster, \
+    NodePool
 from inferplane.api.serving_stack import STACK_READY, ServingStack
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
@@ -200,7 +201,7 @@ class InferenceClusterComposer(Composer):
         self.reported_version = reported_kubernetes_version(self.request.observed.get(VERSION_PROBE_KEY))
         if self.reported_version is not None:
             return None
-        return ("WaitingForKubernetesVersion",
+        return (WAITING_FOR_KUBERNETES_VERSION,
                 f"InferenceCluster {self.name} declares no Kubernetes version, and the cluster has not reported "
                 f"one yet (inferplane reads the ConfigMap {KUBEADM_CONFIG_NAMESPACE}/{KUBEADM_CONFIG_NAME}): "
                 "wait, or set spec.cluster.existing.kubernetesVersion to the version the cluster runs")

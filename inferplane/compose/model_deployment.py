@@ -24,12 +24,11 @@ from pydantic import ValidationError
 from inferplane import API_GROUP
 from inferplane.kept import MIB, kept, size_of
 from inferplane.api.inference_class import InferenceClass, class_from_json
-from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.inference_cluster import COMING_UP_REASONS, InferenceCluster
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
-from inferplane.api.function import PROGRESS_REASONS
 from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
     composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
@@ -105,14 +104,14 @@ def placement_request(deployment: ModelDeployment, excluded: dict[str, str] | No
 
 def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
     """An InferenceCluster as the scheduler reads it: its labels, Ready condition (and whether it is
-    only coming up: none yet, or a progress reason), fleet taints and the pools its status publishes
-    (with the maximum where the cloud autoscales a pool)."""
+    only coming up: none yet, or a reason of COMING_UP_REASONS), fleet taints and the pools its status
+    publishes (with the maximum where the cloud autoscales a pool)."""
     metadata, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     pools = tuple(Pool(p["name"], p["className"], int(p.get("nodeCount") or 0), p.get("maxNodeCount"),
                        p.get("role") or "GPU")
                   for p in status.get("schedulablePools") or [])
     ready = is_ready(obj)
-    coming_up = not ready and condition_of(obj, "Ready").get("reason") in (None, *PROGRESS_REASONS)
+    coming_up = not ready and condition_of(obj, "Ready").get("reason") in COMING_UP_REASONS
     return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), ready,
                    tuple(spec.get("taints") or ()), coming_up)
 

@@ -16,7 +16,7 @@ A replica never moves: a move is a delete and a create.
    `_retained_member` returns None for a pool the cluster no longer publishes or that no longer
    matches, `_build_ledger` skips our replicas not retained, `_fill` re-places them).
    One departure, for when the fleet is still changing: while a cluster the deployment could use is
-   coming up (created or installing, no failure), a displaced replica is kept as it runs and placed
+   coming up (created, installing or reporting its version: nothing for a person to fix), a displaced replica is kept as it runs and placed
    afresh once that cluster is up, so the replacement goes where the fleet as applied puts it, not
    where a half-provisioned fleet would (a replica never moves once placed). It is deleted when its
    replacement is placed, in one pass, as Modelplane deletes a dropped replica; never earlier.

@@ -144,9 +144,9 @@ class Pool:
 @dataclass(frozen=True)
 class Cluster:
     """An InferenceCluster: its labels (for the cluster selector), readiness, fleet-level taints
-    (`spec.taints`) and schedulable pools. `coming_up`: not ready only because it is still being
-    created or its stack installed (no Ready condition yet, or one whose reason is progress), not
-    because something failed."""
+    (`spec.taints`) and schedulable pools. `coming_up`: not ready only because it is still on its
+    way with nobody acting (being created, its stack installed, its version not reported yet: the
+    adapter's reading, api/inference_cluster.py COMING_UP_REASONS), not held for a person to fix."""
 
     name: str
     pools: tuple[Pool, ...] = ()

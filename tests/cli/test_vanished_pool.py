@@ -15,10 +15,12 @@ CLASS = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "met
                                "attributes": {"productName": {"string": "AMD_Instinct_MI325X_OAM"}}}]}}
 
 
-def existing_cluster(name: str, pools: dict[str, int]) -> dict:
+def existing_cluster(name: str, pools: dict[str, int], kubernetes_version: str | None = "1.35") -> dict:
+    """Without `kubernetes_version`, the cluster is asked for the one it runs (and held until it answers)."""
+    version = {"kubernetesVersion": kubernetes_version} if kubernetes_version else {}
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": name},
             "spec": {"cluster": {"source": "Existing", "existing": {
-                "kubernetesVersion": "1.35",
+                **version,
                 "secretRef": {"name": f"{name}-kubeconfig", "namespace": "inferplane-system", "key": "kubeconfig"}}},
                 "nodePools": [{"name": pool, "className": "amd-mi325x", "nodeCount": nodes}
                               for pool, nodes in pools.items()]}}
@@ -72,6 +74,26 @@ def test_replicas_whose_pool_vanished_end_as_modelplane_places_them(tmp_path):
     why = run("why", "md", "my-model", state=state).stdout
     assert "ModelDeployment my-model: 3 of 3 replicas placed on cluster-a, cluster-b" in why
     assert "kept as it runs" not in why
+
+    run("scale", "md", "my-model", "--replicas", "2", state=state)
+    assert replicas(state) == ["my-model-cluster-a-0=default", "my-model-cluster-b-3=default"]
+    assert placements(state) == "cluster-a/default cluster-b/default"
+
+
+def test_without_a_declared_kubernetes_version_the_placement_is_the_same(tmp_path):
+    """cluster-a is held until it reports its version: that wait is its coming up too, so the displaced replicas
+    wait for it as they would for a cluster being created, and the fleet ends where it does with a declared one."""
+    state = tmp_path / "state"
+    run("apply", "-f", manifest(tmp_path / "one", CLASS, existing_cluster("cluster-b", {"old": 3, "default": 4}, None),
+                                deployment(4)), state=state)
+    assert replicas(state) == ["my-model-cluster-b-0=old", "my-model-cluster-b-1=old", "my-model-cluster-b-2=old",
+                               "my-model-cluster-b-3=default"]
+
+    run("apply", "-f", manifest(tmp_path / "two", CLASS, existing_cluster("cluster-b", {"default": 4}, None),
+                                existing_cluster("cluster-a", {"default": 4}, None), deployment(3)), state=state)
+    assert replicas(state) == ["my-model-cluster-a-0=default", "my-model-cluster-a-1=default",
+                               "my-model-cluster-b-3=default"]
+    assert "kept as it runs" not in run("why", "md", "my-model", state=state).stdout
 
     run("scale", "md", "my-model", "--replicas", "2", state=state)
     assert replicas(state) == ["my-model-cluster-a-0=default", "my-model-cluster-b-3=default"]
