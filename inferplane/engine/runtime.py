@@ -116,15 +116,16 @@ class Runtime:
     # objects were refused, 0.8 s while the objects were stored).
     @collector_paused()
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
-              limits: StreamLimits = StreamLimits()) -> ApplyResult:
+              limits: StreamLimits = StreamLimits(), recursive: bool = True) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
-        `on_applied` hears of each object once its write is committed (acknowledged)."""
+        `on_applied` hears of each object once its write is committed (acknowledged); `recursive`: a
+        folder's subfolders are read too (-R)."""
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
         # what the last set of files applied whole said, file by file: with no user's write since, its
         # files applied again unchanged change nothing, and say the same.
         read: ReadFiles = {}  # the files as read here, for admission
-        files = applied_files(paths, limits, read) if self.store.path is not None else None
+        files = applied_files(paths, limits, read, recursive) if self.store.path is not None else None
         record = self.store.applied_set(LAST_SET) if files else None
         if record is not None:
             recorded = dict(record["files"])
@@ -136,7 +137,7 @@ class Runtime:
                 if delta is not None:
                     return delta
         before = self.store.user_writes()
-        admission = self._admit(paths, limits, read)
+        admission = self._admit(paths, limits, read, recursive)
         read.clear()  # the files' bytes (10 MB at 10,000 clusters) are not held through the reconcile
         result = self._store(admission, on_applied)
         if files is not None:
@@ -233,11 +234,13 @@ class Runtime:
             return ApplyResult(admission)
         return self._store(admission, reconcile=reconcile)
 
-    def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles) -> AdmissionResult:
+    def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles,
+               recursive: bool = True) -> AdmissionResult:
         """Admission of files (inside apply: the cyclic collector paused); on a persistent state, the files it
         admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
         return admit_paths(paths, known_classes=self.known_classes(),
-                           kept=self.store if self.store.path is not None else None, limits=limits, read=read)
+                           kept=self.store if self.store.path is not None else None, limits=limits, read=read,
+                           recursive=recursive)
 
     @collector_paused()  # see apply
     def _store(self, admission: AdmissionResult,

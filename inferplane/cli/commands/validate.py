@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import FILES_OPTION, STATE_OPTION, limits, stream_limits
+from inferplane.cli.options import FILES_OPTION, RECURSIVE_OPTION, STATE_OPTION, limits, stream_limits
 from inferplane.cli.output import table
 from inferplane.cli.report import print_errors, print_notes, refuse_nothing_found
 from inferplane.cli.state import opened
@@ -15,17 +15,19 @@ from inferplane.cli.state import opened
 
 @click.command()
 @FILES_OPTION
+@RECURSIVE_OPTION
 @click.option("--strict", is_flag=True, help="Count warnings (what apply would hold) as errors: exit 1 on any.")
 @STATE_OPTION
 @stream_limits
-def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_bytes: int, max_documents: int) -> None:
+def validate(paths: tuple[Path, ...], recursive: bool, strict: bool, state: Path | None, max_bytes: int, max_documents: int) -> None:
     """Check manifests as the API server would; print every error, and as warnings what apply would
     hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
     already applied to the state (where there is one) count as present."""
     from inferplane.admission import admit_paths
     from inferplane.cli.resources import display_kind
 
-    result = admit_paths(list(paths), known_classes=_known_classes(state), limits=limits(max_bytes, max_documents))
+    result = admit_paths(list(paths), known_classes=_known_classes(state), limits=limits(max_bytes, max_documents),
+                         recursive=recursive)
     refuse_nothing_found(result, paths)
     if result.admitted:
         rows = [(display_kind(obj.kind, obj.api_version), obj.metadata.name, manifest.source)
