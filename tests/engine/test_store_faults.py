@@ -316,3 +316,25 @@ def test_a_store_this_user_may_not_read_says_so(applied, tmp_path, unprivileged)
     assert (done.returncode, done.stderr) == (1, (
         f"Error: {state / 'store.db'} is not readable by this process: make it readable to this user (or run as its "
         "owner), or pass --state with a folder this user may read\n"))
+
+
+def test_a_command_that_only_reads_leaves_an_older_store_as_it_is_and_says_apply_upgrades_it(applied, tmp_path):
+    """`get` and the other readers are read-only even where they may write: a store of an older layout is
+    refused, byte for byte unchanged, naming the command that brings it up to date; that one still does."""
+    state = copy_of(applied, tmp_path)
+    with sqlite3.connect(state / "store.db") as db:
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    before = (state / "store.db").read_bytes()
+    for read in READS:
+        done = command(*read, "--state", state)
+        assert (done.returncode, done.stderr) == (1, (
+            f"Error: {state / 'store.db'} has schema version 2, older than this inferplane's {SCHEMA_VERSION}: this "
+            "command only reads, and leaves the store as it is: run a command that writes it (`inferplane apply`) "
+            "to bring it up to date, then read it; or read it with the inferplane that wrote it\n")), read
+        assert (state / "store.db").read_bytes() == before, read
+    assert command("apply", "-f", EKS_RECIPE, "--state", state).returncode == 0
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    db.close()
+    assert command("get", "icluster", "--state", state).returncode == 0
