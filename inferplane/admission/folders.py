@@ -26,8 +26,8 @@ PERMISSION_FIX = "let this user read it (chmod, or its owner), or run as a user 
 
 
 def folder_inputs(root: Path, recursive: bool) -> Iterator[Path | Unreadable]:
-    """Every manifest file under a folder, in a stable order (names sorted, a folder's files before its
-    subfolders'), and each entry that cannot be read, in the same order."""
+    """Every manifest file under a folder and each entry that cannot be read, in one stable order: names
+    sorted, a subfolder's entries in its place (the order of the paths sorted whole)."""
     try:
         with os.scandir(root) as entries:
             listed = sorted(entries, key=lambda entry: entry.name)
@@ -37,29 +37,21 @@ def folder_inputs(root: Path, recursive: bool) -> Iterator[Path | Unreadable]:
     except OSError as exc:
         yield root, f"the folder cannot be listed: {_reason(exc)}"
         return
-    subfolders = []
-    unsearchable = False
     for entry in listed:
         path = Path(entry.path)
         try:
             mode = entry.stat(follow_symlinks=False).st_mode
-        except PermissionError:  # listed, but not searchable: no entry of it can be opened
-            unsearchable = True
-            break
+        except PermissionError:  # listed, but not searchable: no entry of it can be opened (the first fails)
+            yield root, f"the folder cannot be searched (no execute permission): its files cannot be opened: " \
+                        f"{PERMISSION_FIX}"
+            return
         except FileNotFoundError:  # removed while the folder was walked
             continue
         if stat.S_ISDIR(mode):
             if recursive:
-                subfolders.append(path)
-            continue
-        if entry.name.endswith(MANIFEST_SUFFIXES):
+                yield from folder_inputs(path, recursive)
+        elif entry.name.endswith(MANIFEST_SUFFIXES):
             yield _manifest_entry(path, mode)
-    if unsearchable:
-        yield root, f"the folder cannot be searched (no execute permission): its files cannot be opened: " \
-                    f"{PERMISSION_FIX}"
-        return
-    for folder in subfolders:
-        yield from folder_inputs(folder, recursive)
 
 
 def _manifest_entry(path: Path, mode: int) -> Path | Unreadable:
