@@ -75,3 +75,26 @@ def inference_extension_crds():
     from inferplane.routing.inference_extension import CRDS_FILE
 
     return CRDSchemas([CRDS_FILE])
+
+
+# A command run as a user bound by file modes (a subprocess). chmod alone does not bind root
+# (CAP_DAC_OVERRIDE reads and writes anyway), so as root the command runs with every capability dropped
+# from its bounding set (util-linux's setpriv): still uid 0, so it reads pytest's root-only tmp folder,
+# but a file or folder without read, write or search permission is closed to it, as to any user. (A
+# read-only mount needs privileges a test does not have.)
+SETPRIV_ARGS = ("--inh-caps=-all", "--bounding-set=-all")
+
+
+@pytest.fixture
+def unprivileged() -> list[str]:
+    """The prefix that runs a command bound by file modes; skips where nothing can bind it."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or subprocess.run([setpriv, *SETPRIV_ARGS, "true"]).returncode != 0:
+        pytest.skip("running as root without a working setpriv: nothing here can bind a command by file modes")
+    return [setpriv, *SETPRIV_ARGS]

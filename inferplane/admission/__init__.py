@@ -173,13 +173,14 @@ def admission_code() -> bytes:
 
 def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] | None = None,
                 kept: AdmittedFiles | None = None, limits: StreamLimits = StreamLimits(),
-                read: ReadFiles | None = None) -> AdmissionResult:
+                read: ReadFiles | None = None, recursive: bool = True) -> AdmissionResult:
     """Admit every manifest under `paths`. With `kept`, a file admitted whole before, unchanged, at the
     same path, by the same code and under the same limits, yields the objects it admitted to without
     being parsed and checked again (a no-op re-apply of a fleet is mostly that); the checks across
-    objects run every time. `read`: files already read, with their keys (`applied_files`), not read again."""
+    objects run every time. `read`: files already read, with their keys (`applied_files`), not read again.
+    `recursive`: a folder's subfolders too (-R)."""
     if kept is None:
-        manifests, load_errors = load(paths, limits)
+        manifests, load_errors = load(paths, limits, recursive)
         result = admit_manifests(manifests, known_classes)
         result.errors[:0] = load_errors
         return result
@@ -187,8 +188,8 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     # then everything taken in the inputs' order.
     # (a LoadError or the objects it was admitted to before, its key, (source, bytes) to admit afresh)
     taken: list[tuple[LoadError | list[dict] | None, bytes | None, tuple[str, bytes] | None]] = []
-    for path in inputs(paths):
-        keyed = _read_keyed(path, limits, read)
+    for path in inputs(paths, recursive):
+        keyed = path if isinstance(path, LoadError) else _read_keyed(path, limits, read)
         if isinstance(keyed, LoadError):
             taken.append((keyed, None, None))
             continue
@@ -217,14 +218,14 @@ def admit_paths(paths: list[Path], known_classes: Mapping[str, InferenceClass] |
     return _checked_across(result, known_classes)
 
 
-def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits(),
-                  read: ReadFiles | None = None) -> list[tuple[Path, str]] | None:
+def applied_files(paths: list[Path], limits: StreamLimits = StreamLimits(), read: ReadFiles | None = None,
+                  recursive: bool = True) -> list[tuple[Path, str]] | None:
     """The inputs of a set applied whole, in order, each with its file's key (path, bytes, limits, admitting
     code) as hex; None for standard input or an input that cannot be read (nothing to recognise them by).
     `read` gets each file read, with its key, for admission (`admit_paths`) to admit what was read here."""
     out = []
-    for path in inputs(paths):
-        if str(path) == STDIN:
+    for path in inputs(paths, recursive):
+        if isinstance(path, LoadError) or str(path) == STDIN:
             return None
         found = _read_keyed(path, limits, read)
         if isinstance(found, LoadError):

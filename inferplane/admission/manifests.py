@@ -18,10 +18,10 @@ from typing import Any, Iterator
 
 import yaml
 
+from inferplane.admission.folders import PERMISSION_FIX, folder_inputs, root_problem
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.yaml_documents import LimitExceeded, parse
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # `-f -` reads the manifests from standard input, as kubectl does; their source is named so.
 STDIN = "-"
 STDIN_SOURCE = "<stdin>"
@@ -45,26 +45,25 @@ class LoadError:
         return f"{self.source}: {self.message}"
 
 
-def manifest_files(path: Path) -> list[Path]:
-    """A file as given, or every manifest file under a folder, in a stable order."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES and p.is_file())
-    return [path]
-
-
-def inputs(paths: list[Path]) -> Iterator[Path]:
-    """Every input the paths name: files as given, a folder's manifest files, standard input once
-    (`-f - -f -` means it once); a path that does not exist is yielded for `read_input` to report."""
+def inputs(paths: list[Path], recursive: bool = True) -> Iterator[Path | LoadError]:
+    """Every input the paths name: files as given, a folder's manifest files (its subfolders' too when
+    `recursive`, see folders.py), standard input once (`-f - -f -` means it once); a path that does not
+    exist or cannot be reached, and each entry of a folder that cannot be read, as a LoadError naming it."""
     stdin_read = False
     for root in paths:
         if str(root) == STDIN:
             if not stdin_read:
                 stdin_read = True
                 yield root
-        elif not root.exists():
-            yield root
+            continue
+        problem = root_problem(root)
+        if problem is not None:
+            yield LoadError(str(root), problem)
+        elif root.is_dir():
+            for found in folder_inputs(root, recursive):
+                yield LoadError(str(found[0]), found[1]) if isinstance(found, tuple) else found
         else:
-            yield from manifest_files(root)
+            yield root
 
 
 def source_name(path: Path) -> str:
@@ -86,6 +85,8 @@ def read_input(path: Path, limits: StreamLimits) -> bytes | bytearray | LoadErro
                 data = _read_at_most(stream, limits.max_bytes, size + 1 if size else _PIECE)
     except FileNotFoundError:
         return LoadError(source, "no such file or folder")
+    except PermissionError:
+        return LoadError(source, f"cannot read the file: permission denied: {PERMISSION_FIX}")
     except (OSError, AttributeError, ValueError) as exc:  # stdin closed or detached: no buffer to read
         what = "standard input" if source == STDIN_SOURCE else "the file"
         return LoadError(source, f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}")
@@ -130,11 +131,12 @@ def decode(source: str, data: bytes | bytearray) -> str | LoadError:
                                  "file is not a manifest)")
 
 
-def load(paths: list[Path], limits: StreamLimits = StreamLimits()) -> tuple[list[Manifest], list[LoadError]]:
+def load(paths: list[Path], limits: StreamLimits = StreamLimits(),
+         recursive: bool = True) -> tuple[list[Manifest], list[LoadError]]:
     manifests: list[Manifest] = []
     errors: list[LoadError] = []
-    for path in inputs(paths):
-        data = read_input(path, limits)
+    for path in inputs(paths, recursive):
+        data = path if isinstance(path, LoadError) else read_input(path, limits)
         if isinstance(data, LoadError):
             errors.append(data)
             continue

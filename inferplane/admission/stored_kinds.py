@@ -203,7 +203,9 @@ def without_secret_values(raw: Any, message: str) -> str:
     for field in ("data", "stringData"):
         values = raw.get(field)
         for value in (values.values() if isinstance(values, dict) else ()):
-            for text in {str(value), repr(value)}:
+            # In a fixed order, repr first (a quoted value is hidden whole): a set's order follows the
+            # string hash, which differs between runs (PYTHONHASHSEED), and so did the message.
+            for text in dict.fromkeys((repr(value), str(value))):
                 if len(text) >= 3:
                     message = message.replace(text, HIDDEN)
     return message

@@ -1,4 +1,4 @@
-"""The options and arguments several commands share: --state, -f, -n, --timeout, the stream limits and
+"""The options and arguments several commands share: --state, -f, -R, -n, --timeout, the stream limits and
 KIND NAME with their shell completion."""
 
 from __future__ import annotations
@@ -14,9 +14,20 @@ from inferplane import DOCUMENTS_ENV, DOCUMENTS_FLAG, MAX_DOCUMENTS, MAX_STREAM_
 STATE_OPTION = click.option(
     "--state", type=click.Path(path_type=Path), default=None,
     help="State folder (default: $INFERPLANE_STATE, else ./.inferplane).")
+# readable=False: a path this user may not read is reported by admission with the others it cannot
+# read (exit 1), not refused alone by click as a usage error (exit 2).
 FILES_OPTION = click.option("-f", "--filename", "paths", multiple=True, required=True,
-                            type=click.Path(path_type=Path),
+                            type=click.Path(path_type=Path, readable=False),
                             help="A manifest file, a folder of them, or - for standard input (repeatable).")
+# kubectl's -R/--recursive (cli-runtime's FilenameOptions.Recursive, default false) reads a folder's
+# subfolders only when given. inferplane has read them always (the main job, scripts/run, validates every
+# recipe with `-f recipes`), so reading them stays the default; -R is accepted as kubectl users type it,
+# and --no-recursive reads only the folder's own files, as kubectl without -R. (kubectl's spelling
+# `--recursive=false` is not offered: an option with an optional value would take `render -R DIR`'s DIR.)
+RECURSIVE_OPTION = click.option(
+    "-R", "--recursive/--no-recursive", default=True,
+    help="Read a -f folder's subfolders too (the default; -R as kubectl's); --no-recursive reads only the "
+         "folder's own files, as kubectl without -R.")
 NAMESPACE_OPTION = click.option("-n", "--namespace", default=None,
                                 help="Namespace of a namespaced kind (default: default).")
 TIMEOUT_OPTION = click.option(

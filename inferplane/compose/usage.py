@@ -6,7 +6,8 @@ An object uses:
 - the Secret its credentials or kubeconfig reference names (a ProviderConfig, a ServingStack, an
   Existing InferenceCluster), and therefore the managed resource that writes that Secret (a cloud
   cluster's `writeConnectionSecretToRef`): deleting the writer deletes the Secret;
-- the ProviderConfig its `providerConfigRef` names (a Helm Release, a Kubernetes Object);
+- the ProviderConfig its `providerConfigRef` names (a Helm Release, a Kubernetes Object, a cloud's
+  cluster and node pools: the ClusterProviderConfig a user applied with the cloud's credentials);
 - the cloud cluster its cluster reference names (a node pool: the cloud deletes pools first);
 - the Gateway an HTTPRoute attaches to (a ModelService's route keeps the InferenceGateway), and the
   GatewayClass a Gateway names;
@@ -19,6 +20,7 @@ from __future__ import annotations
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.managed import MANAGED_NAMESPACE
+from inferplane.api.stored import PROVIDER_CONFIG_GROUPS
 from inferplane.runtime.store import Key, Resource
 from inferplane.routing.gateway import GATEWAY_API_GROUP, GATEWAY_API_VERSION
 
@@ -32,6 +34,14 @@ def _secret(ref: object, default_namespace: str = MANAGED_NAMESPACE) -> Key | No
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
         return None
     return Key("", "Secret", ref.get("namespace") or default_namespace, ref["name"])
+
+
+def _provider_config_group(group: str) -> str:
+    """The group of the provider configs a managed resource of `group` names. An Upbound provider
+    family's resources use its family provider's configs (`eks.aws.m.upbound.io`'s Cluster names an
+    `aws.m.upbound.io` ClusterProviderConfig: provider-family-aws installs the ProviderConfig CRDs, its
+    service providers only their resources); Helm's and Kubernetes' resources, their own group's."""
+    return next((config for config in PROVIDER_CONFIG_GROUPS if group.endswith("." + config)), group)
 
 
 def references(obj: Resource) -> set[Key]:
@@ -51,7 +61,7 @@ def references(obj: Resource) -> set[Key]:
     used.add(_secret((spec.get("identity") or {}).get("secretRef")))
     ref = spec.get("providerConfigRef")
     if isinstance(ref, dict) and isinstance(ref.get("name"), str) and ref.get("kind"):
-        group = obj["apiVersion"].rsplit("/", 1)[0]
+        group = _provider_config_group(obj["apiVersion"].rsplit("/", 1)[0])
         kind_scoped = ref["kind"].startswith("Cluster")
         namespace = "" if kind_scoped else obj["metadata"].get("namespace", "")
         used.add(Key(group, ref["kind"], namespace, ref["name"]))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from inferplane.cel.quantity import INT64_MAX, INT64_MIN
+
 _STRING = {"type": "string"}
 _STRINGS = {"type": "object", "additionalProperties": _STRING}
 # metav1.Condition, and Crossplane's xpv1.Condition.
@@ -130,6 +132,12 @@ _SCHEMA_NAMES = {"object": "an object", "array": "a list", "string": "a string",
                  "number": "a number", "boolean": "true or false"}
 
 
+# The API server keeps an integer field as an int64: apimachinery's JSON decoding (util/json's
+# convertNumber) makes a whole number an int64 only when it fits one, and leaves a larger one a float64,
+# which an `integer` field's schema refuses. Protobuf's Struct carries every number as a double, so
+# 1e308 is a whole number here: its range is checked beside its type, before a function reads it.
+
+
 def _has_type(value: Any, type_: str) -> bool:
     if isinstance(value, bool):
         return type_ == "boolean"
@@ -157,6 +165,9 @@ def schema_problems(value: Any, schema: dict[str, Any], path: str) -> Iterator[s
     types = _alternatives(schema)
     if types and not any(_has_type(value, t) for t in types):
         yield _wrong(path, " or ".join(_SCHEMA_NAMES[t] for t in types), value)
+        return
+    if "integer" in types and _has_type(value, "integer") and not INT64_MIN <= value <= INT64_MAX:
+        yield f"{path}: expected an integer of 64 bits ({INT64_MIN} to {INT64_MAX}), got {value:g}"
         return
     if isinstance(value, dict):
         for name in schema.get("required", ()):

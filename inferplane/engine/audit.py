@@ -25,11 +25,12 @@ class FolderAudit:
     unprovisioned: tuple[tuple[str, str], ...]
 
 
-def audit_folder(folder: Path, progress: ProgressReport | None = None) -> FolderAudit:
-    """Reconcile one folder in memory and audit every cluster it simulates."""
+def audit_folder(folder: Path, progress: ProgressReport | None = None, recursive: bool = True) -> FolderAudit:
+    """Reconcile one folder in memory (its subfolders too when `recursive`) and audit every cluster it
+    simulates."""
     runtime = Runtime(None, progress=progress)
     try:
-        applied = runtime.apply([folder])
+        applied = runtime.apply([folder], recursive=recursive)
         simulated = runtime.store.cluster_objects()
         clusters = runtime.store.list("InferenceCluster")
     finally:

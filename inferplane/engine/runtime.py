@@ -116,15 +116,16 @@ class Runtime:
     # objects were refused, 0.8 s while the objects were stored).
     @collector_paused()
     def apply(self, paths: list[Path], on_applied: Callable[[Key, str], None] | None = None,
-              limits: StreamLimits = StreamLimits()) -> ApplyResult:
+              limits: StreamLimits = StreamLimits(), recursive: bool = True) -> ApplyResult:
         """Admission first: nothing of a rejected manifest is stored. Then reconcile to a fixpoint.
 
-        `on_applied` hears of each object once its write is committed (acknowledged)."""
+        `on_applied` hears of each object once its write is committed (acknowledged); `recursive`: a
+        folder's subfolders are read too (-R)."""
         # A persistent state keeps the files it admitted whole: re-applying them unchanged is cheap; and
         # what the last set of files applied whole said, file by file: with no user's write since, its
         # files applied again unchanged change nothing, and say the same.
         read: ReadFiles = {}  # the files as read here, for admission
-        files = applied_files(paths, limits, read) if self.store.path is not None else None
+        files = applied_files(paths, limits, read, recursive) if self.store.path is not None else None
         record = self.store.applied_set(LAST_SET) if files else None
         if record is not None:
             recorded = dict(record["files"])
@@ -136,7 +137,7 @@ class Runtime:
                 if delta is not None:
                     return delta
         before = self.store.user_writes()
-        admission = self._admit(paths, limits, read)
+        admission = self._admit(paths, limits, read, recursive)
         read.clear()  # the files' bytes (10 MB at 10,000 clusters) are not held through the reconcile
         result = self._store(admission, on_applied)
         if files is not None:
@@ -229,22 +230,24 @@ class Runtime:
         `dry_run` checks and stores nothing."""
         admission = admit_manifests(manifests, known_classes=self.known_classes())
         if dry_run:
-            self._refuse_composed(admission)
+            self.refuse_composed(admission)
             return ApplyResult(admission)
         return self._store(admission, reconcile=reconcile)
 
-    def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles) -> AdmissionResult:
+    def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles,
+               recursive: bool = True) -> AdmissionResult:
         """Admission of files (inside apply: the cyclic collector paused); on a persistent state, the files it
         admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
         return admit_paths(paths, known_classes=self.known_classes(),
-                           kept=self.store if self.store.path is not None else None, limits=limits, read=read)
+                           kept=self.store if self.store.path is not None else None, limits=limits, read=read,
+                           recursive=recursive)
 
     @collector_paused()  # see apply
     def _store(self, admission: AdmissionResult,
                on_applied: Callable[[Key, str], None] | None = None, reconcile: bool = True) -> ApplyResult:
         result = ApplyResult(admission)
         writer = self._reconciler()
-        bodies = self._refuse_composed(admission)
+        bodies = self.refuse_composed(admission)
         for start in range(0, len(bodies), WRITE_BATCH):
             # Each batch is one durable transaction: acknowledged writes survive a kill mid-apply.
             with self.store.transaction():
@@ -262,7 +265,7 @@ class Runtime:
         result.report = self.reconcile() if reconcile else None
         return result
 
-    def _refuse_composed(self, admission: AdmissionResult) -> list[Resource]:
+    def refuse_composed(self, admission: AdmissionResult) -> list[Resource]:
         """The admitted objects' bodies, less those naming an object a composite controls: each of those
         becomes an admission error naming the composite (its next reconcile would write the object back,
         or delete and compose it again, as Crossplane's ownership does). Decided per object: a kind may be
@@ -303,7 +306,9 @@ class Runtime:
             try:
                 deleted = reconciler.delete(key)
             except Used as refused:
-                raise InUse(key, *serving_apart(reconciler, refused.users)) from None
+                others, serving = serving_apart(reconciler, refused.users)
+                roots = {user: reconciler.root(user) for user in others}
+                raise InUse(key, others, serving, {u: r for u, r in roots.items() if r != u}) from None
 
         report = self._as_reconciler(delete_first)
         return deleted, report
@@ -363,8 +368,9 @@ class InUse(Exception):
     """A deletion refused because something outside it still uses what it would remove: other objects,
     or the ModelReplicas of deployments that run on it (deployment -> its replicas there)."""
 
-    def __init__(self, key: Key, users: list[Key], serving: dict[Key, list[Key]] | None = None):
-        serving = serving or {}
+    def __init__(self, key: Key, users: list[Key], serving: dict[Key, list[Key]] | None = None,
+                 composed_for: dict[Key, Key] | None = None):
+        serving, composed_for = serving or {}, composed_for or {}
         reasons = [f"ModelDeployment {deployment.namespace}/{deployment.name} runs replicas "
                    f"{', '.join(r.name for r in replicas)} on it" for deployment, replicas in sorted(serving.items())]
         if serving:
@@ -373,8 +379,13 @@ class InUse(Exception):
         if users:
             named = ", ".join(u.qualified() for u in users[:IN_USE_NAMED])
             more = f" and {len(users) - IN_USE_NAMED} more" if len(users) > IN_USE_NAMED else ""
-            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: delete "
-                           "those or change them to stop using it first")
+            # A composed user is changed through what composed it (deleted, it would be composed again).
+            fix = "delete those or change them to stop using it first"
+            if composed_for:
+                roots = ", ".join(r.qualified() for r in sorted(set(composed_for.values())))
+                fix = (f"{'those not composed: ' + fix + '; the others' if len(composed_for) < len(users) else 'they'}"
+                       f" are composed for {roots}: delete or change that first")
+            reasons.append(f"{'it ' if serving else ''}is in use by {named}{more}: {fix}")
         super().__init__(f"{key.qualified()}{':' if serving else ''} {'; '.join(reasons)}; nothing was deleted")
         self.key = key
         self.users = users

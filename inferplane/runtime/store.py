@@ -118,8 +118,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
             return
         self.file = path / STORE_FILE
         cannot_write = unwritable(path)
-        if cannot_write and read_only and self.file.is_file():
-            self._open_read_only(cannot_write)
+        if read_only and self._opened_for_reading(cannot_write):
             return
         if cannot_write:
             raise StoreReadOnly(self._read_only_message(cannot_write))

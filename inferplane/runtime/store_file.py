@@ -184,6 +184,39 @@ class StoreFile:
                                     "write the folder (`inferplane apply`) has brought it up to date; or read it with "
                                     "the inferplane that wrote it")
 
+    def _opened_for_reading(self, cannot_write: str | None) -> bool:
+        """For a reader: the store opened read-only where this process may not write it (True); else
+        nothing opened (False), the store left for opening as a writer does, unless its layout is older
+        (refused: opened as a writer, it would be migrated)."""
+        if not self.file.is_file():
+            return False
+        if cannot_write:
+            self._open_read_only(cannot_write)
+            return True
+        self._refuse_an_older_layout()
+        return False
+
+    def _refuse_an_older_layout(self) -> None:
+        """A reader leaves the store as it is: one of an older layout, which opening it for writing
+        would migrate, is refused with what brings it up to date. Read through its own read-only
+        connection (which sees the write-ahead log too), except where this process holds the file open
+        already (see _check_file: closing another descriptor would drop that connection's locks)."""
+        if _OPEN_FILES.get(self._file_id(), 0):
+            return
+        self._check_file()
+        with self._errors_explained():
+            self._db = sqlite3.connect(f"{self.file.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                       timeout=self.busy_timeout)
+            try:
+                found = self._layout()  # a newer layout, or another program's database, refused as ever
+            finally:
+                self._db.close()
+        if found < SCHEMA_VERSION:
+            raise StoreReadOnly(f"{self.file} has schema version {found}, older than this inferplane's "
+                                f"{SCHEMA_VERSION}: this command only reads, and leaves the store as it is: run a "
+                                "command that writes it (`inferplane apply`) to bring it up to date, then read it; "
+                                "or read it with the inferplane that wrote it")
+
     def _check_file(self) -> None:
         """Refuse a file that cannot be an inferplane store before SQLite reads it: SQLite takes an empty
         file for a new database and would set it up as one.

@@ -1,5 +1,6 @@
 """Admission: the bundled recipes pass, and every bad manifest gets its exact, actionable message."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -294,3 +295,14 @@ def test_validate_command_exit_codes_and_output():
                           capture_output=True, text=True)
     assert good.returncode == 0, good.stderr
     assert good.stdout.splitlines()[0].split() == ["KIND", "NAME", "SOURCE"]
+
+
+def test_a_message_hiding_a_secret_value_is_the_same_in_every_run(tmp_path):
+    """The value is hidden in one order whatever the string hash (PYTHONHASHSEED) of this run."""
+    manifest = tmp_path / "secret.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: Hunter_2}\nstringData: {token: Hunter_2}\n")
+    said = {subprocess.run([sys.executable, "-m", "inferplane.cli.main", "validate", "-f", str(manifest)],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stderr
+            for seed in range(8)}
+    assert said == {f"error: {manifest}: Secret/Hunter_2: metadata.name: must be a lowercase DNS subdomain such as "
+                    "gpu.nvidia.com of at most 253 characters, got ***\n0 valid, 1 error\n"}

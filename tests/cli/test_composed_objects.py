@@ -40,3 +40,23 @@ def test_apply_dry_run_and_diff_refuse_a_manifest_over_a_composed_stack(tmp_path
 
     after = json.loads(run("get", "servingstack", "eks-l4", "-o", "json", "--state", state, code=0).stdout)
     assert after == stack
+
+
+def test_validate_against_the_state_refuses_a_composed_object_as_apply_does(tmp_path):
+    state = tmp_path / "state"
+    run("apply", "-f", EKS_RECIPE, "--state", state, code=0)
+    replicas = json.loads(run("get", "modelreplica", "-A", "-o", "json", "--state", state, code=0).stdout)["items"]
+    replica = replicas[0]
+    manifest = tmp_path / "replica.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": replica["apiVersion"], "kind": "ModelReplica",
+                                        "metadata": {"name": replica["metadata"]["name"],
+                                                     "namespace": replica["metadata"]["namespace"]},
+                                        "spec": replica["spec"]}))
+    applied = run("apply", "-f", manifest, "--state", state, code=1)
+    validated = run("validate", "-f", manifest, "--state", state, code=1)
+    refusal = next(line for line in applied.stderr.splitlines() if line.startswith("error: "))
+    assert "composed and controlled by ModelDeployment/" in refusal
+    assert validated.stderr.splitlines()[0] == refusal
+    assert validated.stderr.splitlines()[-1] == "0 valid, 1 error"
+    # Without a state there is nothing composed to refuse it over: it is checked as a manifest alone.
+    assert run("validate", "-f", manifest, code=0).stdout

@@ -652,3 +652,16 @@ def test_the_v1beta1_service_answers_as_v1():
     with serving(FunctionRunner()) as address, grpc.insecure_channel(address) as channel:
         rsp = grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(req)
     assert (rsp.meta.tag, list(rsp.requirements.resources)) == ("beta", ["class-eks-l4"])
+
+
+@pytest.mark.parametrize("count", [1e308, 2.0 ** 63, -(2.0 ** 64)], ids=["1e308", "2^63", "-2^64"])
+def test_an_integer_beyond_64_bits_is_refused_naming_the_field_not_a_failed_function(function_stub, count):
+    """The API server keeps an integer field as an int64 and refuses one beyond it (apimachinery's JSON
+    decoding); protobuf's Struct carries it as a double, a whole number, so its type alone passes."""
+    cluster = load(RECIPE / "cluster.yaml")
+    cluster["spec"]["nodePools"][0]["nodeCount"] = count
+    rsp = function_stub.RunFunction(run_request(cluster))
+    assert fatal_messages(rsp) == [
+        f"malformed RunFunctionRequest: the observed composite InferenceCluster/eks-l4: spec.nodePools[0].nodeCount: "
+        f"expected an integer of 64 bits (-9223372036854775808 to 9223372036854775807), got {count:g}: {FIX}"]
+    assert not rsp.desired.resources

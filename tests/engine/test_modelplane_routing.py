@@ -194,7 +194,7 @@ def test_the_gateway_cannot_be_deleted_while_a_service_routes_through_it(tmp_pat
     refused = CliRunner().invoke(cli, ["delete", "ig", "default", "--state", str(state)])
     assert (refused.exit_code, refused.stderr) == (1, (
         "Error: inferencegateway.inferplane.dev/default is in use by httproute.gateway.networking.k8s.io/qwen: "
-        "delete those or change them to stop using it first; nothing was deleted\n"))
+        "they are composed for modelservice.inferplane.dev/qwen: delete or change that first; nothing was deleted\n"))
     assert route_rows(state)[0] == 0  # still routing
     assert CliRunner().invoke(cli, ["delete", "ms", "qwen", "-n", "ml-team", "--state", str(state)]).exit_code == 0
     assert CliRunner().invoke(cli, ["delete", "ig", "default", "--state", str(state)]).exit_code == 0

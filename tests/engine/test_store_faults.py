@@ -125,24 +125,6 @@ def test_a_cluster_on_a_class_stored_in_an_older_shape_says_the_class_is_unreada
 # ---- a state read-only to the command, a file that is not a state, a damaged store: each through the
 # command as a user runs it (a subprocess), each with its own message and fix, never a stored row.
 
-def unprivileged() -> list[str]:
-    """The prefix that runs a command bound by file modes. chmod alone does not bind root
-    (CAP_DAC_OVERRIDE writes anyway), so as root the command runs with every capability dropped from
-    its bounding set (util-linux's setpriv): still uid 0, so it reads pytest's root-only tmp folder,
-    but a folder or file without write permission is read-only to it, as to any user. (A read-only
-    mount needs privileges a test does not have; SQLite's own read-only modes would test only what
-    the code chose to ask for.)"""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None or subprocess.run([setpriv, *SETPRIV_ARGS, "true"]).returncode != 0:
-        pytest.skip("running as root without a working setpriv: nothing here can make a folder read-only to a command")
-    return [setpriv, *SETPRIV_ARGS]
-
-
-SETPRIV_ARGS = ("--inh-caps=-all", "--bounding-set=-all")
-
-
 def command(*args, prefix=()):
     done = subprocess.run([*prefix, sys.executable, "-m", "inferplane", *map(str, args)], capture_output=True,
                           text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -189,11 +171,12 @@ WRITES = [("apply", "-f", EKS_RECIPE), ("delete", "md", "qwen2-5-0-5b-l4"),
 
 
 @pytest.mark.parametrize("folder_too", [True, False], ids=["read-only folder", "read-only files"])
-def test_a_read_only_state_is_read_and_a_write_says_what_is_read_only_and_the_fix(applied, tmp_path, folder_too):
+def test_a_read_only_state_is_read_and_a_write_says_what_is_read_only_and_the_fix(applied, tmp_path, folder_too,
+                                                                                    unprivileged):
     state = copy_of(applied, tmp_path)
     expected = {tuple(map(str, read)): command(*read, "--state", state) for read in READS}
     read_only_tree(state, folder_too)
-    prefix = unprivileged()
+    prefix = unprivileged
     try:
         # The premise, checked: the command really may not write here.
         assert subprocess.run([*prefix, "test", "-w", state if folder_too else state / "store.db"]).returncode == 1
@@ -293,7 +276,8 @@ def test_a_damaged_store_says_so_and_the_fix_never_a_stored_row(applied, tmp_pat
                            "start a new state\n")
 
 
-def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_what_it_needs(applied, tmp_path):
+def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_what_it_needs(applied, tmp_path,
+                                                                                           unprivileged):
     older = copy_of(applied, tmp_path / "older")
     with sqlite3.connect(older / "store.db") as db:
         db.execute("PRAGMA user_version = 2")
@@ -307,7 +291,7 @@ def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_wh
     writer.close()
     (logged / "store.db-shm").unlink(missing_ok=True)
     shutil.copy(tmp_path / "wal", logged / "store.db-wal")
-    prefix = unprivileged()
+    prefix = unprivileged
     expected = {
         older: f"{older / 'store.db'} has schema version 2, older than this inferplane's {SCHEMA_VERSION}, and the "
                f"folder {older} is "
@@ -325,10 +309,32 @@ def test_a_read_only_state_that_needs_upgrading_or_holds_unfolded_writes_says_wh
         assert (done.returncode, done.stderr) == (1, f"Error: {message}\n")
 
 
-def test_a_store_this_user_may_not_read_says_so(applied, tmp_path):
+def test_a_store_this_user_may_not_read_says_so(applied, tmp_path, unprivileged):
     state = copy_of(applied, tmp_path)
     (state / "store.db").chmod(0)
-    done = command("get", "icluster", "--state", state, prefix=unprivileged())
+    done = command("get", "icluster", "--state", state, prefix=unprivileged)
     assert (done.returncode, done.stderr) == (1, (
         f"Error: {state / 'store.db'} is not readable by this process: make it readable to this user (or run as its "
         "owner), or pass --state with a folder this user may read\n"))
+
+
+def test_a_command_that_only_reads_leaves_an_older_store_as_it_is_and_says_apply_upgrades_it(applied, tmp_path):
+    """`get` and the other readers are read-only even where they may write: a store of an older layout is
+    refused, byte for byte unchanged, naming the command that brings it up to date; that one still does."""
+    state = copy_of(applied, tmp_path)
+    with sqlite3.connect(state / "store.db") as db:
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    before = (state / "store.db").read_bytes()
+    for read in READS:
+        done = command(*read, "--state", state)
+        assert (done.returncode, done.stderr) == (1, (
+            f"Error: {state / 'store.db'} has schema version 2, older than this inferplane's {SCHEMA_VERSION}: this "
+            "command only reads, and leaves the store as it is: run a command that writes it (`inferplane apply`) "
+            "to bring it up to date, then read it; or read it with the inferplane that wrote it\n")), read
+        assert (state / "store.db").read_bytes() == before, read
+    assert command("apply", "-f", EKS_RECIPE, "--state", state).returncode == 0
+    with sqlite3.connect(state / "store.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    db.close()
+    assert command("get", "icluster", "--state", state).returncode == 0

@@ -163,3 +163,19 @@ def test_a_class_removed_under_a_live_cluster_holds_it_and_deletes_nothing(runti
     cluster = runtime.get(CLUSTER)
     ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
     assert (ready["status"], ready["reason"]) == ("False", "WaitingForClasses")
+
+
+def test_the_cloud_credentials_provider_config_a_cluster_uses_cannot_be_deleted_naming_the_cluster(runtime):
+    """An EKS cluster's managed resources (eks.aws.m.upbound.io, ec2.aws.m.upbound.io...) name the AWS
+    family's ClusterProviderConfig (aws.m.upbound.io), as the user applies it from Modelplane's docs."""
+    config = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests" / "getting-started" / \
+        "clusterproviderconfig-aws.yaml"
+    assert runtime.apply([config]).admission.ok
+    key = Key("aws.m.upbound.io", "ClusterProviderConfig", "", "default")
+    with pytest.raises(InUse) as refused:
+        runtime.delete(key)
+    assert Key("eks.aws.m.upbound.io", "Cluster", "inferplane-system", "eks-l4") in refused.value.users
+    assert str(refused.value).startswith("clusterproviderconfig.aws.m.upbound.io/default is in use by ")
+    assert str(refused.value).endswith(": they are composed for inferencecluster.inferplane.dev/eks-l4: delete or "
+                                       "change that first; nothing was deleted")
+    assert runtime.get(key) is not None

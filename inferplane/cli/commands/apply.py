@@ -9,19 +9,20 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import FILES_OPTION, STATE_OPTION, TIMEOUT_OPTION, limits, stream_limits
+from inferplane.cli.options import FILES_OPTION, RECURSIVE_OPTION, STATE_OPTION, TIMEOUT_OPTION, limits, stream_limits
 from inferplane.cli.report import exit_code, print_admission, refuse_nothing_found, report_convergence
 from inferplane.cli.state import opened, scratch
 
 
 @click.command()
 @FILES_OPTION
+@RECURSIVE_OPTION
 @click.option("--dry-run", is_flag=True,
               help="Admit and compose in memory; print what would be created, configured or deleted; store nothing.")
 @STATE_OPTION
 @TIMEOUT_OPTION
 @stream_limits
-def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: float, max_bytes: int,
+def apply(paths: tuple[Path, ...], recursive: bool, dry_run: bool, state: Path | None, timeout: float, max_bytes: int,
           max_documents: int) -> None:
     """Admit manifests, store them and reconcile the fleet to a fixpoint.
 
@@ -29,7 +30,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
     stream = limits(max_bytes, max_documents)
     started = time.monotonic()
     if dry_run:
-        _dry_run(paths, state, stream, started)
+        _dry_run(paths, recursive, state, stream, started)
 
     def acknowledge(key, verb: str) -> None:
         # Printed once the write is committed: every line on screen survives a crash.
@@ -37,7 +38,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
         sys.stdout.flush()
 
     with opened(state, timeout) as runtime:
-        result = runtime.apply(list(paths), on_applied=acknowledge, limits=stream)
+        result = runtime.apply(list(paths), on_applied=acknowledge, limits=stream, recursive=recursive)
         summary = _apply_summary(runtime, result, started)
     print_admission(result.admission)
     refuse_nothing_found(result.admission, paths)
@@ -46,12 +47,12 @@ def apply(paths: tuple[Path, ...], dry_run: bool, state: Path | None, timeout: f
     sys.exit(exit_code(result.admission, converged))
 
 
-def _dry_run(paths: tuple[Path, ...], state: Path | None, stream, started: float) -> None:
+def _dry_run(paths: tuple[Path, ...], recursive: bool, state: Path | None, stream, started: float) -> None:
     """Admit and compose on a copy of the state, print what would change, and exit."""
     from inferplane.cli.diffs import changes
 
     with scratch(state) as (runtime, before):
-        result = runtime.apply(list(paths), limits=stream)
+        result = runtime.apply(list(paths), limits=stream, recursive=recursive)
         after = runtime.list()
         summary = _apply_summary(runtime, result, started, dry_run=True)
     print_admission(result.admission)

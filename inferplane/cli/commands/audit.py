@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import STATE_OPTION
+from inferplane.cli.options import RECURSIVE_OPTION, STATE_OPTION
 from inferplane.cli.output import table
 from inferplane.cli.report import print_errors, refuse_nothing_found, report_convergence
 from inferplane.cli.state import opened, progress_bar
@@ -17,9 +17,10 @@ Row = tuple[str, str, str, str]
 
 
 @click.command()
-@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path, readable=False))
+@RECURSIVE_OPTION
 @STATE_OPTION
-def audit(folders: tuple[Path, ...], state: Path | None) -> None:
+def audit(folders: tuple[Path, ...], recursive: bool, state: Path | None) -> None:
     """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
     clusters (--state), or each folder of manifests reconciled in memory on its own."""
     from inferplane.engine.audit import audit_clusters
@@ -29,13 +30,13 @@ def audit(folders: tuple[Path, ...], state: Path | None) -> None:
             rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), runtime.store.cluster_objects()))
         broken = False
     else:
-        rows, failed, broken = _audit_folders(folders)
+        rows, failed, broken = _audit_folders(folders, recursive)
     # By cluster; each cluster's audits in their own order (the sort is stable).
     click.echo(table(("CLUSTER", "AUDIT", "RESULT", "DETAIL"), sorted(rows, key=lambda row: row[0])))
     sys.exit(1 if failed or broken else 0)
 
 
-def _audit_folders(folders: tuple[Path, ...]) -> tuple[list[Row], bool, bool]:
+def _audit_folders(folders: tuple[Path, ...], recursive: bool) -> tuple[list[Row], bool, bool]:
     """Each folder reconciled in its own in-memory state and audited: (rows, whether an audit failed,
     whether a folder was refused or did not reach its fixpoint)."""
     from inferplane.engine.audit import audit_folder
@@ -44,7 +45,7 @@ def _audit_folders(folders: tuple[Path, ...]) -> tuple[list[Row], bool, bool]:
     failed = broken = False
     for each in folders:
         progress = progress_bar()
-        audited = audit_folder(each, progress=progress)
+        audited = audit_folder(each, progress=progress, recursive=recursive)
         progress.finish()
         print_errors(audited.applied.admission.errors)
         refuse_nothing_found(audited.applied.admission, (each,))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import NAMESPACE_OPTION, STATE_OPTION, TIMEOUT_OPTION, complete_kind, complete_name
+from inferplane.cli.options import NAMESPACE_OPTION, RECURSIVE_OPTION, STATE_OPTION, TIMEOUT_OPTION, complete_kind, complete_name
 from inferplane.cli.report import EXIT_NOT_CONVERGED, print_errors, report_convergence
 from inferplane.cli.state import opened
 
@@ -16,13 +16,14 @@ from inferplane.cli.state import opened
 @click.command()
 @click.argument("kind", required=False, shell_complete=complete_kind)
 @click.argument("name", required=False, shell_complete=complete_name)
-@click.option("-f", "--filename", "paths", multiple=True, type=click.Path(path_type=Path),
+@click.option("-f", "--filename", "paths", multiple=True, type=click.Path(path_type=Path, readable=False),
               help="Delete the objects a manifest file (a folder of them, or - for standard input) names.")
+@RECURSIVE_OPTION
 @click.option("--ignore-not-found", is_flag=True, help="With -f: an object that does not exist is no error.")
 @NAMESPACE_OPTION
 @STATE_OPTION
 @TIMEOUT_OPTION
-def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_not_found: bool,
+def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], recursive: bool, ignore_not_found: bool,
            namespace: str | None, state: Path | None, timeout: float) -> None:
     """Delete an object (KIND NAME) or every object a file names (-f), and everything composed under
     each, users first; refused while something else uses it."""
@@ -30,7 +31,7 @@ def delete(kind: str | None, name: str | None, paths: tuple[Path, ...], ignore_n
 
     if bool(paths) == bool(kind or name) or (kind and not name):
         raise click.UsageError("give KIND NAME, or -f FILE for the objects a manifest names")
-    keys = _keys_in_files(paths) if paths else [object_key(kind, name, namespace)]
+    keys = _keys_in_files(paths, recursive) if paths else [object_key(kind, name, namespace)]
     with opened(state, timeout, create=False) as runtime:
         if not paths:
             fetch(runtime, kind, name, namespace)  # not found: says where else to look
@@ -90,14 +91,14 @@ def _delete_in_order(runtime, found: list) -> dict:
     return refused
 
 
-def _keys_in_files(paths: tuple[Path, ...]) -> list:
+def _keys_in_files(paths: tuple[Path, ...], recursive: bool) -> list:
     """The objects a manifest file names, for `delete -f`: kind, name and namespace only, as kubectl
     reads them (the rest of each document is not checked)."""
     from inferplane.admission.install_objects import install_object_note
     from inferplane.admission.manifests import load
     from inferplane.cli.query import object_key
 
-    manifests, errors = load(list(paths))
+    manifests, errors = load(list(paths), recursive=recursive)
     if errors:
         print_errors(errors)
         sys.exit(1)

@@ -8,18 +8,19 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import limits, stream_limits
+from inferplane.cli.options import RECURSIVE_OPTION, limits, stream_limits
 from inferplane.cli.report import exit_code, print_errors, print_notes, refuse_nothing_found, report_convergence
 from inferplane.cli.state import progress_bar
 
 
 @click.command()
-@click.argument("folder", type=click.Path(path_type=Path))
+@click.argument("folder", type=click.Path(path_type=Path, readable=False))
+@RECURSIVE_OPTION
 @click.option("-o", "--output", type=click.Choice(["fleet", "json"]), default="fleet",
               help="fleet: the fleet table; json: every resource, inputs with status and everything composed "
                    "(a Secret's values masked as ***).")
 @stream_limits
-def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> None:
+def render(folder: Path, recursive: bool, output: str, max_bytes: int, max_documents: int) -> None:
     """Reconcile a folder of manifests in memory to its fixpoint and print the result (stateless)."""
     import json
 
@@ -29,7 +30,7 @@ def render(folder: Path, output: str, max_bytes: int, max_documents: int) -> Non
 
     runtime = Runtime(None, progress=progress_bar())  # in memory: nothing is kept
     try:
-        result = runtime.apply([folder], limits=limits(max_bytes, max_documents))
+        result = runtime.apply([folder], limits=limits(max_bytes, max_documents), recursive=recursive)
         objects = runtime.list()
     finally:
         runtime.progress.finish()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from inferplane.cli.options import FILES_OPTION, STATE_OPTION, limits, stream_limits
+from inferplane.cli.options import FILES_OPTION, RECURSIVE_OPTION, STATE_OPTION, limits, stream_limits
 from inferplane.cli.output import table
 from inferplane.cli.report import print_errors, print_notes, refuse_nothing_found
 from inferplane.cli.state import opened
@@ -15,17 +15,17 @@ from inferplane.cli.state import opened
 
 @click.command()
 @FILES_OPTION
+@RECURSIVE_OPTION
 @click.option("--strict", is_flag=True, help="Count warnings (what apply would hold) as errors: exit 1 on any.")
 @STATE_OPTION
 @stream_limits
-def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_bytes: int, max_documents: int) -> None:
+def validate(paths: tuple[Path, ...], recursive: bool, strict: bool, state: Path | None, max_bytes: int, max_documents: int) -> None:
     """Check manifests as the API server would; print every error, and as warnings what apply would
     hold (a missing class, drivers the cluster's cloud cannot serve); exit 1 on any error. Classes
     already applied to the state (where there is one) count as present."""
-    from inferplane.admission import admit_paths
     from inferplane.cli.resources import display_kind
 
-    result = admit_paths(list(paths), known_classes=_known_classes(state), limits=limits(max_bytes, max_documents))
+    result = _admitted(paths, recursive, state, limits(max_bytes, max_documents))
     refuse_nothing_found(result, paths)
     if result.admitted:
         rows = [(display_kind(obj.kind, obj.api_version), obj.metadata.name, manifest.source)
@@ -40,15 +40,19 @@ def validate(paths: tuple[Path, ...], strict: bool, state: Path | None, max_byte
     sys.exit(1 if failed else 0)
 
 
-def _known_classes(state: Path | None):
-    """The classes already applied to the state; None where there is no state, so that the engine is
-    imported only where there is one."""
+def _admitted(paths: tuple[Path, ...], recursive: bool, state: Path | None, stream):
+    """Admission as apply's: against the state where there is one (its classes count as present, and a
+    manifest naming an object a composite controls is refused as apply refuses it). The engine is
+    imported only where there is a state."""
     from inferplane import state_dir
+    from inferplane.admission import admit_paths
 
     if not (state_dir(state) / "store.db").is_file():
-        return None
-    with opened(state, create=False) as runtime:
-        return runtime.known_classes()
+        return admit_paths(list(paths), limits=stream, recursive=recursive)
+    with opened(state, create=False, read_only=True) as runtime:
+        result = admit_paths(list(paths), known_classes=runtime.known_classes(), limits=stream, recursive=recursive)
+        runtime.refuse_composed(result)
+    return result
 
 
 def _summary(result, failed: int, strict: bool) -> str:
