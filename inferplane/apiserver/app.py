@@ -69,7 +69,8 @@ class App:
                  address: str = "", max_watches: int | None = None):
         self.state, self.catalog, self.events, self.address = state, catalog, events, address
         self.openapi = OpenAPI(catalog)
-        self.local = threading.local()  # each thread's runtime: a SQLite connection serves its own thread
+        self.pool: list[Runtime] = []  # runtimes not lent (see `runtime`)
+        self.pool_lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.event_feed = EventFeed(events)
         self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store, also=self.event_feed.poll)
@@ -84,22 +85,28 @@ class App:
     def stop(self) -> None:
         self.hub.stop()
         self.reconciler.stop()
+        with self.pool_lock:
+            for runtime in self.pool:
+                runtime.close()
+            self.pool.clear()
 
     @contextlib.contextmanager
     def runtime(self) -> Iterator[Runtime]:
-        """This thread's runtime over the state (opened on its first request; a connection's thread
-        serves all its requests, and its runtime goes with it)."""
-        runtime = getattr(self.local, "runtime", None)
+        """A runtime over the state for one request, lent from the server's pool (a new one when every
+        one is lent). Runtimes are lent per request, not kept per connection: a connection held open
+        (a watch, kubectl's keep-alive) holds no store connection, and the pool is as large as the most
+        requests ever served at once. None is ever closed while the server runs: SQLite keeps the file
+        descriptors of a connection closed while others hold the file's locks, for the next to reuse
+        (sqlite.org/src/file/src/os_unix.c, setPendingFd), so closing them would free nothing."""
+        with self.pool_lock:
+            runtime = self.pool.pop() if self.pool else None
         if runtime is None:
-            runtime = self.local.runtime = Runtime(self.state, wait=WRITE_WAIT)
-        yield runtime
-
-    def release_thread(self) -> None:
-        """Close this thread's runtime (its connection ends: the thread, and its store connection, go)."""
-        runtime = getattr(self.local, "runtime", None)
-        if runtime is not None:
-            self.local.runtime = None
-            runtime.close()
+            runtime = Runtime(self.state, wait=WRITE_WAIT)
+        try:
+            yield runtime
+        finally:
+            with self.pool_lock:
+                self.pool.append(runtime)
 
     # ---- routing
 

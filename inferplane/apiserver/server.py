@@ -53,12 +53,6 @@ class Handler(BaseHTTPRequestHandler):
         self.reader = DeadlineReader(self.connection)
         self.rfile = io.BufferedReader(self.reader)
 
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.app.release_thread()  # this connection's store connection goes with it
-
     def handle_one_request(self) -> None:
         self.reader.deadline = None
         try:
