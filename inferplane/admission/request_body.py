@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+
+import yaml as yaml_events
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +39,18 @@ class BodyLimits(StreamLimits):
                 "its own (kubectl apply -f does)")
 
 
+# The values (scalars, lists, mappings, aliases) a body may hold: each costs a few hundred bytes as
+# Python builds it (a YAML node, a dict), so a 3 MiB body of 1.5 million one-byte values would take
+# ~500 MiB. A storable object (1.5 MiB of JSON) of real fields holds far fewer; this bounds a body's
+# cost to ~70 MiB whatever it holds.
+MAX_VALUES = 200_000
+
+
 def read_body(data: bytes, yaml: bool) -> Any:
     """The value a JSON (or, with `yaml`, YAML) body holds; BodyRefused when it cannot be read or holds
     what JSON cannot store (a repeated key included: the API server's strict decoding refuses it)."""
+    if len(data) > MAX_VALUES:  # a shorter text cannot hold more values than it has bytes
+        _count_values(data, yaml)
     if yaml:
         value, problems = _read_yaml(data)
     else:
@@ -63,6 +74,37 @@ def _read_yaml(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
 # A JSON string (escapes included) or a bracket: the tokens that nesting is counted on.
 _JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _OPENS = frozenset("[{")
+# A string or a separator: a JSON text's values are at most its separators and opening brackets, plus one.
+_JSON_SEPARATORS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{,]', re.DOTALL)
+_YAML_VALUES = (yaml_events.ScalarEvent, yaml_events.AliasEvent, yaml_events.SequenceStartEvent,
+                yaml_events.MappingStartEvent)
+
+
+def _count_values(data: bytes, is_yaml: bool) -> None:
+    """Refuse a body of more than MAX_VALUES values before any is built: JSON by its separators outside
+    strings (a quick count of every separator settles most), YAML on libyaml's event stream, which
+    builds nothing (a text it cannot parse is left to the reader, which says why)."""
+    too_many = BodyRefused(f"{BODY} holds more than {MAX_VALUES:,} values (inferplane serve's limit on a request, "
+                           "which bounds what reading it costs): send a smaller object")
+    if not is_yaml:
+        if data.count(b",") + data.count(b"[") + data.count(b"{") < MAX_VALUES:
+            return
+        count = 0
+        for token in _JSON_SEPARATORS.finditer(data):
+            if token.end() - token.start() == 1:
+                count += 1
+                if count >= MAX_VALUES:
+                    raise too_many
+        return
+    count = 0
+    try:
+        for event in yaml_events.parse(data, Loader=yaml_events.CSafeLoader):
+            if isinstance(event, _YAML_VALUES):
+                count += 1
+                if count > MAX_VALUES:
+                    raise too_many
+    except yaml_events.YAMLError:
+        return
 
 
 def _read_json(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
