@@ -20,6 +20,7 @@ from typing import Any
 
 from inferplane.admission.limits import MAX_DEPTH, HugeInteger, StreamLimits, _join, shape_problems
 from inferplane.admission.manifests import LoadError, decode, parse_input
+from inferplane.admission.stored_kinds import is_secret, without_secret_values
 
 BODY = "the request's body"
 
@@ -57,7 +58,9 @@ def read_body(data: bytes, yaml: bool) -> Any:
         value, problems = _read_json(data)
     problems += list(shape_problems(value))
     if problems:
-        raise BodyRefused("; ".join(f"{path}: {message}" if path else message for path, message in problems))
+        message = "; ".join(f"{path}: {message}" if path else message for path, message in problems)
+        # A value a message quotes (a YAML !!binary where text belongs) may be a Secret's: hidden as ***.
+        raise BodyRefused(without_secret_values(value, message) if is_secret(value) else message)
     return value
 
 

@@ -159,6 +159,9 @@ def test_a_failed_test_of_a_secret_never_echoes_it(hostile):
         refused = assert_refused(hostile, send(hostile, "PATCH", f"{SECRETS}/token", json.dumps(patch).encode(),
                                                JSON_PATCH))
         assert "aHVudGVyMg" not in json.dumps(refused) and "hunter2" not in json.dumps(refused)
+    binary = b"apiVersion: v1\nkind: Secret\nmetadata: {name: other}\ndata: {pw: !!binary aHVudGVyMg==}\n"
+    refused = assert_refused(hostile, send(hostile, "POST", SECRETS, binary, YAML), 400)
+    assert "hunter2" not in json.dumps(refused) and "***" in refused["message"]
 
 
 def test_impersonation_is_refused(hostile):
