@@ -42,6 +42,23 @@ def _join(path: str, step: str | int) -> str:
     return f"{path}.{step}" if path else step
 
 
+_SURROGATE = ("a key or value holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair), which is "
+              "not Unicode text and cannot be stored: escape the whole character, or write it as UTF-8")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _describe_int(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"an integer of {len(text.lstrip('-'))} digits"
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, HugeInteger):
         return repr(value)
@@ -68,15 +85,21 @@ def shape_problems(body: Any) -> Iterator[tuple[str, str]]:
                     yield _join(path, str(key)), (f"key {key!r} is a {type(key).__name__}: JSON keys are strings; "
                                                   f"quote it")
                     continue
+                if not key.isascii() and not _is_unicode(key):
+                    yield path, _SURROGATE
+                    continue
                 children.append((item, _join(path, key), depth + 1))
             stack.extend(reversed(children))
         elif isinstance(value, list):
             stack.extend(reversed([(item, _join(path, i), depth + 1) for i, item in enumerate(value)]))
-        elif isinstance(value, bool) or value is None or isinstance(value, str):
+        elif isinstance(value, str):
+            if not value.isascii() and not _is_unicode(value):
+                yield path, _SURROGATE
+        elif isinstance(value, bool) or value is None:
             continue
         elif isinstance(value, int):
             if not INT64_MIN <= value <= INT64_MAX:
-                yield path, (f"{value} does not fit an int64 (Kubernetes stores integers as 64-bit, "
+                yield path, (f"{_describe_int(value)} does not fit an int64 (Kubernetes stores integers as 64-bit, "
                              f"{INT64_MIN} to {INT64_MAX}): use a smaller number, or quote it if it is text")
         elif isinstance(value, float):
             if not math.isfinite(value):

@@ -16,7 +16,7 @@ from inferplane.apiserver import discovery, reads, tables, writes
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
 from inferplane.apiserver.replay import REPLAY_SECONDS, Replays
-from inferplane.apiserver.streams import watch_stream
+from inferplane.apiserver.streams import MAX_WATCHES, Released, WatchSlots, lifetime, watch_stream
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
 from inferplane.apiserver.event_feed import EventFeed
 from inferplane.apiserver.watches import Feed, Hub, log_line
@@ -36,6 +36,8 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]  # names lower-cased
     body: bytes = b""
+    # Whether the client is still connected (a quiet watch asks, to end when its client has gone).
+    connected: Callable[[], bool] = lambda: True
 
     @property
     def dry_run(self) -> bool:
@@ -48,8 +50,9 @@ class Answer:
     body: Any
     warnings: list[str] = field(default_factory=list)
     # A watch: the events to stream after the headers, instead of `body`.
-    stream: Iterator[bytes] | None = None
+    stream: Released | None = None
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)  # sent besides Content-Type (Retry-After)
 
 
 @dataclass(frozen=True)
@@ -63,15 +66,17 @@ class Target:
 
 class App:
     def __init__(self, state: Path, catalog: Catalog, events: Callable[[Store], list[dict[str, Any]]],
-                 address: str = ""):
+                 address: str = "", max_watches: int | None = None):
         self.state, self.catalog, self.events, self.address = state, catalog, events, address
         self.openapi = OpenAPI(catalog)
-        self.local = threading.local()  # each thread's runtime: a SQLite connection serves its own thread
+        self.pool: list[Runtime] = []  # runtimes not lent (see `runtime`)
+        self.pool_lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.event_feed = EventFeed(events)
         self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store, also=self.event_feed.poll)
         self.replays = Replays(log_line)
         self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT), self.replays)
+        self.watch_slots = WatchSlots(max_watches or MAX_WATCHES)
 
     def start(self) -> None:
         self.hub.start()
@@ -80,15 +85,28 @@ class App:
     def stop(self) -> None:
         self.hub.stop()
         self.reconciler.stop()
+        with self.pool_lock:
+            for runtime in self.pool:
+                runtime.close()
+            self.pool.clear()
 
     @contextlib.contextmanager
     def runtime(self) -> Iterator[Runtime]:
-        """This thread's runtime over the state (opened on its first request; a connection's thread
-        serves all its requests, and its runtime goes with it)."""
-        runtime = getattr(self.local, "runtime", None)
+        """A runtime over the state for one request, lent from the server's pool (a new one when every
+        one is lent). Runtimes are lent per request, not kept per connection: a connection held open
+        (a watch, kubectl's keep-alive) holds no store connection, and the pool is as large as the most
+        requests ever served at once. None is ever closed while the server runs: SQLite keeps the file
+        descriptors of a connection closed while others hold the file's locks, for the next to reuse
+        (sqlite.org/src/file/src/os_unix.c, setPendingFd), so closing them would free nothing."""
+        with self.pool_lock:
+            runtime = self.pool.pop() if self.pool else None
         if runtime is None:
-            runtime = self.local.runtime = Runtime(self.state, wait=WRITE_WAIT)
-        yield runtime
+            runtime = Runtime(self.state, wait=WRITE_WAIT)
+        try:
+            yield runtime
+        finally:
+            with self.pool_lock:
+                self.pool.append(runtime)
 
     # ---- routing
 
@@ -97,7 +115,7 @@ class App:
         try:
             return self._route(request)
         except APIError as error:
-            return Answer(error.code, error.status())
+            return Answer(error.code, error.status(), headers=error.headers)
         except Conflict as error:  # another writer came in between a read and a write of this request
             return Answer(409, APIError(409, "Conflict", f"{error}: read it again and retry").status())
         except StoreError as error:  # told with its fix (busy, read-only, damaged)
@@ -220,11 +238,23 @@ class App:
         # A watch-list starts from the current state whatever version it names (resourceVersionMatch=NotOlderThan).
         since = None if reads.flag(request.query, "sendInitialEvents") else \
             reads.parse_version(request.query.get("resourceVersion"))
-        subscription, first, seen = feed.subscribe(match, since)
+        timeout = lifetime(request.query)
+        self.watch_slots.take()
+        try:
+            subscription, first, seen = feed.subscribe(match, since)
+        except BaseException:
+            self.watch_slots.give_back()
+            raise
+
+        def release() -> None:
+            feed.unsubscribe(subscription)
+            self.watch_slots.give_back()
+
         table = (lambda objects, headers: self._table(request, target, objects, str(seen), headers)) \
             if tables.wants_table(request.headers.get("accept", "")) else None
-        return Answer(200, None, stream=watch_stream(feed, self.hub.stopped, subscription, first, query, request.query,
-                                                     table, (served.api_version, served.kind)))
+        stream = watch_stream(feed, self.hub.stopped, subscription, first, query, request.query, table,
+                              (served.api_version, served.kind), timeout, request.connected)
+        return Answer(200, None, stream=Released(stream, release))
 
     # ---- writes
 
@@ -257,7 +287,7 @@ class App:
             return self._written(request, target, lambda runtime: writes.write_status(
                 runtime, target.served, key, body, request.dry_run))
         return self._written(request, target, lambda runtime: writes.write(
-            runtime, target.served, body, create=False, dry_run=request.dry_run))
+            runtime, target.served, body, create=False, dry_run=request.dry_run, replays=self.replays))
 
     def _scale(self, request: Request, target: Target, scale: Any) -> Answer:
         """A Scale written (PUT) or patched: the object with its replicas set, written as any update."""
@@ -293,6 +323,9 @@ class App:
     def _delete_options(request: Request) -> tuple[str, bool]:
         """(propagation policy, dry run) from the query or a DeleteOptions body."""
         options = (writes.decoded(request.body, "application/json") if request.body else None) or {}
+        if not isinstance(options, dict) or not isinstance(options.get("dryRun") or [], list):
+            raise bad_request("the body of a DELETE is DeleteOptions: a JSON object, its dryRun a list (e.g. "
+                              "{\"propagationPolicy\": \"Foreground\", \"dryRun\": [\"All\"]})")
         propagation = writes.check_propagation(request.query.get("propagationPolicy")
                                                or options.get("propagationPolicy"))
         return propagation, request.dry_run or "All" in (options.get("dryRun") or [])

@@ -18,7 +18,10 @@ import json
 from typing import Any
 
 import jsonpatch
+import jsonpointer
+import orjson
 
+from inferplane.admission.limits import MAX_DEPTH
 from inferplane.admission.object_meta import CORE_DEFINITIONS, DEFINITIONS
 
 MERGE = "application/merge-patch+json"
@@ -31,6 +34,17 @@ _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 class PatchError(ValueError):
     """A patch that cannot be applied: the message says which part and why."""
+
+
+class PatchTooLarge(PatchError):
+    """A JSON patch over the limits on its operations or what they add (413, as kube-apiserver answers)."""
+
+
+# kube-apiserver's limit on a JSON patch's operations (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
+# v0.37.0: maxJSONPatchOperations = 10000, answered RequestEntityTooLarge).
+MAX_OPERATIONS = 10_000
+# What a JSON patch may add, copies included: the request limit (what a body may add by itself).
+MAX_ADDED = 3 * 1024 * 1024
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -47,10 +61,70 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def json_patch(target: dict[str, Any], operations: Any) -> dict[str, Any]:
-    try:
-        return jsonpatch.JsonPatch(operations).apply(target)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as error:
-        raise PatchError(f"the JSON patch cannot be applied: {error}") from None
+    """RFC 6902, operation by operation on one copy of the target, each bounded before it is applied:
+    at most MAX_OPERATIONS of them; what they add (their values, and what `copy` duplicates) at most
+    MAX_ADDED bytes, and never deeper than MAX_DEPTH (a `copy` of an object into itself doubles it; a
+    chain of `add`s nests one level each). A refusal names the operation and never a value: the target
+    may be a Secret."""
+    if not isinstance(operations, list):
+        raise PatchError("a JSON patch is a list of operations: send [{\"op\": ..., \"path\": ...}, ...]")
+    if len(operations) > MAX_OPERATIONS:
+        raise PatchTooLarge(f"The allowed count of operations in the patch is {MAX_OPERATIONS}, but received "
+                            f"{len(operations)}: send the change in several patches")
+    document, added = copy.deepcopy(target), 0
+    for index, operation in enumerate(operations):
+        where = f"operation {index}"
+        if not isinstance(operation, dict) or not isinstance(operation.get("path"), str):
+            raise PatchError(f"{where} is not an object with an op and a path: send {{\"op\": ..., \"path\": ...}}")
+        where = f"operation {index} ({str(operation.get('op'))[:20]} {operation['path'][:200]})"
+        try:
+            grown = _growth(document, operation)
+            if grown is not None:
+                size, depth = grown
+                added += size
+                if added > MAX_ADDED:
+                    raise PatchTooLarge(f"{where}: the patch adds more than {MAX_ADDED // 1024 // 1024} MiB (its "
+                                        "values, and what its copy operations duplicate): send a smaller patch")
+                if depth + operation["path"].count("/") > MAX_DEPTH:
+                    raise PatchError(f"{where} would nest the object more than {MAX_DEPTH} levels deep (inferplane's "
+                                     "limit): flatten the structure")
+            document = jsonpatch.JsonPatch([operation]).apply(document, in_place=True)
+        except jsonpatch.JsonPatchTestFailed:
+            raise PatchError(f"{where}: the test failed: the value there is not the one tested") from None
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError,
+                ValueError):
+            # The library's words may quote the document: only the operation is named.
+            raise PatchError(f"{where} cannot be applied: its op, path or from names nothing there (or no "
+                             "operation of RFC 6902): read the object again and fix the operation") from None
+    return document
+
+
+def _growth(document: Any, operation: dict[str, Any]) -> tuple[int, int] | None:
+    """(bytes, depth) of what an operation puts into the document, or None for one that adds nothing."""
+    op = operation.get("op")
+    if op in ("add", "replace", "test") and "value" in operation:
+        value = operation["value"]
+    elif op == "copy" and isinstance(operation.get("from"), str):
+        value = jsonpointer.resolve_pointer(document, operation["from"], None)
+    else:
+        return None
+    if op == "test":
+        return 0, _depth(value)  # compared, not added: bounded in depth only (comparing recurses)
+    return len(orjson.dumps(value)), _depth(value)
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(node, dict):
+            stack += [(child, depth + 1) for child in node.values()]
+        elif isinstance(node, list):
+            stack += [(child, depth + 1) for child in node]
+    return deepest
 
 
 @functools.cache

@@ -8,6 +8,8 @@ values or a header: a Secret's data is only ever in the response to an authentic
 from __future__ import annotations
 
 import hmac
+import io
+import select
 import socket
 import ssl
 import sys
@@ -17,19 +19,27 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 
 from inferplane.apiserver.app import Answer, App, Request
 from inferplane.apiserver.credentials import Credentials
-from inferplane.apiserver.status import unauthorized
+from inferplane.apiserver.http_body import read_body
+from inferplane.apiserver.status import APIError, impersonation_refused, unauthorized
 
 # The largest request body taken: kube-apiserver's (k8s.io/apiserver pkg/server/config.go, v0.37.0,
-# MaxRequestBodyBytes: 3 MiB).
+# MaxRequestBodyBytes: 3 MiB), whether sent with a Content-Length or in chunks.
 MAX_BODY = 3 * 1024 * 1024
 # Seconds a connection may stay idle (or take to say hello) before its thread lets it go.
 IDLE_TIMEOUT = 120
+# Seconds a request's line and headers may take once its first byte came: kube-apiserver's
+# (k8s.io/apiserver pkg/server/secure_serving.go, v0.37.0: ReadHeaderTimeout: 32 * time.Second), so a
+# client sending a byte at a time holds a thread no longer than this.
+HEADER_SECONDS = 32
+# Seconds a request's body may take: kube-apiserver's default request timeout (k8s.io/apiserver
+# pkg/server/config.go, v0.37.0: RequestTimeout 60 s).
+BODY_SECONDS = 60
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -39,28 +49,65 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         self.request.settimeout(IDLE_TIMEOUT)
         super().setup()
+        self.rfile.close()
+        self.reader = DeadlineReader(self.connection)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        self.reader.deadline = None
+        try:
+            if not self.rfile.peek(1):  # idle until the next request begins (or the client goes)
+                self.close_connection = True
+                return
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        self.reader.deadline = time.monotonic() + HEADER_SECONDS
+        super().handle_one_request()
 
     def _serve(self) -> None:
         started = time.monotonic()
         parts = urlsplit(self.path)
+        path = unquote(parts.path)  # as Go's URL.Path: a name may be sent percent-escaped
         token = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        length = int(self.headers.get("Content-Length") or 0)
+        body: bytes | None = None
         if not hmac.compare_digest(token.encode(), self.server.token.encode()):
             answer = Answer(401, unauthorized().status())
-        elif length > MAX_BODY:
-            answer = Answer(413, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 413,
-                                  "reason": "RequestEntityTooLarge", "message": f"the body is over {MAX_BODY} bytes"})
         else:
-            body = self.rfile.read(length) if length else b""
-            request = Request(self.command, parts.path, dict(parse_qsl(parts.query)),
-                              {k.lower(): v for k, v in self.headers.items()}, body)
-            answer = self.server.app.answer(request)
-        if length and answer.code in (401, 413):
-            self.close_connection = True  # the body was not read
+            self.reader.deadline = time.monotonic() + BODY_SECONDS
+            try:
+                body = read_body(self.headers, self.rfile, MAX_BODY)
+            except APIError as error:
+                answer = Answer(error.code, error.status())
+            except (OSError, ValueError):  # the client went, or sent too slowly: nobody to answer
+                self.close_connection = True
+                return
+            finally:
+                self.reader.deadline = None
+        if body is not None:
+            impersonating = sorted(k for k in self.headers if k.lower().startswith("impersonate-"))
+            if impersonating:
+                answer = Answer(403, impersonation_refused(impersonating).status())
+            else:
+                request = Request(self.command, path, dict(parse_qsl(parts.query)),
+                                  {k.lower(): v for k, v in self.headers.items()}, body, self._connected)
+                answer = self.server.app.answer(request)
+        else:
+            self.close_connection = True  # the body was not read (whole): what follows is not a request
         self._send(answer)
-        self.server.log(f"{self.command} {parts.path} {answer.code} {1000 * (time.monotonic() - started):.0f}ms")
+        self.server.log(f"{self.command} {path} {answer.code} {1000 * (time.monotonic() - started):.0f}ms")
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def _connected(self) -> bool:
+        """Whether the client is still there, for a watch with nothing to send: it sends nothing after its
+        request (HTTP/1.1 answers one request at a time), so anything to read, its close included, means
+        it has gone (a TLS close_notify, a FIN, a reset)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
 
     def _send(self, answer: Answer) -> None:
         self.send_response(answer.code)
@@ -70,10 +117,15 @@ class Handler(BaseHTTPRequestHandler):
             # RFC 7234 Warning, as kube-apiserver sends admission warnings (kubectl prints `Warning: ...`).
             text = warning.replace("\\", "\\\\").replace('"', '\\"').encode("latin-1", "replace").decode("latin-1")
             self.send_header("Warning", f'299 - "{text}"')
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
         if answer.stream is not None:
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            self._stream(answer)
+            try:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self._stream(answer)
+            finally:
+                answer.stream.close()
             return
         body = answer.body.encode() if answer.body == "ok" else orjson.dumps(answer.body)
         self.send_header("Content-Length", str(len(body)))
@@ -86,10 +138,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout):
+        except (OSError, ssl.SSLError):  # the client went (a broken pipe, a reset, a write that timed out)
             self.close_connection = True
-        finally:
-            answer.stream.close()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
         pass  # each request is logged once by _serve, without its query
@@ -131,3 +181,23 @@ class APIHTTPServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"https://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+class DeadlineReader(socket.SocketIO):
+    """A connection's reads, each waiting at most until the deadline set (the header or body deadline),
+    else IDLE_TIMEOUT: a socket's timeout bounds one read only, so a client trickling bytes would
+    otherwise hold its thread for as long as it liked."""
+
+    deadline: float | None = None
+
+    def __init__(self, connection: socket.socket):
+        super().__init__(connection, "rb")
+
+    def readinto(self, buffer) -> int | None:
+        timeout = IDLE_TIMEOUT
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - time.monotonic())
+            if timeout <= 0:
+                raise TimeoutError("the request was not read in time")
+        self._sock.settimeout(timeout)
+        return super().readinto(buffer)

@@ -10,9 +10,11 @@ from typing import Any
 class APIError(Exception):
     """A request answered with a Status of failure."""
 
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.code, self.reason, self.message, self.details = code, reason, message, details
+        self.headers = headers or {}  # sent with the Status (Retry-After)
 
     def status(self) -> dict[str, Any]:
         body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -76,3 +78,20 @@ def unsupported_media_type(media: str, accepted: list[str]) -> APIError:
 def gone(version: str, oldest: int) -> APIError:
     return APIError(410, "Expired", f"too old resource version: {version} ({oldest}): list again and watch "
                     "from the list's resourceVersion")
+
+
+def impersonation_refused(headers: list[str]) -> APIError:
+    """kube-apiserver answers an impersonation its user may not make 403 Forbidden (k8s.io/apiserver
+    pkg/endpoints/filters/impersonation.go, v0.37.0: responsewriters.Forbidden); here there is one user,
+    the token's, and nobody to impersonate, so the header is refused rather than ignored (an ignored one
+    would act as the token's user while the client believes it acts as another)."""
+    return APIError(403, "Forbidden", f"impersonation is not supported by inferplane serve ({', '.join(headers)} "
+                    "sent): its token is its only user; send the request without --as, --as-group or --as-uid")
+
+
+def too_many_watches(limit: int, retry_after: int) -> APIError:
+    """429 with Retry-After, as kube-apiserver's max-in-flight filter answers (k8s.io/apiserver
+    pkg/server/filters/maxinflight.go, v0.37.0: tooManyRequests sets Retry-After: 1)."""
+    return APIError(429, "TooManyRequests", f"too many watches are open with this token ({limit}, inferplane serve's "
+                    f"limit): close some (a kubectl get -w you left running) and retry after {retry_after} s",
+                    {"retryAfterSeconds": retry_after}, {"Retry-After": str(retry_after)})

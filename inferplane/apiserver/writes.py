@@ -4,13 +4,11 @@ concurrency by resourceVersion (409 on a stale one); deletion with Crossplane's 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from inferplane.admission.manifests import Manifest
+from inferplane.admission.request_body import BodyRefused, read_body
 from inferplane.api.json_data import json_copy
 from inferplane.apiserver import patches, protobuf
 from inferplane.apiserver.catalog import Served
@@ -18,7 +16,7 @@ from inferplane.apiserver.replay import RECORDED, Replays, record
 from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
                                          unsupported_media_type)
 from inferplane.engine.runtime import InUse, Runtime, composed_refusal
-from inferplane.runtime.store import Key, controller_ref, resource_version
+from inferplane.runtime.store import Key, controller_ref, now, resource_version
 
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 # What a custom resource takes as a patch; the core kinds take a strategic merge patch too
@@ -49,11 +47,9 @@ def decoded(raw: bytes, content_type: str) -> Any:
     if media and media not in BODY_TYPES and not media.endswith("+json"):
         raise unsupported_media_type(media, BODY_TYPES)
     try:
-        if "yaml" in content_type:
-            return yaml.safe_load(raw.decode())
-        return json.loads(raw or b"null")
-    except (ValueError, yaml.YAMLError) as error:
-        raise bad_request(f"the request's body is not {'YAML' if 'yaml' in content_type else 'JSON'}: {error}") from None
+        return read_body(raw, yaml="yaml" in media)
+    except BodyRefused as error:
+        raise bad_request(str(error)) from None
 
 
 def checked_body(served: Served, namespace: str, name: str | None, body: Any) -> dict[str, Any]:
@@ -76,6 +72,8 @@ def checked_body(served: Served, namespace: str, name: str | None, body: Any) ->
         raise bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
     if name is not None:
         meta["name"] = name
+    if meta.get("name") is not None and not isinstance(meta["name"], str):
+        raise invalid(served.kind, served.group, "", [("metadata.name", "must be a string: quote it")])
     if not meta.get("name"):
         raise invalid(served.kind, served.group, "", [("metadata.name", "name is required: set metadata.name")])
     return body
@@ -85,9 +83,11 @@ def key_of(served: Served, namespace: str, name: str) -> Key:
     return Key(served.group, served.kind, namespace if served.namespaced else "", name)
 
 
-def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, dry_run: bool) -> Written:
+def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, dry_run: bool,
+          replays: Replays | None = None) -> Written:
     """Create (`create`) or replace an object through admission, as `inferplane apply` writes it; the
-    fleet is reconciled by the server's reconciler, not here."""
+    fleet is reconciled by the server's reconciler, not here. An object being deleted (see `delete`)
+    keeps its deletionTimestamp, may not gain finalizers, and is deleted once its last one is removed."""
     key = key_of(served, body["metadata"].get("namespace", ""), body["metadata"]["name"])
     current = runtime.get(key)
     if create and current is not None:
@@ -103,6 +103,9 @@ def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, 
     if current is not None and based_on is not None and based_on != resource_version(current):
         raise conflict(served.plural, served.group, key.name, STALE)
     body.pop("status", None)
+    deleting = (current or {}).get("metadata", {}).get("deletionTimestamp")
+    if deleting:
+        _check_finalizers(served, key, current, body)
     result = runtime.write([Manifest(f"{served.kind}/{key.name}", body)], reconcile=False, dry_run=dry_run)
     errors = result.admission.errors
     if errors:
@@ -111,7 +114,38 @@ def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, 
     warnings = [f"{w.path}: {w.message}" if w.path else w.message for w in result.admission.warnings]
     if dry_run:
         return Written(_would_store(result, current), current is None, warnings)
-    return Written(runtime.get(key) or {}, current is None, warnings)
+    stored = runtime.get(key) or {}
+    if deleting and stored:
+        stored = _still_deleting(runtime, served, key, stored, deleting, replays)
+    return Written(stored, current is None, warnings)
+
+
+def _check_finalizers(served: Served, key: Key, current: dict[str, Any], body: dict[str, Any]) -> None:
+    """An object being deleted may lose finalizers, never gain one (k8s.io/apimachinery
+    pkg/api/validation/objectmeta.go, v0.37.0, ValidateObjectMetaUpdate)."""
+    before = current["metadata"].get("finalizers") or []
+    added = [f for f in body["metadata"].get("finalizers") or [] if f not in before]
+    if added:
+        raise invalid(served.kind, served.group, key.name, [(
+            "metadata.finalizers", f"Forbidden: no new finalizers can be added if the object is being deleted, found "
+                                   f"new finalizers {added}: remove them from what you send")])
+
+
+def _still_deleting(runtime: Runtime, served: Served, key: Key, stored: dict[str, Any], since: str,
+                    replays: Replays | None) -> dict[str, Any]:
+    """After an update of an object being deleted: deleted when its finalizers are gone (as kube-apiserver's
+    registry deletes an object whose deletionTimestamp is set once its finalizers are empty:
+    k8s.io/apiserver pkg/registry/generic/registry/store.go, v0.37.0, Update), else marked again (admission
+    drops a deletionTimestamp sent, as the API server does)."""
+    if not stored["metadata"].get("finalizers"):
+        marked = {**stored, "metadata": {**stored["metadata"], "deletionTimestamp": since}}
+        _remove(runtime, served, key, "Background", replays)
+        return marked
+    if stored["metadata"].get("deletionTimestamp") == since:
+        return stored
+    marked = json_copy(stored)
+    marked["metadata"]["deletionTimestamp"] = since
+    return runtime.store.put(marked, known=stored)[0]
 
 
 def _would_store(result, current: dict[str, Any] | None) -> dict[str, Any]:
@@ -143,6 +177,8 @@ def patched(served: Served, current: dict[str, Any], content_type: str, raw: byt
         if media == patches.JSON_PATCH:
             return patches.json_patch(current, patch)
         return patches.strategic_merge_patch(served.kind, current, patch)
+    except patches.PatchTooLarge as error:
+        raise APIError(413, "RequestEntityTooLarge", str(error)) from None
     except patches.PatchError as error:
         raise APIError(422, "Invalid", f'{served.kind} "{current["metadata"]["name"]}": {error}') from None
 
@@ -181,20 +217,33 @@ def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagatio
     current = runtime.get(key)
     if current is None:
         raise not_found(served.plural, served.group, key.name)
+    if current["metadata"].get("finalizers"):
+        # Not deleted yet: marked (metadata.deletionTimestamp), Terminating until an update removes its last
+        # finalizer, and answered 200 with the object, as kube-apiserver does (k8s.io/apiserver
+        # pkg/registry/rest/delete.go and pkg/endpoints/handlers/delete.go, v0.37.0).
+        if current["metadata"].get("deletionTimestamp") or dry_run:
+            return current
+        marked = json_copy(current)
+        marked["metadata"]["deletionTimestamp"] = now()
+        return runtime.store.put(marked, known=current)[0]
     if dry_run:
         return current
+    _remove(runtime, served, key, propagation, replays)
+    return current
+
+
+def _remove(runtime: Runtime, served: Served, key: Key, propagation: str, replays: Replays | None) -> None:
     try:
         runtime.delete(key)
     except InUse as refused:
         # Crossplane's Usage webhook answers 409 (crossplane/crossplane internal/webhook/protection/usage/
         # handler.go, v2: `Code: int32(http.StatusConflict)` with the users named in the message).
         message = str(refused)
-        if record(runtime, key, propagation):
+        if replays is not None and record(runtime, key, propagation):
             replays.add(key)
             message += f"; {RECORDED}"
         raise APIError(409, "Conflict", message, {"name": key.name, "group": served.group,
                                                   "kind": served.plural}) from None
-    return current
 
 
 def _at(obj: dict[str, Any], path: str) -> Any:
@@ -217,12 +266,14 @@ def scale_of(served: Served, obj: dict[str, Any]) -> dict[str, Any]:
 
 def scaled(served: Served, current: dict[str, Any], scale: Any) -> dict[str, Any]:
     """The object with the replicas a Scale asks for, to be written as any update (admission checks them)."""
-    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+    spec = scale.get("spec") if isinstance(scale, dict) else None
+    replicas = spec.get("replicas") if isinstance(spec, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise invalid("Scale", "autoscaling", current["metadata"]["name"],
                       [("spec.replicas", "spec.replicas must be a whole number")])
     body = json_copy({k: v for k, v in current.items() if k != "status"})
-    based_on = (scale.get("metadata") or {}).get("resourceVersion")
+    meta = scale.get("metadata")
+    based_on = meta.get("resourceVersion") if isinstance(meta, dict) else None
     if based_on is not None:
         body["metadata"]["resourceVersion"] = based_on
     *parents, leaf = (served.scale or {})["specReplicasPath"].strip(".").split(".")

@@ -106,7 +106,8 @@ class StoreFile:
     private = False  # see private_copy
 
     def _connect(self, file: Path) -> None:
-        self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout)
+        # Any thread may use the connection, one at a time: `inferplane serve` lends a store to each request.
+        self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False)
         self._layout()  # before anything is written to a file that may be another program's
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a transaction acknowledged to the user survives power loss, not only a kill.

@@ -71,8 +71,10 @@ def events(store):
               help="HOST:PORT to listen on (port 0: any free port). Loopback unless you say otherwise.")
 @click.option("--kubeconfig-out", type=click.Path(path_type=Path), default=None,
               help="Where to write the kubeconfig (mode 0600; default: STATE/kubeconfig).")
+@click.option("--max-watches", type=click.IntRange(min=1), default=None,
+              help="Watches open at once with the token; the next is answered 429 (default 250).")
 @STATE_OPTION
-def serve(address: str, kubeconfig_out: Path | None, state: Path | None) -> None:
+def serve(address: str, kubeconfig_out: Path | None, state: Path | None, max_watches: int | None) -> None:
     """Serve the Kubernetes API over the state: kubectl, client libraries and tools read and write it.
 
     TLS with a certificate made at start, a bearer token on every request; the kubeconfig written
@@ -87,7 +89,7 @@ def serve(address: str, kubeconfig_out: Path | None, state: Path | None) -> None
     with opened(state) as runtime:  # creates the state where there is none; refuses one it cannot use
         folder = runtime.store.path
     credentials = make_credentials(host)
-    app = App(folder, catalog(), events)
+    app = App(folder, catalog(), events, max_watches=max_watches)
     try:
         server = APIHTTPServer((host, port), app, credentials)
     except OSError as error:
