@@ -16,6 +16,7 @@ from inferplane.api.function import (  # noqa: F401  (the composers read the con
     CONFLICT, Condition, Desired, Event, Request, Requirement, Resource, Response, condition_of, is_ready)
 from inferplane.api.json_data import json_copy
 from inferplane.kept import MIB, Kept, size_of
+from inferplane.runtime.keys import stores_opened
 
 
 T = TypeVar("T")
@@ -33,10 +34,12 @@ class ByVersion(Generic[T]):
     BOUND = 64 * MIB
 
     def __init__(self, function: Callable[[Resource], T], bound: int = BOUND):
-        self.function = function
-        self.memo = Kept(bound)
+        self.function, self.bound = function, bound
+        self.memo, self.stores = Kept(bound), stores_opened()
 
     def __call__(self, obj: Resource) -> T:
+        if self.stores != stores_opened():  # another store: its (uid, version) pairs name other objects
+            self.memo, self.stores = Kept(self.bound), stores_opened()
         metadata = obj.get("metadata")
         uid = metadata.get("uid") if isinstance(metadata, dict) else None
         version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
@@ -57,14 +60,14 @@ class ByVersions(Generic[T]):
 
     def __init__(self, function: Callable[[list[Resource]], T]):
         self.function = function
-        self.last: tuple[tuple[tuple[str, str], ...], T] | None = None
+        self.last: tuple[tuple[Any, ...], T] | None = None
 
     def __call__(self, objects: list[Resource]) -> T:
         try:
-            key = tuple([(obj["metadata"]["uid"], obj["metadata"]["resourceVersion"]) for obj in objects])
+            key = (stores_opened(), *[(obj["metadata"]["uid"], obj["metadata"]["resourceVersion"]) for obj in objects])
         except (KeyError, TypeError):
             return self.function(objects)
-        if not all(isinstance(uid, str) and isinstance(version, str) for uid, version in key):
+        if not all(isinstance(uid, str) and isinstance(version, str) for uid, version in key[1:]):
             return self.function(objects)
         last = self.last  # read once: the function server calls from several threads
         if last is None or last[0] != key:

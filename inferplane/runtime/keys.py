@@ -61,6 +61,23 @@ class Key(NamedTuple):
         return cls(*text.split("|"))
 
 
+# Stores this process opened: each numbers its objects alike (`uid_for`), so a (uid, resourceVersion) names one
+# content within one store only.
+_STORES_OPENED = [0]
+
+
+def store_opened() -> None:
+    """Counts a store opened in this process (Store's constructor)."""
+    _STORES_OPENED[0] += 1
+
+
+def stores_opened() -> int:
+    """How many stores this process has opened: what is remembered by (uid, resourceVersion)
+    (compose.base.ByVersion) is forgotten when another opens, since two fresh stores give the same uid and
+    version to different objects of one name."""
+    return _STORES_OPENED[0]
+
+
 def uid_for(key: Key, version: int) -> str:
     """The uid of the object created at `version`: one of its own for each time an object of that key is
     created, as Kubernetes gives (what knew the one deleted sees a new object, not the old one again),

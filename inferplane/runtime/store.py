@@ -39,7 +39,7 @@ from inferplane.runtime.checkpointer import AUTOCHECKPOINT_PAGES, Checkpointer
 from inferplane.runtime.cluster_objects import ClusterObjects
 from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
-                                     resource_version, uid_for, written_digest)
+                                     resource_version, store_opened, uid_for, written_digest)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
 from inferplane.runtime.schema import field_index, field_value
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
@@ -98,6 +98,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         store; where it may not write the folder or its files, it reads through SQLite's read-only mode,
         so that reading commands work on a state they cannot change. A file that is not an inferplane
         store is refused (NotAState), never taken for a new state."""
+        store_opened()
         self.path = path
         self.file: Path | None = None
         self.clock = now if path is not None else (lambda: "")

@@ -2,6 +2,8 @@
 ByVersions does the same for a whole list (the last one)."""
 
 from inferplane.compose.base import ByVersion, ByVersions
+from inferplane.compose.model_deployment import snapshot_cluster_of
+from inferplane.runtime.store import Store
 
 
 def cluster(version, nodes, uid="u-1"):
@@ -76,3 +78,28 @@ def test_what_is_remembered_stays_within_its_bytes_counted_by_the_objects_conver
         assert convert(obj) is obj["metadata"]["labels"]
         assert convert.memo.held <= convert.memo.bound
     assert 1 <= len(convert.memo) <= 5
+
+
+# ---- within one store: two fresh stores number their objects alike, so a second state in the same process
+# (tests, a server after another state) must never read the first state's cluster of the same name.
+
+
+def stored_cluster(pool: str, metadata: dict | None = None) -> dict:
+    return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceCluster",
+            "metadata": {"name": "lab", **(metadata or {})}, "spec": {"cluster": {"source": "Existing"}},
+            "status": {"schedulablePools": [{"name": pool, "className": "c", "nodeCount": 1}]}}
+
+
+def created_in_a_fresh_store() -> dict:
+    store = Store(None)
+    with store.transaction():
+        written, _ = store.put({k: v for k, v in stored_cluster("any").items() if k != "status"})
+    return written["metadata"]
+
+
+def test_a_second_store_s_object_of_the_same_uid_and_version_is_read_afresh():
+    first = created_in_a_fresh_store()
+    assert [p.name for p in snapshot_cluster_of(stored_cluster("old", first)).pools] == ["old"]
+    second = created_in_a_fresh_store()
+    assert (first["uid"], first["resourceVersion"]) == (second["uid"], second["resourceVersion"])
+    assert [p.name for p in snapshot_cluster_of(stored_cluster("new", second)).pools] == ["new"]
