@@ -16,7 +16,7 @@ from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.nebius import NEBIUS_CSI_CHART
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def catalog_releases():
 def folder_releases(folder: Path):
     """(release name, chart, values) of every Release a folder reconciles to: the serving stacks' and
     the InferenceGateway's (Traefik, MetalLB)."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         runtime.apply([folder])
         releases = runtime.list("Release")
