@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from inferplane import KUBERNETES_RELEASE
 from inferplane.apiserver import discovery, reads, tables, writes
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
@@ -26,7 +27,8 @@ from inferplane.runtime.store import Conflict, Key, Store, StoreError
 # How long a write waits for another process's write lock or reconcile before it answers 500.
 WRITE_WAIT = 60.0
 # kube-apiserver's version this server answers as: the Kubernetes whose definitions admission reads.
-VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0", "platform": "linux/amd64"}
+_MAJOR, _MINOR, _ = KUBERNETES_RELEASE.removeprefix("v").split(".")
+VERSION = {"major": _MAJOR, "minor": _MINOR, "gitVersion": KUBERNETES_RELEASE, "platform": "linux/amd64"}
 
 
 @dataclass

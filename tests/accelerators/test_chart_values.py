@@ -10,7 +10,8 @@ import yaml
 
 from inferplane.accelerators import amd, catalog, cpu, dranet, gaudi, nvidia, workloads
 from inferplane.accelerators.catalog import CLOUDS, catalog_errors, components, supported_drivers
-from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, helm_merged, pinned_values
+from inferplane.api.json_data import merge_patch
+from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, pinned_values
 from inferplane.accelerators.component import Chart
 from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
@@ -178,7 +179,7 @@ def test_the_charts_schema_checks_what_its_open_maps_hold():
 
 def test_helm_merges_maps_replaces_lists_and_drops_nulls():
     defaults = {"a": {"b": 1, "c": 2}, "l": [1, 2], "gone": {"x": 1}}
-    assert helm_merged(defaults, {"a": {"c": 3}, "l": [9], "gone": None}) == {"a": {"b": 1, "c": 3}, "l": [9]}
+    assert merge_patch(defaults, {"a": {"c": 3}, "l": [9], "gone": None}) == {"a": {"b": 1, "c": 3}, "l": [9]}
 
 
 # ---- dcgm-exporter under DRA
