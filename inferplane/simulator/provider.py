@@ -39,7 +39,7 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, applied_manifest, o
 from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
@@ -284,7 +284,7 @@ def unserved_provisioner(spec: Resource, of_kind: Callable[[str], list[Resource]
     for release in of_kind("Release"):
         pinned = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
         if (pinned.get("name"), pinned.get("version")) == (chart.name, chart.version) and is_ready(release) \
-                and here(RELEASE_API_VERSION, release):
+                and here(HELM_API_VERSION, release):
             return None
     return chart.provisioner
 
