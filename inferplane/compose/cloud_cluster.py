@@ -18,7 +18,7 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, 
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.storage import SharedStorage
-from inferplane.compose.base import PROVIDER_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
+from inferplane.compose.base import RECONCILE_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
     condition_of, refused_by_provider, validation_problems
 from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 
@@ -96,7 +96,7 @@ class CloudClusterComposer(Composer):
         waiting += [f"pool {pool} (waits for {reason})" for pool, reason in sorted(held.items())]
         failed = self.failed_to_create()
         if failed:
-            self.condition(READY, "False", PROVIDER_ERROR, f"{provider} cluster {self.name} cannot be provisioned: "
+            self.condition(READY, "False", RECONCILE_ERROR, f"{provider} cluster {self.name} cannot be provisioned: "
                                                            f"{'; '.join(failed)}")
         elif waiting:
             self.condition(READY, "False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
