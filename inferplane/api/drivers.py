@@ -168,3 +168,6 @@ NEURON = Driver(
 
 DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET, GAUDI, GOOGLE_TPU, NEURON)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))
+# Accelerators that come with the machine type and are never attached as a cloud's accelerator (GKE's TPU machine
+# types carry their chips, "Plan TPUs in GKE"; EC2's Trainium instances their Neuron devices).
+MACHINE_TYPE_DRIVERS: tuple[str, ...] = (GOOGLE_TPU.name, NEURON.name)
