@@ -170,9 +170,10 @@ class InferenceClassSpec(ApiModel):
              f"a provisioned class cannot claim {CPU.name} alongside a GPU driver: a CPU claim could never "
              "allocate on a GPU pool; split the CPU devices into a class of their own",
              field_path=".devices", reason="FieldValueForbidden"),
-        rule(f"!has(self.provisioning) || !({HAS_ACCELERATOR}) || {CLAIMS_GPU}",
+        rule(f"!has(self.provisioning) || !({HAS_ACCELERATOR}) || {CLAIMS_ATTACHED_GPU}",
              "the provisioning block has an accelerator but no device claims a GPU driver: add a DRA device "
-             f"with driver one of {', '.join(GPU_DRIVERS)}, or remove the accelerator",
+             f"with driver one of {', '.join(d for d in GPU_DRIVERS if d not in MACHINE_TYPE_DRIVERS)}, or remove "
+             "the accelerator",
              field_path=".devices", reason="FieldValueInvalid"),
         rule(f"!has(self.provisioning) || self.provisioning.provider != 'GKE' || !({CLAIMS_ATTACHED_GPU}) || "
              "(has(self.provisioning.gke) && has(self.provisioning.gke.accelerator))",
