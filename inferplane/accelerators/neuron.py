@@ -104,7 +104,7 @@ def _identity(node: str, index: int, count: int, model: DeviceModel) -> tuple[st
         out[f"{GROUPS}/devicegroup1_id"] = {"string": f"0000:{0x10 + index:02x}:00.0"}  # the EFA's BDF, a stand-in
         for size in (4, 8, 16):
             if count >= size:
-                out[f"{GROUPS}/devicegroup{size}_id"] = {"string": _stand_in(node, size, index // size, length=16)}
+                out[f"{GROUPS}/devicegroup{size}_id"] = {"string": _stand_in(size, index // size, length=16)}
     # neuron-dra.rst's allocation results name the devices neurondevice0, neurondevice1, ...
     return f"neurondevice{index}", out
 

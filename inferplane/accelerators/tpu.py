@@ -26,7 +26,7 @@ from inferplane.accelerators.devices import AttributeSpec, DeviceClassSpec, Devi
     stable_uuid
 from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
     no_workloads, tolerations_of
-from inferplane.api.drivers import GOOGLE_TPU
+from inferplane.api.drivers import GOOGLE_TPU, TPU_SINGLE_HOST_TOPOLOGY
 from inferplane.api.serving_stack import ServingStackSpec
 
 D = GOOGLE_TPU.name
@@ -63,8 +63,7 @@ MODELS = tuple(DeviceModel(accelerator, {f"{D}/accelerator": {"string": accelera
                for accelerator, generation in ACCELERATOR_GENERATIONS.items())
 # hardware.go tpuGenerationFamilies: every generation AcceleratorGen returns (v7x is not supported yet).
 GENERATIONS = ("v3", "v4", "v4lite", "v5lite", "v5litepod", "v5p", "v6e")
-# util.go requestedChipCountToChipsPerDimNumaAligned, trailing 1s dropped (singleHostTopology).
-SINGLE_HOST_TOPOLOGY = {1: "1x1", 2: "1x2", 4: "2x2", 8: "2x4"}
+SINGLE_HOST_TOPOLOGY = TPU_SINGLE_HOST_TOPOLOGY
 
 
 def _node_defaults(count: int) -> dict:

@@ -144,6 +144,9 @@ GOOGLE_TPU = Driver(
                       "the label that turns GKE's TPU device plugin off \"only works on or after GKE version: "
                       "1.34.1-gke.1127000\""),
 )
+# A single-host TPU's topology by its chips (dra-driver-google-tpu v0.2.0 util.go
+# requestedChipCountToChipsPerDimNumaAligned, trailing 1s dropped as singleHostTopology does).
+TPU_SINGLE_HOST_TOPOLOGY = {1: "1x1", 2: "1x2", 4: "2x2", 8: "2x4"}
 # AWS's Neuron DRA driver, from the Neuron Helm chart (oci://public.ecr.aws/neuron/neuron-helm-chart) with
 # draDriver.enabled. Its source is not public: these facts rest on AWS's documentation (aws-neuron/aws-neuron-sdk
 # containers/neuron-dra.rst, commit db1586c) and the chart's templates (aws-neuron/neuron-helm-charts).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, GOOGLE_TPU
+from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, GOOGLE_TPU, TPU_SINGLE_HOST_TOPOLOGY
 from inferplane.clouds.base import ProvisionedCloud, at_provider, present, provisioned_sample, scaling, scaling_fields, \
     taint_objects, upbound_provider, upper_snake
 from inferplane.clouds.foundation import Foundation
@@ -65,7 +65,6 @@ class GKE(ProvisionedCloud):
     def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
         """GKE marks GPU nodes with their accelerator (NVIDIA's driver installer selects them by it), and TPU nodes
         with their TPU accelerator, chips and topology (which the TPU DRA driver reads)."""
-        from inferplane.accelerators.tpu import SINGLE_HOST_TOPOLOGY
         from inferplane.clouds.offerings import offerings
 
         accelerator = (machine.get("accelerator") or {}).get("type")
@@ -74,7 +73,7 @@ class GKE(ProvisionedCloud):
         tpu = (offerings(self.source).gpus.get(machine.get("machineType", "")) if offerings(self.source) else None)
         if tpu is None or tpu.driver != GOOGLE_TPU.name or not tpu.count:
             return {}
-        topology = machine.get("tpuTopology") or SINGLE_HOST_TOPOLOGY.get(tpu.count)
+        topology = machine.get("tpuTopology") or TPU_SINGLE_HOST_TOPOLOGY.get(tpu.count)
         return {GKE_TPU_ACCELERATOR_LABEL: tpu.product, GKE_ACCELERATOR_COUNT_LABEL: str(tpu.count),
                 **({GKE_TPU_TOPOLOGY_LABEL: topology} if topology else {})}
 
