@@ -38,6 +38,9 @@ def device_problems(shape: DriverSlices, path: str, attributes: Mapping[str, Att
         elif spec.varies is Varies.DEVICE:
             problems.append((at, f"{q} differs from device to device on a node, so a class cannot state it: "
                                  "select on it in a deployment's device selectors instead"))
+        elif spec.varies is Varies.NODE_IDENTITY:
+            problems.append((at, f"the {shape.driver} driver derives {q} from each node itself, so a class cannot "
+                                 "state it: select on it in a deployment's device selectors instead"))
         elif q in shape.pinned and shape.pinned[q] != value:
             want = shown(shape.pinned[q])
             problems.append((at, f"DeviceClass {shape.device_classes[0].name} selects only devices whose {q} is "
