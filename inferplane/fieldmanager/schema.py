@@ -11,10 +11,13 @@ granular map, owned itself as well as what is under it."""
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from inferplane.crossplane.stored_openapi import openapi_document
+from inferplane.api import KINDS_BY_NAME
+from inferplane.api.xrd import openapi_schema
 
 Schema = dict[str, Any]
 
@@ -75,12 +78,27 @@ class Shape:
         return bool(schema) and schema.get("x-kubernetes-map-type") == "atomic"
 
 
+# Kubernetes v1.37.0's ObjectMeta and core kinds, vendored (admission reads them too).
+KUBERNETES = Path(__file__).resolve().parents[1] / "data" / "kubernetes-v1.37.0"
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+@functools.cache
+def _definitions() -> dict[str, Schema]:
+    return {**json.loads((KUBERNETES / "objectmeta.json").read_text())["$defs"],
+            **json.loads((KUBERNETES / "core-v1.json").read_text())["$defs"]}
+
+
 @functools.cache
 def shape_of(api_version: str, kind: str) -> Shape:
-    """The kind's schema from the OpenAPI document `inferplane serve` publishes (and `explain` reads)."""
-    document = openapi_document(api_version) or {}
-    definitions = (document.get("components") or {}).get("schemas") or {}
-    root = next((s for name, s in sorted(definitions.items()) if name.rsplit(".", 1)[-1] == kind
-                 and any(g.get("kind") == kind for g in s.get("x-kubernetes-group-version-kind") or [{"kind": kind}])),
-                None)
-    return Shape(definitions, root, core="/" not in api_version)
+    """A kind's schema: ours from its model (the schema its XRD publishes: api/xrd.py), a core kind's
+    from Kubernetes' definitions; the metadata of either is ObjectMeta's. Any other kind is deduced."""
+    definitions = _definitions()
+    ours = KINDS_BY_NAME.get(kind)
+    if "/" not in api_version and f"io.k8s.api.core.v1.{kind}" in definitions:
+        return Shape(definitions, definitions[f"io.k8s.api.core.v1.{kind}"], core=True)
+    if ours is not None and ours.api_version_string() == api_version:
+        root = openapi_schema(ours)
+        root = {**root, "properties": {**root["properties"], "metadata": {"$ref": _META}}}
+        return Shape(definitions, root, core=False)
+    return Shape(definitions, None, core=False)
