@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from inferplane.runtime.keys import Key, Resource, resource_version, written_digest
 from inferplane.runtime.store import Conflict, Store
@@ -15,11 +15,13 @@ class UserWrites:
     store: Store
     functions: dict[str, Any]
 
-    def submit(self, obj: Resource) -> tuple[bool, bool]:
+    def submit(self, obj: Resource, record: Callable[[Resource, Resource | None], list] | None = None
+               ) -> tuple[bool, bool]:
         """Store a user's object (spec and metadata; its status stays the reconciler's) and queue what it
         affects. Based on the version read just before; retried when another write came in between.
         Returns (changed, created). The same object written again is known unchanged by its digest,
-        without reading the stored one."""
+        without reading the stored one. `record`: the object's managedFields, from it and the stored one
+        (fieldmanager.managers.recorder), when it is written."""
         key = Key.of(obj)
         written = written_digest(obj)
         while True:
@@ -29,6 +31,8 @@ class UserWrites:
             meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "resourceVersion"}
             if current is not None:
                 meta["resourceVersion"] = resource_version(current)
+            if record is not None:
+                meta["managedFields"] = record(obj, current)
             try:
                 with self.store.transaction():
                     _, changed = self.store.put({**obj, "metadata": meta}, known=current, written=written)
