@@ -140,9 +140,6 @@ class DriverSlices:
     kind_key: str | None = None
     # The kind a device that states none is (Neuron's `neuron_device`): the machine's devices, counted by its table.
     primary_kind: str | None = None
-    # A claim must take every device of the driver on its node (the TPU driver refuses any other count at
-    # Prepare): a request's count must equal the devices a node has, or the pod never starts there.
-    whole_node: bool = False
     # The node-level values that follow from how many devices of its kind a node has (the TPU driver's chipCount
     # and single-host topology), under what the class states.
     count_defaults: Callable[[int], Mapping[str, Attribute]] | None = None

@@ -107,7 +107,7 @@ SLICES = DriverSlices(driver=D, source=SOURCE, attributes=ATTRIBUTES, capacities
                       identity=_identity, device_classes=(DEVICE_CLASS,),
                       model_keys=(f"{D}/accelerator", f"{D}/tpuGen"), product_key=f"{D}/accelerator",
                       common={f"{D}/brand": {"string": "Google"}}, value_problem=_value_problem,
-                      node_identity=_node_identity, count_defaults=_node_defaults, whole_node=True)
+                      node_identity=_node_identity, count_defaults=_node_defaults)
 
 
 # ==== the serving stack

@@ -66,6 +66,9 @@ class Driver:
     # older patch is refused; a minor alone is not, as the cloud picks its newest patch.
     min_patch_version: str | None = field(default=None, kw_only=True)
     min_patch_source: str = field(default="", kw_only=True)
+    # A claim must take every device of the driver on its node (the driver refuses any other count when it
+    # prepares the claim): placement matches a request only where its count is the node's.
+    claims_whole_node: bool = field(default=False, kw_only=True)
 
 
 NVIDIA_GPU = Driver(
@@ -143,6 +146,8 @@ GOOGLE_TPU = Driver(
     min_patch_source=("kubernetes-sigs/dra-driver-google-tpu v0.2.0 demo/clusters/gke/create-tpu-cluster-for-dra.sh: "
                       "the label that turns GKE's TPU device plugin off \"only works on or after GKE version: "
                       "1.34.1-gke.1127000\""),
+    # state.go prepareDevices: a claim must take every chip of its node.
+    claims_whole_node=True,
 )
 # A single-host TPU's topology by its chips (dra-driver-google-tpu v0.2.0 util.go
 # requestedChipCountToChipsPerDimNumaAligned, trailing 1s dropped as singleHostTopology does).

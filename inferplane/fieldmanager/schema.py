@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from inferplane import DATA, KUBERNETES_RELEASE
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.xrd import openapi_schema
 
@@ -78,8 +78,8 @@ class Shape:
         return bool(schema) and schema.get("x-kubernetes-map-type") == "atomic"
 
 
-# Kubernetes v1.37.0's ObjectMeta and core kinds, vendored (admission reads them too).
-KUBERNETES = Path(__file__).resolve().parents[1] / "data" / "kubernetes-v1.37.0"
+# The pinned Kubernetes release's ObjectMeta and core kinds, vendored (admission reads them too).
+KUBERNETES = DATA / f"kubernetes-{KUBERNETES_RELEASE}"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 

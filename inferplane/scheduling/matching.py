@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Mapping, Sequence
 
+from inferplane.api.drivers import DRIVERS
 from inferplane.cel import CelError, selector
 from inferplane.cel.device import split_qualified
 from inferplane.cel.source import device_fields
@@ -125,6 +126,10 @@ class Matcher:
     def _miss(self, klass: PoolClass, index: int, device: ClassDevice, request: DeviceRequest,
               remaining: int) -> str | None:
         """Why this device cannot serve the request, or None when it can."""
+        driver = DRIVERS.get(device.driver)
+        if device.claim == DRA and driver is not None and driver.claims_whole_node and request.count != device.count:
+            return (f"class {klass.name}'s device {device.name}: the {device.driver} driver allocates every device of "
+                    f"a node, {device.count} here, and refuses any other count: ask for {device.count}")
         if remaining < request.count:
             left = f"{remaining} left of {device.count}" if remaining < device.count else f"{device.count}"
             return f"class {klass.name}'s device {device.name} has {left} per node, the request asks {request.count}"

@@ -78,3 +78,19 @@ def test_gke_labels_a_tpu_node_as_the_driver_reads_it():
     labels = CLOUD_MODULES["GKE"].node_labels({"machineType": "ct6e-standard-4t"})
     assert labels == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
                       "cloud.google.com/gke-accelerator-count": "4", "cloud.google.com/gke-tpu-topology": "2x2"}
+
+
+def test_a_tpu_pool_is_matched_only_by_a_request_for_every_chip_of_its_node():
+    # state.go prepareDevices: the TPU driver prepares a claim only for every chip of the node.
+    from inferplane.scheduling import ClassDevice, DeviceRequest, Engine, Member, PoolClass
+    from inferplane.scheduling.matching import Matcher
+
+    tpu = PoolClass("v6e", (ClassDevice("tpu", "tpu.google.com", count=4, device_class_name="tpu.google.com"),))
+
+    def match(count):
+        engine = Engine("vllm", (Member("Standalone", (DeviceRequest("tpu", count, ('device.driver == "tpu.google.com"',)),)),))
+        return Matcher((engine,), {"v6e": tpu}).for_class("v6e")[0][0]
+
+    assert match(4).matched
+    refused = match(1)
+    assert not refused.matched and "allocates every device of a node, 4 here" in refused.reason
