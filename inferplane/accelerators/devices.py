@@ -178,18 +178,18 @@ class DriverSlices:
         if self.model_from_capacity is not None:
             return self.model_from_capacity(capacity)
         identified = self.identify(attributes, machine)
-        countable = {k: v for k, v in capacity.items() if k in self.capacities and countable(v)}
+        counted = {k: v for k, v in capacity.items() if k in self.capacities and countable(v)}
         known = identified.model
         if known is not None:
             if not known.unconfirmed:
                 return known
             return replace(known, attributes={**known.attributes, **{
                 k: v for k, v in attributes.items() if k in known.unconfirmed and self.varies(k, Varies.MODEL)}},
-                capacity={**known.capacity, **{k: v for k, v in countable.items() if k in known.unconfirmed}})
+                capacity={**known.capacity, **{k: v for k, v in counted.items() if k in known.unconfirmed}})
         stated = {k: v for k, v in attributes.items() if self.varies(k, Varies.MODEL)}
         named = next((shown(v) for k in self.model_keys
                       if (v := identified.named.get(k) or stated.get(k)) is not None), "")
-        return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, countable)
+        return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, counted)
 
     def device(self, node: str, index: int, count: int, attributes: Mapping[str, Attribute],
                capacity: Mapping[str, str], machine: MachineGpu | None = None) -> SliceDevice:
