@@ -266,7 +266,7 @@ def test_libyamls_fast_construction_builds_what_pyyamls_constructor_builds(name)
 
 
 # ---- each limit at its boundary: at the limit admitted, one past it refused (the limits are written out
-# here as the README states them, so that a changed limit or comparison fails)
+# here as docs/manifests.md ("Limits") states them, so that a changed limit or comparison fails)
 
 STORED_LIMIT = 1536 * 1024  # etcd's default --max-request-bytes
 TOO_LARGE = ("the object is 1.5 MiB as stored JSON, over the 1.5 MiB Kubernetes stores (etcd's default "
