@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inferplane.api.cloud import EXISTING
 from inferplane.accelerators.component import Chart, Component, DriverStack, gpu_toleration
 from inferplane.accelerators.devices import (
     PCI_BUS_ID,
@@ -271,9 +272,9 @@ def device_config_operands(device_config: Rendered) -> tuple[Workload, ...]:
 # Served on Existing clusters only, where NFD (the operator's NFD rule) labels AMD nodes.
 STACK = DriverStack(
     driver=AMD_GPU,
-    clouds={"Existing": (AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG)},
+    clouds={EXISTING: (AMD_GPU_OPERATOR, AMD_DEVICE_CONFIG)},
     workloads={AMD_GPU_OPERATOR.key: _amd_operator,
                AMD_DEVICE_CONFIG.key: no_workloads("the operator runs a DeviceConfig's operands; they are described "
                                                    f"under {AMD_GPU_OPERATOR.key}")},
-    nfd=frozenset({"Existing"}),
+    nfd=frozenset({EXISTING}),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud import EKS
 from inferplane.accelerators.component import Chart, Component, DriverStack
 from inferplane.accelerators.devices import PCIE_ROOT, AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, \
     Varies, numa_of, pcie_root
@@ -178,4 +179,4 @@ def _aws_dranet(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
 
 
 # DRANET (EFA) is served on EKS only: aws-dranet is AWS's chart for EC2's EFA interfaces.
-STACK = DriverStack(driver=DRANET, clouds={"EKS": (AWS_DRANET,)}, workloads={AWS_DRANET.key: _aws_dranet})
+STACK = DriverStack(driver=DRANET, clouds={EKS: (AWS_DRANET,)}, workloads={AWS_DRANET.key: _aws_dranet})

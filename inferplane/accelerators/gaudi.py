@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
+from inferplane.api.cloud import EXISTING
 from inferplane.accelerators.component import Chart, Component, DriverStack
 from inferplane.accelerators.devices import (
     PCIE_ROOT,
@@ -148,7 +149,7 @@ def _gaudi_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
 # and pinned here.
 STACK = DriverStack(
     driver=GAUDI,
-    clouds={"Existing": (GAUDI_DRA_DRIVER,)},
+    clouds={EXISTING: (GAUDI_DRA_DRIVER,)},
     workloads={GAUDI_DRA_DRIVER.key: _gaudi_driver},
-    nfd=frozenset({"Existing"}),
+    nfd=frozenset({EXISTING}),
 )

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from inferplane.api.cloud import EKS
 from inferplane.accelerators.component import Chart, Component, DriverStack, gpu_toleration
 from inferplane.accelerators.devices import AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, Varies
 from inferplane.accelerators.workload import Installed, Placement, Rendered, Workload, tolerations_of
@@ -172,5 +173,5 @@ def _neuron_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
                      publishes_slices_for=D),)
 
 
-STACK = DriverStack(driver=NEURON, clouds={"EKS": (NEURON_DRA_DRIVER,)},
+STACK = DriverStack(driver=NEURON, clouds={EKS: (NEURON_DRA_DRIVER,)},
                     workloads={NEURON_DRA_DRIVER.key: _neuron_driver})

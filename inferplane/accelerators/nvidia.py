@@ -28,7 +28,7 @@ from inferplane.accelerators.devices import (
 )
 from inferplane.accelerators.workload import Installed, Placement, Rendered, Values, Workload, dig, helm_merge, \
     no_workloads, tolerations_of
-from inferplane.api.cloud import SOURCES
+from inferplane.api.cloud import EXISTING, GKE, SOURCES
 from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, NVIDIA_GPU
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.metrics.scrape import MetricsEndpoint
@@ -406,10 +406,10 @@ _STACK = (NVIDIA_DRA_DRIVER, NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER)
 STACK = DriverStack(
     driver=NVIDIA_GPU,
     # Every cloud, GKE with its own driver installer and DRA driver.
-    clouds={**dict.fromkeys(SOURCES, _STACK), "GKE": (GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER,
+    clouds={**dict.fromkeys(SOURCES, _STACK), GKE: (GKE_NVIDIA_DRIVER_INSTALLER, GKE_NVIDIA_DRA_DRIVER,
                                                      NVIDIA_CRITICAL_PODS_QUOTA, DCGM_EXPORTER)},
     workloads={NVIDIA_DRA_DRIVER.key: _nvidia, GKE_NVIDIA_DRIVER_INSTALLER.key: _gke_driver_installer,
                NVIDIA_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none"),
                DCGM_EXPORTER.key: _dcgm_exporter},
-    nfd=frozenset({"Existing"}),
+    nfd=frozenset({EXISTING}),
 )

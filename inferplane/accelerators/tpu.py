@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud import GKE
 from inferplane.accelerators.component import Chart, Component, DriverStack, gpu_toleration
 from inferplane.accelerators.devices import AttributeSpec, DeviceClassSpec, DeviceModel, DriverSlices, Varies, \
     stable_uuid
@@ -173,7 +174,7 @@ def _tpu_driver(rendered: Rendered, _: Installed) -> tuple[Workload, ...]:
 
 STACK = DriverStack(
     driver=GOOGLE_TPU,
-    clouds={"GKE": (TPU_DRA_DRIVER, TPU_CRITICAL_PODS_QUOTA)},
+    clouds={GKE: (TPU_DRA_DRIVER, TPU_CRITICAL_PODS_QUOTA)},
     workloads={TPU_DRA_DRIVER.key: _tpu_driver,
                TPU_CRITICAL_PODS_QUOTA.key: no_workloads("a ResourceQuota admits pods; it runs none")},
 )

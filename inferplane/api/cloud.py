@@ -245,14 +245,17 @@ class Blocks:
     autoscaled_pools: bool = False
 
 
+# Each source's name, as `spec.cluster.source` and `spec.provisioning.provider` spell it: the one place it is
+# written (the one-home test holds every other module to these names).
+EKS, GKE, AKS, NEBIUS, VULTR, CIVO, EXISTING = "EKS", "GKE", "AKS", "Nebius", "Vultr", "Civo", "Existing"
 CLOUD_BLOCKS: dict[str, Blocks] = {
-    "EKS": Blocks(EKSSettings, EKSMachine, zoned_pools=True, autoscaled_pools=True),
-    "GKE": Blocks(GKESettings, GKEMachine, zoned_pools=True, autoscaled_pools=True),
-    "AKS": Blocks(AKSSettings, AKSMachine, zoned_pools=True, autoscaled_pools=True),
-    "Nebius": Blocks(NebiusSettings, NebiusMachine),
-    "Vultr": Blocks(VultrSettings, VultrMachine),
-    "Civo": Blocks(CivoSettings, CivoMachine),
-    "Existing": Blocks(ExistingSettings, None),
+    EKS: Blocks(EKSSettings, EKSMachine, zoned_pools=True, autoscaled_pools=True),
+    GKE: Blocks(GKESettings, GKEMachine, zoned_pools=True, autoscaled_pools=True),
+    AKS: Blocks(AKSSettings, AKSMachine, zoned_pools=True, autoscaled_pools=True),
+    NEBIUS: Blocks(NebiusSettings, NebiusMachine),
+    VULTR: Blocks(VultrSettings, VultrMachine),
+    CIVO: Blocks(CivoSettings, CivoMachine),
+    EXISTING: Blocks(ExistingSettings, None),
 }
 SOURCES: tuple[str, ...] = tuple(CLOUD_BLOCKS)
 # The clouds inferplane provisions clusters on.

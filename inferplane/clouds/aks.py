@@ -6,6 +6,7 @@ import hashlib
 import re
 from typing import Any
 
+from inferplane.api.cloud import AKS
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.aks_foundation import AKSInputs, aks_foundation
 from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, scaling, scaling_fields, taint_strings, \
@@ -44,7 +45,7 @@ def aks_pool_name(name: str) -> str:
 
 
 class AKS(ProvisionedCloud):
-    source = "AKS"
+    source = AKS
     api_version = "containerservice.azure.m.upbound.io/v1beta1"
     cluster_kind = "KubernetesCluster"
     pool_kind = "KubernetesClusterNodePool"

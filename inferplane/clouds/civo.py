@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud import CIVO
 from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, taint_objects
 
 
 class Civo(ProvisionedCloud):
-    source = "Civo"
+    source = CIVO
     offers_shared_storage = False  # see ProvisionedCloud.shared_storage
     api_version = "kubernetes.civo.m.upbound.io/v1beta1"
     cluster_kind = "Cluster"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud import EKS
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.drivers import INSTANCE_TYPE_LABEL, NEURON
 from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, \
@@ -32,7 +33,7 @@ EFS_PARAMETERS = {"provisioningMode": "efs-ap", "directoryPerms": "700"}
 
 
 class EKS(ProvisionedCloud):
-    source = "EKS"
+    source = EKS
     api_version = "eks.aws.m.upbound.io/v1beta1"
     cluster_kind = "Cluster"
     pool_kind = "NodeGroup"

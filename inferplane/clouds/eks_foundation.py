@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from inferplane.api.cloud import EKS as EKS_SOURCE
 from inferplane.clouds.base import CLUSTER_KEY
 from inferplane.clouds.foundation import Foundation, FoundationError, FoundationPool, Namer, ResourceBuilder
 from inferplane.clouds.offerings import offerings
@@ -103,7 +104,7 @@ def trust_policy(service: str) -> str:
 def cluster_zones(region: str, pools: Sequence[FoundationPool]) -> list[str]:
     """The zones the VPC gets subnets in: the pools' zones (at least two), else the region's first three."""
     named = sorted({zone for pool in pools for zone in pool.zones})
-    listed = offerings("EKS").regions.get(region) or [region + suffix for suffix in DEFAULT_ZONE_SUFFIXES]
+    listed = offerings(EKS_SOURCE).regions.get(region) or [region + suffix for suffix in DEFAULT_ZONE_SUFFIXES]
     defaults = list(listed[:DEFAULT_ZONES])
     if not named:
         return defaults

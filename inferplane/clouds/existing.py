@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferplane.api.cloud import DEFAULT_MINOR
+from inferplane.api.cloud import DEFAULT_MINOR, EXISTING
 from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.clouds.base import ProviderPackage, Resource, SampleFleet
 from inferplane.clouds.storage import SharedStorage
 
 
 class Existing:
-    source = "Existing"
+    source = EXISTING
     provisioned = False
     autoscales_pools = False  # its nodes are its operator's: nothing of inferplane's grows them
     api_version = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.cloud import GKE
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, GOOGLE_TPU, TPU_SINGLE_HOST_TOPOLOGY
 from inferplane.clouds.base import ProvisionedCloud, at_provider, present, provisioned_sample, scaling, scaling_fields, \
@@ -42,7 +43,7 @@ FILESTORE_TIER = "enterprise"
 
 
 class GKE(ProvisionedCloud):
-    source = "GKE"
+    source = GKE
     api_version = "container.gcp.m.upbound.io/v1beta1"
     cluster_kind = "Cluster"
     pool_kind = "NodePool"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inferplane.api.cloud import NEBIUS
 from inferplane.api.cloud_cluster import PoolRole
 from inferplane.clouds.base import ProvisionedCloud, present, provisioned_sample, scaling, scaling_fields, taint_objects, \
     upbound_provider, upper_snake
@@ -35,7 +36,7 @@ NEBIUS_CSI_DATA_DIR = f"{FILESYSTEM_MOUNT_POINT}/csi-mounted-fs-path-data/"
 
 
 class Nebius(ProvisionedCloud):
-    source = "Nebius"
+    source = NEBIUS
     api_version = "mk8s.nebius.m.upbound.io/v1beta1"
     cluster_kind = "Cluster"
     pool_kind = "NodeGroup"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inferplane.api.cloud import VULTR
 from inferplane.clouds.base import ProvisionedCloud, label_list, present, provisioned_sample, scaling, scaling_fields, \
     taint_objects, upbound_provider
 
 
 class Vultr(ProvisionedCloud):
-    source = "Vultr"
+    source = VULTR
     offers_shared_storage = False  # see ProvisionedCloud.shared_storage
     api_version = "vke.vultr.m.upbound.io/v1beta1"
     cluster_kind = "Kubernetes"

@@ -107,7 +107,7 @@ def copy_with_testcloud(tmp_path_factory) -> Path:
     add_line(package / "clouds" / "__init__.py", "from inferplane.clouds.vultr import Vultr\n",
              "from inferplane.clouds.testcloud import Testcloud\n")
     add_line(package / "clouds" / "__init__.py", "Existing()", ", Testcloud()")
-    add_line(package / "api" / "cloud.py", '    "Existing": Blocks(ExistingSettings, None),\n',
+    add_line(package / "api" / "cloud.py", '    EXISTING: Blocks(ExistingSettings, None),\n',
              '    "Testcloud": Blocks(CivoSettings, CivoMachine),\n')
     return root
 
