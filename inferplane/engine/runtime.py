@@ -27,12 +27,12 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.runtime.lease import Lease, LeaseLost
 from inferplane.compose.registry import composition_functions
-from inferplane.compose.usage import USAGE
 from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.deletion import InUse as Used
 from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
-from inferplane.runtime.shards import SHARD_MIN
-from inferplane.simulator.controller import MODEL_REPLICA, Simulator
+from inferplane.simulator.controller import MODEL_REPLICA
+from inferplane.engine import shards
+from inferplane.engine.embedded import embedded_reconciler
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
 from inferplane import DEFAULT_STATE, STATE_ENV, state_dir  # noqa: F401  (the engine's callers read them here)
@@ -62,13 +62,13 @@ class ApplyResult:
 class Runtime:
     def __init__(self, state: Path | None, progress: ProgressReport | None = None,
                  wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
-                 clock: Callable[[], float] = time.monotonic, read_only: bool = False, shard_min: int = SHARD_MIN):
+                 clock: Callable[[], float] = time.monotonic, read_only: bool = False, shard_min: int = shards.SHARD_MIN):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
         `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
         `clock` times the reconciler's batches (a test slows it). `read_only`: the caller only reads
         (see Store). `shard_min`: how many InferenceClusters a run queues before a helper process takes
-        half of them (runtime/shards.py)."""
+        half of them (engine/shards.py)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
         self.progress = progress
         self.wait = wait
@@ -104,11 +104,15 @@ class Runtime:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
-        reconciler = embedded_reconciler(self.store, self.provider, self.functions, progress=self.progress,
-                                         lease=lease, clock=self.clock)
-        if self.provider is None:  # a helper process simulates the clouds as SimulatedProvider does
-            reconciler.shard = (InferenceCluster.KIND, self.shard_min, f"{__name__}:{embedded_reconciler.__name__}")
-        return reconciler
+        return embedded_reconciler(self.store, self.provider, self.functions, progress=self.progress,
+                                   lease=lease, clock=self.clock)
+
+    def _run(self, reconciler: Reconciler) -> RunReport:
+        """To the fixpoint; a large run with a helper process (which simulates the clouds as
+        SimulatedProvider does: only without a provider of the caller's)."""
+        if self.provider is not None:
+            return reconciler.run()
+        return shards.run(reconciler, InferenceCluster.KIND, self.shard_min)
 
     # The cyclic collector is paused from admission to the fixpoint (runtime/collector.py): between the
     # pauses of admission and of the reconciler, its automatic passes walked the admitted objects again and
@@ -318,7 +322,7 @@ class Runtime:
         if self.store.path is None:  # in memory: no other process can see this store
             reconciler = self._reconciler()
             first(reconciler)
-            return reconciler.run()
+            return self._run(reconciler)
         lease = Lease(self.store)
         deadline = time.monotonic() + self.wait
         done_first = False
@@ -329,7 +333,7 @@ class Runtime:
                     if not done_first:
                         first(reconciler)
                         done_first = True
-                    return reconciler.run()
+                    return self._run(reconciler)
                 except LeaseLost:
                     pass  # another process took over: wait for it like any other holder
                 finally:
@@ -343,14 +347,6 @@ class Runtime:
 
     def list(self, kind: str | None = None) -> list[Resource]:
         return self.store.list(kind)
-
-
-def embedded_reconciler(store: Store, provider: SimulatedProvider | None = None, functions: dict | None = None,
-                        **options) -> Reconciler:
-    """inferplane's functions, the simulated clouds and clusters, Usage; `options`: the Reconciler's
-    progress, lease and clock (a large run's helper process makes its own: runtime/shards.py)."""
-    return Reconciler(store, functions or composition_functions(), provider=provider or SimulatedProvider(),
-                      controllers=(Simulator(),), usage=USAGE, **options)
 
 
 def composed_refusal(owner: dict) -> str:

@@ -16,7 +16,8 @@ batches. Within a batch nobody else can write, so the cache is the store and wri
 versions back; a write that still finds a newer version (a cache bug) is refused, and the batch is
 rolled back and redone from a fresh read. Once no reconcile is left, the hosted controllers work off
 what became due for them (the simulator: every cluster whose simulation inputs changed is simulated
-again). A large run starts a helper process that reconciles half of the fleet's trees (shards.py).
+again). A run may be given the part of the queue it owns (`run(owns=...)`): the rest is set aside,
+still queued, for another worker (the engine's scale-out, engine/shards.py).
 
 It knows no kind of ours: the kinds come with their composition functions (the registry), the
 managed resources with a provider, deletion's rules with the usage rules, and the simulator is a
@@ -49,7 +50,6 @@ from inferplane.runtime.controller import (DEPENDENT_PRIORITY, Controller, Provi
 from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version
 from inferplane.runtime.lease import Lease
 from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
-from inferplane.runtime.shards import start_helper
 from inferplane.runtime.store import Conflict, Store
 from inferplane.runtime.watchers import Watchers
 from inferplane.runtime.work_queue import RECONCILE
@@ -77,6 +77,15 @@ class RunReport:
     unconverged: dict[str, int] = field(default_factory=dict)
     # Set when this command gave up waiting for another process's reconcile: who holds the lease.
     waited_for: str | None = None
+
+    def add(self, other: "RunReport") -> None:
+        """Count another run's work (of the same fixpoint) in this one."""
+        self.converged = self.converged and other.converged
+        self.reconciles += other.reconciles
+        self.simulations += other.simulations
+        for name, count in other.reconciled.items():
+            self.reconciled[name] = self.reconciled.get(name, 0) + count
+        self.unconverged.update(other.unconverged)
 
 
 class Reconciler(Deletion, UserWrites):
@@ -125,11 +134,7 @@ class Reconciler(Deletion, UserWrites):
         self.user_changes: dict[tuple[str, str], int] = {}
         self.depths: dict[Key, int] = {}  # composite -> how many composites it is composed under (_depth)
         self.running: str | None = None  # the hosted controller whose queued work is being worked off
-        # shards.py: (the kind whose roots a helper takes, the least count of them, what makes its reconciler);
-        # what this process works on while a helper works; the helper's count of work done.
-        self.shard: tuple[str, int, str] | None = None
-        self.owns: Callable[[Key], bool] | None = None
-        self.beside: Callable[[], int] = lambda: 0
+        self.owns: Callable[[Key], bool] | None = None  # the current run's part of the queue (see run)
 
     # ---- cache
 
@@ -263,21 +268,20 @@ class Reconciler(Deletion, UserWrites):
 
     # ---- the loop
 
-    def run(self) -> RunReport:
-        """Work off the queue until it is empty: the fleet's fixpoint."""
+    def run(self, owns: Callable[[Key], bool] | None = None) -> RunReport:
+        """Work off the queue until it is empty: the fleet's fixpoint. `owns`: the objects whose items this
+        run works on; every other item it meets is set aside (parked: still queued, so that a crash loses no
+        trigger) for another worker, and the run ends when only set-aside items are left."""
         report = RunReport()
-        if self.store.next_item() is None:
+        if self.store.next_item(unparked=owns is not None) is None:
             return report  # nothing changed: nothing to read
         self._load()
-        helper = start_helper(self, *self.shard) if self.shard else None
+        self.owns = owns
         try:
             with collector_paused(), self.store.checkpoints_in_background():
                 self._run_batches(report)
-                if helper is not None:
-                    helper.finish(self, report, self._run_batches)  # merged: what is left is worked off here
         finally:
-            if helper is not None:
-                helper.stop(self.store)
+            self.owns = None
             gc.unfreeze()
         return report
 
@@ -325,7 +329,7 @@ class Reconciler(Deletion, UserWrites):
             item = item or self.store.next_item(None, unparked)
             if item is None or self.owns is None or self.owns(item[1]):
                 break
-            self.store.park(item[0], [item[1]])  # another process's tree: left for it
+            self.store.park(item[0], [item[1]])  # another worker's: set aside for it
         self.running = item[0] if item is not None and item[0] in self.controllers else None
         return item
 
@@ -356,7 +360,7 @@ class Reconciler(Deletion, UserWrites):
 
     def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles + report.simulations + self.beside(), self.store.queued)
+            self.progress(report.reconciles + report.simulations, self.store.queued)
 
     def input_generation(self, key: Key) -> tuple:
         """What a composite's reconciles are bounded by: its own generation and those of the inputs it

@@ -25,12 +25,9 @@ applies of files said (applied_files.py), the events (event_log.py) and the simu
 from __future__ import annotations
 
 import contextlib
-import functools
 import sqlite3
-import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -42,6 +39,7 @@ from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_o
                                      resource_version, store_opened, uid_for, written_digest)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
 from inferplane.runtime.schema import field_index, field_value
+from inferplane.runtime.transaction import Transaction, now  # noqa: F401  (callers read `now` here)
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
                                            StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
 from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
@@ -57,34 +55,6 @@ def _dumps(obj: Resource) -> str:
 
 
 _loads = orjson.loads
-
-
-class Transaction:
-    """`with store.transaction():` (a class rather than a generator: the reconciler opens tens of
-    thousands, most of them nested in one that is already open)."""
-
-    __slots__ = ("store", "durable")
-
-    def __init__(self, store: "Store", durable: bool):
-        self.store, self.durable = store, durable
-
-    def __enter__(self) -> "Store":
-        self.store._begin(self.durable)
-        return self.store
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        self.store._finish(commit=exc_type is None)
-
-
-def now() -> str:
-    """The time the API server would stamp, in RFC 3339 as Kubernetes writes it (to the second)."""
-    return _stamp(int(time.time()))
-
-
-@functools.lru_cache(maxsize=1)
-def _stamp(second: int) -> str:
-    # Formatted once a second: a reconcile stamps thousands of events and objects within one.
-    return datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
@@ -141,6 +111,23 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
                 for statement in statements:
                     self._db.execute(statement)
             self._field_indexes.add(name)
+
+    def execute(self, statement: str, args: tuple | dict = ()) -> sqlite3.Cursor:
+        """SQL on the store's own connection, for what keeps tables of its own in the store or merges
+        another copy of it (engine/shards.py); writes only inside `transaction()`."""
+        return self._db.execute(statement, args)
+
+    def executemany(self, statement: str, rows: Iterable[tuple]) -> sqlite3.Cursor:
+        return self._db.executemany(statement, rows)
+
+    @contextlib.contextmanager
+    def attached(self, file: Path, name: str) -> Iterator[None]:
+        """Another store's file attached to this connection as `name` (outside any transaction)."""
+        self._db.execute("ATTACH DATABASE ? AS " + name, (str(file),))
+        try:
+            yield
+        finally:
+            self._db.execute("DETACH DATABASE " + name)
 
     def close(self) -> None:
         self._close_writers_file()
@@ -374,7 +361,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         return self._version
 
     def skip_versions_to(self, version: int) -> None:
-        """Inside a write transaction, number the next write after `version` if it is later (shards.py)."""
+        """Inside a write transaction, number the next write after `version` if it is later (a copy's writes
+        merged in keep their versions: engine/shards.py)."""
         assert self._depth > 0, "only inside a transaction"
         if version > self.latest_version():
             self._version, self._version_dirty = version, True

@@ -118,8 +118,8 @@ class StoreFile:
         self.set_page_cache(CACHE_KIB)
 
     def private_copy(self) -> None:
-        """From now on this store is a copy no other process opens and nobody needs after a crash (a run's
-        helper's, shards.py): each commit writes the file in place, its rollback journal in memory, never
+        """From now on this store is a copy no other process opens and nobody needs after a crash (a
+        scale-out helper's working copy): each commit writes the file in place, its rollback journal in memory, never
         synced (sqlite.org/pragma.html#pragma_journal_mode). A write-ahead log would have every page
         written twice, to the log and then back into the file. Only while no other connection is open."""
         self._db.execute("PRAGMA journal_mode=MEMORY")
