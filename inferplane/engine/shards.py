@@ -155,13 +155,16 @@ class Helper:
         if told is not None:
             reconciler.progress = lambda done, queued: told(report.reconciles + report.simulations + done
                                                             + self.beside(), queued)
+        # One checkpointing thread for the whole of it: the merge's commit, with SQLite's own checkpoints
+        # back on between runs, would copy the whole log into the file on this thread.
         try:
-            report.add(reconciler.run(owns=lambda key: runs_beside(reconciler, self.kind, self.roots, key)))
-            self._wait(reconciler, report)
-            for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
-                report.add(reconciler.run(owns=owns))
-                with reconciler.store.transaction(durable=False):
-                    reconciler.store.unpark()
+            with reconciler.store.checkpoints_in_background():
+                report.add(reconciler.run(owns=lambda key: runs_beside(reconciler, self.kind, self.roots, key)))
+                self._wait(reconciler, report)
+                for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
+                    report.add(reconciler.run(owns=owns))
+                    with reconciler.store.transaction(durable=False):
+                        reconciler.store.unpark()
         finally:
             reconciler.progress = told
         return report
