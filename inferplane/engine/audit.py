@@ -15,6 +15,7 @@ from inferplane.api.inference_cluster import CLUSTER_READY
 from inferplane.simulator.audits import AuditResult, audit_cluster
 from inferplane.runtime.reconciler import ProgressReport
 from inferplane.engine.runtime import ApplyResult, Runtime
+from inferplane.simulator.cluster_objects import simulated_objects
 
 @dataclass(frozen=True)
 class FolderAudit:
@@ -31,7 +32,7 @@ def audit_folder(folder: Path, progress: ProgressReport | None = None, recursive
     runtime = Runtime(None, progress=progress)
     try:
         applied = runtime.apply([folder], recursive=recursive)
-        simulated = runtime.store.cluster_objects()
+        simulated = simulated_objects(runtime.store)
         clusters = runtime.store.list("InferenceCluster")
     finally:
         runtime.close()

@@ -17,6 +17,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from inferplane.admission import AdmissionResult, ReadFiles, admit_manifests, admit_paths, applied_files
+from inferplane.admission.kept_files import KeptFiles
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest, source_name
 from inferplane.admission.stored_kinds import update_problem
@@ -32,7 +33,7 @@ from inferplane.runtime.deletion import InUse as Used
 from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
 from inferplane.simulator.controller import MODEL_REPLICA
 from inferplane.engine import shards
-from inferplane.engine.embedded import embedded_reconciler
+from inferplane.engine.embedded import embedded_reconciler, register_tables
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store, controller_ref
 from inferplane import DEFAULT_STATE, STATE_ENV, state_dir  # noqa: F401  (the engine's callers read them here)
@@ -70,6 +71,7 @@ class Runtime:
         (see Store). `shard_min`: how many InferenceClusters a run queues before a helper process takes
         half of them (engine/shards.py)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
+        register_tables(self.store)
         self.progress = progress
         self.wait = wait
         self.provider = provider
@@ -130,7 +132,7 @@ class Runtime:
         # files applied again unchanged change nothing, and say the same.
         read: ReadFiles = {}  # the files as read here, for admission
         files = applied_files(paths, limits, read, recursive) if self.store.path is not None else None
-        record = self.store.applied_set(LAST_SET) if files else None
+        record = KeptFiles(self.store).applied_set(LAST_SET) if files else None
         if record is not None:
             recorded = dict(record["files"])
             if [key for _, key in files] == [key for key, _ in record["files"]]:
@@ -194,7 +196,8 @@ class Runtime:
         if fresh is None or not result.admission.ok or not result.report.converged or \
                 self.store.user_writes() != before + changed:
             return
-        self.store.keep_applied_set(LAST_SET, {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]})
+        said = {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]}
+        KeptFiles(self.store).keep_applied_set(LAST_SET, said)
 
     def scale(self, key: Key, replicas: int) -> ApplyResult:
         """Set the replica count of an object whose kind serves the scale subresource (as `kubectl
@@ -243,7 +246,7 @@ class Runtime:
         """Admission of files (inside apply: the cyclic collector paused); on a persistent state, the files it
         admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
         return admit_paths(paths, known_classes=self.known_classes(),
-                           kept=self.store if self.store.path is not None else None, limits=limits, read=read,
+                           kept=KeptFiles(self.store) if self.store.path is not None else None, limits=limits, read=read,
                            recursive=recursive)
 
     @collector_paused()  # see apply

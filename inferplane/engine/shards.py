@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 from inferplane.engine.embedded import embedded_reconciler
 from inferplane.runtime.keys import Key
@@ -181,7 +182,7 @@ class Helper:
             time.sleep(0.05)
         said = self._said() if self.process.returncode == 0 else None
         self.process = None
-        with store.attached(self.folder / STORE_FILE, "helper") if said else contextlib.nullcontext():
+        with attached(store, self.folder / STORE_FILE) if said else contextlib.nullcontext():
             with store.transaction(durable=False):
                 if said is not None and merge(store, said):
                     add_report(report, said)
@@ -336,6 +337,16 @@ def merge(store: Store, said: dict) -> bool:
     store.execute(MERGE_PARKED)
     store.skip_versions_to(said["latest"])
     return True
+
+
+@contextlib.contextmanager
+def attached(store: Store, file: Path) -> Iterator[None]:
+    """The helper's store attached to the run's connection as `helper` (outside any transaction)."""
+    store.execute("ATTACH DATABASE ? AS helper", (str(file),))
+    try:
+        yield
+    finally:
+        store.execute("DETACH DATABASE helper")
 
 
 if __name__ == "__main__":  # the helper: python -m inferplane.engine.shards STORE_FILE FOLDER RUN_PID

@@ -10,6 +10,7 @@ from inferplane.engine.runtime import Runtime
 from inferplane.engine import shards
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
+from inferplane.simulator.cluster_objects import simulated_objects
 
 CLUSTERS = 12  # every cloud twice, one deployment placed on two of them
 ONE_PROCESS = 10**9  # a shard_min no fleet here reaches
@@ -66,7 +67,7 @@ def helpers_started(monkeypatch):
 def assert_same_fleet(runtime, one_process):
     one, _ = one_process
     assert [as_compared(o) for o in runtime.list()] == [as_compared(o) for o in one.list()]
-    assert timeless(runtime.store.cluster_objects()) == timeless(one.store.cluster_objects())
+    assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one.store))
     assert runtime.store.queued() == 0
     versions = [int(o["metadata"]["resourceVersion"]) for o in runtime.list()]
     uids = [o["metadata"]["uid"] for o in runtime.list()]
@@ -129,7 +130,7 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     assert merged is False  # the helper's work is dropped whole, and done again here
     assert runtime.get(key)["metadata"]["labels"]["team"] == "search"
     assert runtime.store.queued() == 0
-    assert timeless(runtime.store.cluster_objects()) == timeless(one_process[0].store.cluster_objects())
+    assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one_process[0].store))
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
     assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
@@ -198,10 +199,10 @@ def test_the_helper_takes_every_second_root_less_a_few_for_its_later_start(tmp_p
 
 def test_every_table_of_the_store_is_merged_or_said_not_to_be(tmp_path):
     # A table added to the schema and not merged would lose what a helper wrote to it.
-    store = Store(tmp_path / "state")
-    tables = {row[0] for row in store.execute("SELECT name FROM sqlite_master WHERE type='table'")
+    runtime = Runtime(tmp_path / "state")  # the engine's store: every owner's tables registered
+    tables = {row[0] for row in runtime.store.execute("SELECT name FROM sqlite_master WHERE type='table'")
               if not row[0].startswith("sqlite_")}
-    store.close()
+    runtime.close()
     assert not shards.MERGED_TABLES & set(shards.UNMERGED_TABLES)
     assert tables == shards.MERGED_TABLES | set(shards.UNMERGED_TABLES)
 
@@ -239,7 +240,7 @@ def test_deletions_and_events_a_helper_makes_are_merged_as_one_process_makes_the
         assert bool(started) == (name == "helper")
     one, helped = runs["one"], runs["helper"]
     assert [as_compared(o) for o in helped.list()] == [as_compared(o) for o in one.list()]
-    assert timeless(helped.store.cluster_objects()) == timeless(one.store.cluster_objects())
+    assert timeless(simulated_objects(helped.store)) == timeless(simulated_objects(one.store))
     assert any(event[2] == "DeletedComposed" for event in stated_events(one))
     assert stated_events(helped) == stated_events(one)
     assert helped.store.queued() == 0

@@ -12,6 +12,7 @@ from inferplane.cli.options import RECURSIVE_OPTION, STATE_OPTION
 from inferplane.cli.output import table
 from inferplane.cli.report import print_errors, refuse_nothing_found, report_convergence
 from inferplane.cli.state import opened, progress_bar
+from inferplane.simulator.cluster_objects import simulated_objects
 
 Row = tuple[str, str, str, str]
 
@@ -27,7 +28,7 @@ def audit(folders: tuple[Path, ...], recursive: bool, state: Path | None) -> Non
 
     if not folders:
         with opened(state, read_only=True) as runtime:
-            rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), runtime.store.cluster_objects()))
+            rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), simulated_objects(runtime.store)))
         broken = False
     else:
         rows, failed, broken = _audit_folders(folders, recursive)

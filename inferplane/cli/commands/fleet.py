@@ -9,6 +9,7 @@ import click
 
 from inferplane.cli.options import STATE_OPTION
 from inferplane.cli.state import opened
+from inferplane.simulator.cluster_objects import simulated_objects
 
 
 @click.command()
@@ -27,7 +28,7 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
         from inferplane.cli.fleet_page import CLUSTER_KINDS, PAGE_KINDS, fleet_page
 
         page = fleet_page([o for kind in PAGE_KINDS for o in runtime.list(kind)],
-                          runtime.store.cluster_objects(kinds=CLUSTER_KINDS), runtime.store.events())
+                          simulated_objects(runtime.store, kinds=CLUSTER_KINDS), runtime.store.events())
     try:
         html_file.write_text(page, encoding="utf-8")
     except OSError as exc:
