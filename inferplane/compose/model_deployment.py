@@ -112,6 +112,13 @@ def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
                   for p in status.get("schedulablePools") or [])
     ready = is_ready(obj)
     coming_up = not ready and condition_of(obj, "Ready").get("reason") in COMING_UP_REASONS
+    # Pools the spec adds, removes or moves to another class that the status does not publish yet: until the
+    # cluster's next reconcile the pools read here are its old ones, so it is read as coming up (its replicas
+    # kept as they run, none placed) rather than placed on as it was.
+    if (ready or coming_up) and "schedulablePools" in status and [
+            (p.get("name"), p.get("className")) for p in spec.get("nodePools") or []] != [
+            (p.name, p.class_name) for p in pools]:
+        ready, coming_up = False, True
     return Cluster(metadata["name"], pools, dict(metadata.get("labels") or {}), ready,
                    tuple(spec.get("taints") or ()), coming_up)
 

@@ -1,5 +1,6 @@
-"""The embedded reconciler: inferplane's composition functions, the simulated clouds and clusters, Usage;
-and the tables its parts keep in the store beside the runtime's own."""
+"""The embedded reconciler: the generic controller runtime given inferplane's composition functions, the
+simulated clouds and clusters, and the usage rules; and the tables its parts keep in the store beside the
+runtime's own."""
 
 from __future__ import annotations
 

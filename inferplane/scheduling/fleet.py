@@ -95,7 +95,7 @@ class Schedule:
     rejections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Cluster -> the one reason the one-line message gives: a matching pool's lack of free nodes first.
     headlines: Mapping[str, str] = field(default_factory=dict)
-    # The clusters coming up that displaced replicas wait for (empty when none waits).
+    # The clusters coming up that could take a replica: displaced replicas and a scale down wait for them.
     awaited: tuple[str, ...] = ()
     # The pass's rooms once every replica is placed, and which pools the deployment's engines match:
     # `shares` reads them only when asked (`why`, `describe`).
@@ -126,6 +126,8 @@ class Schedule:
         if waiting:
             line += (f"; {waiting} whose pool is gone or no longer matches kept as "
                      f"{'it runs' if waiting == 1 else 'they run'} until {awaited_text(self.awaited)} up")
+        if self.awaited and len(self.placements) > self.wanted:
+            line += f"; scaled to {self.wanted} once {awaited_text(self.awaited)} up"
         if not self.missing:
             return line
         why = "; ".join(f"{name}: {self.headlines.get(name, reasons[0])}" for name, reasons in self.rejections.items())
@@ -183,17 +185,26 @@ class _FleetScheduler:
 
     def schedule(self) -> Schedule:
         retained, displaced = self.retain()
-        awaited = self.awaited() if displaced else ()
+        awaited = self.awaited()
+        # While a cluster that could take a replica comes up (or publishes pools its spec no longer has), what
+        # runs stays as it runs: displaced replicas are kept, and a scale down drops only those until then.
+        # Decided now, a move or a drop would stay, and where replicas run once the fleet settles would depend
+        # on which cluster became ready first. New replicas do not wait: they serve at once where clusters are up.
+        wanted = self.request.replicas
         if awaited:
             retained += [as_running(replica, why) for replica, why in displaced]
-        if len(retained) > self.request.replicas:
-            retained = self.scale_down(retained, self.request.replicas)
+            # Only replicas that move anyway are dropped now (scale_down takes them first).
+            wanted = max(wanted, len(retained) - len(displaced))
+        if len(retained) > wanted:
+            retained = self.scale_down(retained, wanted)
         ledger = self.ledger({(p.cluster, p.index) for p in retained})
         placed = self.fill(retained, ledger, self.request.replicas - len(retained))
         placements = tuple(sorted(retained + placed, key=lambda p: (p.cluster, p.index)))
-        rejections, headlines = self.explain(ledger) if len(placements) < self.request.replicas else ({}, {})
-        return Schedule(placements, self.request.replicas, rejections, headlines,
-                        awaited if any(p.displaced for p in placements) else (), rooms=ledger, matches=self.matches)
+        short = len(placements) < self.request.replicas
+        rejections, headlines = self.explain(ledger) if short else ({}, {})
+        waits = any(p.displaced for p in placements) or len(placements) > self.request.replicas
+        return Schedule(placements, self.request.replicas, rejections, headlines, awaited if waits else (),
+                        rooms=ledger, matches=self.matches)
 
     # -- retain
 

@@ -96,8 +96,11 @@ def cases(draw) -> Case:
     # scale on the pools the cluster still publishes, before the cluster's status drops the pool), and a scale up
     # in the apply that adds a cluster (new replicas go at once to the clusters that are up; only replicas that
     # must move wait for a cluster coming up).
-    removed = any(second[name][0] != its_pools for name, (its_pools, _) in first.items())
-    scaled = replicas if removed else draw(st.integers(1, replicas if added else 6))
+    # Left out: a scale up in the apply that adds a cluster or changes a cluster's pools. New replicas never wait
+    # for a cluster still coming up (they serve at once on the clusters that are up, and stay there), so where
+    # they land depends on which cluster is up first; replicas that must move, and a scale down, wait.
+    changed = added or any(second[name][0] != its_pools for name, (its_pools, _) in first.items())
+    scaled = draw(st.integers(1, replicas if changed else 6))
     return Case(driver, Fleet(first, replicas), Fleet(second, scaled), draw(st.integers(0, 2**16)))
 
 

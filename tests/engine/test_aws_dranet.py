@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from inferplane.simulator.cluster_objects import simulated_objects
 
@@ -55,7 +55,7 @@ def cluster_objects(runtime, name, kind):
 
 @pytest.fixture
 def runtime():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     yield runtime
     runtime.close()
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.engine import shards
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
@@ -40,7 +40,7 @@ def timeless(node):
 
 
 def applied(fleet, state, shard_min):
-    runtime = Runtime(state, shard_min=shard_min)
+    runtime = ControlPlane(state, shard_min=shard_min)
     result = runtime.apply([fleet])
     assert result.admission.ok and result.report.converged, result.report.unconverged
     return runtime, result.report
@@ -95,7 +95,7 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
         {name for name in one_process[1].reconciled if name.startswith("InferenceCluster/")}
     assert not [p for p in (tmp_path / "state").iterdir() if p.name.startswith(".helper-")]
     # The next apply of the same files changes nothing.
-    assert Runtime(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
+    assert ControlPlane(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
 
 
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
@@ -199,7 +199,7 @@ def test_the_helper_takes_every_second_root_less_a_few_for_its_later_start(tmp_p
 
 def test_every_table_of_the_store_is_merged_or_said_not_to_be(tmp_path):
     # A table added to the schema and not merged would lose what a helper wrote to it.
-    runtime = Runtime(tmp_path / "state")  # the engine's store: every owner's tables registered
+    runtime = ControlPlane(tmp_path / "state")  # the engine's store: every owner's tables registered
     tables = {row[0] for row in runtime.store.execute("SELECT name FROM sqlite_master WHERE type='table'")
               if not row[0].startswith("sqlite_")}
     runtime.close()
