@@ -12,7 +12,6 @@ from inferplane.cli.options import RECURSIVE_OPTION, STATE_OPTION
 from inferplane.cli.output import table
 from inferplane.cli.report import print_errors, refuse_nothing_found, report_convergence
 from inferplane.cli.state import opened, progress_bar
-from inferplane.simulator.cluster_objects import simulated_objects
 
 Row = tuple[str, str, str, str]
 
@@ -25,6 +24,7 @@ def audit(folders: tuple[Path, ...], recursive: bool, state: Path | None) -> Non
     """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
     clusters (--state), or each folder of manifests reconciled in memory on its own."""
     from inferplane.engine.audit import audit_clusters
+    from inferplane.simulator.cluster_objects import simulated_objects
 
     if not folders:
         with opened(state, read_only=True) as runtime:

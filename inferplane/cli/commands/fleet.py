@@ -9,7 +9,6 @@ import click
 
 from inferplane.cli.options import STATE_OPTION
 from inferplane.cli.state import opened
-from inferplane.simulator.cluster_objects import simulated_objects
 
 
 @click.command()
@@ -26,6 +25,7 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
             click.echo(fleet_view(runtime.list()))
             return
         from inferplane.cli.fleet_page import CLUSTER_KINDS, PAGE_KINDS, fleet_page
+        from inferplane.simulator.cluster_objects import simulated_objects
 
         page = fleet_page([o for kind in PAGE_KINDS for o in runtime.list(kind)],
                           simulated_objects(runtime.store, kinds=CLUSTER_KINDS), runtime.store.events())
