@@ -26,6 +26,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"routing"}),
     # GPU metrics: the catalog says which component exports them and ships their rules.
     frozenset({"metrics"}),
+    # Server-side apply's field ownership (managedFields), which the engine records on every write.
+    frozenset({"fieldmanager"}),
     # The embedded controller runtime, which knows no kind of ours (kinds register with it).
     frozenset({"runtime"}),
     frozenset({"cel", "api"}),

@@ -1,6 +1,6 @@
 """What a DRA driver publishes: the shape of its ResourceSlice devices and the DeviceClasses its chart installs.
 
-Each driver module (`nvidia`, `amd`, `cpu`, `dranet`, `gaudi`) states, with the upstream file and tag beside
+Each driver module (`nvidia`, `amd`, `cpu`, `dranet`, `gaudi`, `tpu`, `neuron`) states, with the upstream file and tag beside
 each table, every attribute its kubelet plugin writes (name, type, and whether the value is fixed
 by the device model, is one per node, or differs per device), the capacities, the values per device
 model (each value cited, or marked unconfirmed), and the DeviceClasses. The simulation publishes a known
@@ -32,6 +32,10 @@ class Varies(str, Enum):
     MODEL = "model"  # fixed by the device model: the model's table says it; a class may state it, equal
     NODE = "node"  # one value per node (the host's driver): a class may state it, else the default
     DEVICE = "device"  # differs per device of a node (identity, placement): never stated by a class
+    # One value per node that the driver derives from the node itself (the TPU driver's uuid, seeded by the
+    # node's name; EC2's network-topology ids of a Neuron instance): never stated by a class, and every device
+    # of the node carries the same one.
+    NODE_IDENTITY = "node identity"
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,28 @@ class DriverSlices:
     # The part of `identity` derived from the node's name (an NVIDIA GPU's uuid), which a simulation moved
     # to another node's name derives again (`renamed_attributes`).
     node_identity: NodeIdentity | None = None
+    # The attribute that tells a driver's kinds of device on one node apart (Neuron's resourceType:
+    # `neuron_device` and an UltraServer's `neuron_node`): each kind is named and counted on its own
+    # (`index`/`count` in `identity` are within the kind). None: one kind.
+    kind_key: str | None = None
+    # The kind a device that states none is (Neuron's `neuron_device`): the machine's devices, counted by its table.
+    primary_kind: str | None = None
+    # A claim must take every device of the driver on its node (the TPU driver refuses any other count at
+    # Prepare): a request's count must equal the devices a node has, or the pod never starts there.
+    whole_node: bool = False
+    # The node-level values that follow from how many devices of its kind a node has (the TPU driver's chipCount
+    # and single-host topology), under what the class states.
+    count_defaults: Callable[[int], Mapping[str, Attribute]] | None = None
+
+    def kind_of(self, attributes: Mapping[str, Attribute]) -> Any:
+        """The kind a class device's (qualified) attributes state (None: the driver's first, or only, kind)."""
+        if self.kind_key is None:
+            return None
+        value = attributes.get(self.kind_key)
+        return self.primary_kind if value is None else next(iter(value.values()))
+
+    def is_primary(self, attributes: Mapping[str, Attribute]) -> bool:
+        return self.kind_of(attributes) == self.primary_kind
 
     def spec(self, key: str) -> AttributeSpec | None:
         return next((a for a in self.attributes if a.name == key), None)
@@ -151,6 +177,10 @@ class DriverSlices:
         spec = self.spec(key)
         return spec is not None and spec.varies is how
 
+    def per_device_or_node(self, key: str) -> bool:
+        """Whether no class can state the key: it differs per device, or the node derives it itself."""
+        return self.varies(key, Varies.DEVICE) or self.varies(key, Varies.NODE_IDENTITY)
+
     # ---- which model a class's device is
 
     def identify(self, attributes: Mapping[str, Attribute], machine: MachineGpu | None = None) -> Identified:
@@ -167,8 +197,8 @@ class DriverSlices:
         for key, value in stated:
             model = next((m for m in self.models if m.attributes.get(key) == value), None)
             if model is not None:
-                return Identified(model, f"{short(key)} {_shown(value)}")
-        return Identified(None, ", ".join(f"{short(k)} {_shown(v)}" for k, v in stated))
+                return Identified(model, f"{short(key)} {shown(value)}")
+        return Identified(None, ", ".join(f"{short(k)} {shown(v)}" for k, v in stated))
 
     def model(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str],
               machine: MachineGpu | None = None) -> DeviceModel:
@@ -178,18 +208,18 @@ class DriverSlices:
         if self.model_from_capacity is not None:
             return self.model_from_capacity(capacity)
         identified = self.identify(attributes, machine)
-        countable = {k: v for k, v in capacity.items() if k in self.capacities and _countable(v)}
+        counted = {k: v for k, v in capacity.items() if k in self.capacities and countable(v)}
         known = identified.model
         if known is not None:
             if not known.unconfirmed:
                 return known
             return replace(known, attributes={**known.attributes, **{
                 k: v for k, v in attributes.items() if k in known.unconfirmed and self.varies(k, Varies.MODEL)}},
-                capacity={**known.capacity, **{k: v for k, v in countable.items() if k in known.unconfirmed}})
+                capacity={**known.capacity, **{k: v for k, v in counted.items() if k in known.unconfirmed}})
         stated = {k: v for k, v in attributes.items() if self.varies(k, Varies.MODEL)}
-        named = next((_shown(v) for k in self.model_keys
+        named = next((shown(v) for k in self.model_keys
                       if (v := identified.named.get(k) or stated.get(k)) is not None), "")
-        return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, countable)
+        return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, counted)
 
     def device(self, node: str, index: int, count: int, attributes: Mapping[str, Attribute],
                capacity: Mapping[str, str], machine: MachineGpu | None = None) -> SliceDevice:
@@ -198,6 +228,8 @@ class DriverSlices:
         model = self.model(attributes, capacity, machine)
         name, identity = self.identity(node, index, count, model)
         node_level = dict(self.node_defaults)
+        if self.count_defaults is not None:
+            node_level.update(self.count_defaults(count))
         node_level.update({k: v for k, v in attributes.items() if self.varies(k, Varies.NODE)})
         return SliceDevice(name, {**model.attributes, **node_level, **identity}, dict(model.capacity))
 
@@ -218,7 +250,7 @@ class DriverSlices:
     def known_models(self) -> str:
         """Every model the table has, by its naming values and capacities, with the table's source."""
         return "; ".join(f"{m.name} (" + ", ".join(
-            f"{short(k)} {_shown(v)}" for k, v in m.attributes.items()
+            f"{short(k)} {shown(v)}" for k, v in m.attributes.items()
             if k in self.model_keys or k.endswith("/architecture")) +
             "".join(f", {short(k)} {v}" for k, v in m.capacity.items()) + ")" for m in self.models) + \
             f" ({self.source})"
@@ -229,16 +261,19 @@ def short(key: str) -> str:
     return key.rpartition("/")[2]
 
 
-def _countable(value: str) -> bool:
-    quantity = _quantity(str(value))
+def countable(value: str) -> bool:
+    """A quantity the engine can count (an int64 of its base unit)."""
+    quantity = quantity_or_text(str(value))
     return not isinstance(quantity, str) and 0 <= quantity <= INT64_MAX
 
 
-def _shown(value: Attribute | None) -> str:
+def shown(value: Attribute | None) -> str:
+    """A typed attribute's value as messages quote it."""
     return "nothing" if not value else repr(next(iter(value.values())))
 
 
-def _quantity(value: str) -> Any:
+def quantity_or_text(value: str) -> Any:
+    """The quantity's value, or the text itself where it is not one (the capacity checks say so)."""
     try:
         return parse_quantity(value)
     except ValueError:

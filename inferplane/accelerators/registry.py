@@ -5,16 +5,16 @@ the simulation read them from here."""
 
 from __future__ import annotations
 
-from inferplane.accelerators import amd, cpu, dranet, gaudi, nvidia
+from inferplane.accelerators import amd, cpu, dranet, gaudi, neuron, nvidia, tpu
 from inferplane.accelerators.component import DriverStack
 from inferplane.accelerators.class_devices import device_advice
-from inferplane.accelerators.devices import Attribute, DeviceClassSpec, DriverSlices, Varies, typed_attribute
+from inferplane.accelerators.devices import Attribute, DeviceClassSpec, DriverSlices, typed_attribute
 from inferplane.api.cloud import MachineGpu
 from inferplane.api.inference_class import AttributeValue, CapacityValue, DeviceSpec, InferenceClass
 
 # One module per driver, each with its SLICES and its STACK. In install order: a cloud's stack lists the
 # neutral components, then each driver's components in this order.
-MODULES = (nvidia, amd, cpu, dranet, gaudi)
+MODULES = (nvidia, amd, cpu, dranet, gaudi, tpu, neuron)
 
 SLICES: dict[str, DriverSlices] = {m.SLICES.driver: m.SLICES for m in MODULES}
 STACKS: tuple[DriverStack, ...] = tuple(m.STACK for m in MODULES)
@@ -40,8 +40,10 @@ def published_view(klass: InferenceClass, machine: MachineGpu | None = None) -> 
             devices.append(device)
             continue
         attributes, capacity = qualified_statement(shape, device)
-        published = shape.device("", 0, 1, attributes, capacity, machine)
-        view = {shape.class_key(k): v for k, v in published.attributes.items() if not shape.varies(k, Varies.DEVICE)}
+        # As many of its kind as the class states per node: what a node's devices say of their number (the TPU
+        # driver's chipCount) is the node's.
+        published = shape.device("", 0, device.count, attributes, capacity, machine)
+        view = {shape.class_key(k): v for k, v in published.attributes.items() if not shape.per_device_or_node(k)}
         devices.append(device.model_copy(update={
             "attributes": {k: AttributeValue.model_validate(v) for k, v in view.items()},
             "capacity": {shape.class_key(k): CapacityValue(value=v) for k, v in published.capacity.items()},
@@ -67,7 +69,10 @@ def class_advice(klass: InferenceClass, machine: MachineGpu | None = None) -> li
         attributes, capacity = qualified_statement(shape, device)
         out += device_advice(shape, f"spec.devices[{d}]", attributes, capacity, machine)
     if machine is not None:
-        stated = sum(d.count for d in klass.spec.devices if d.claim == "DRA" and d.driver == machine.driver)
+        # The machine's devices of the driver's first kind (a Neuron UltraServer's node device is another kind).
+        shape = SLICES.get(machine.driver)
+        stated = sum(d.count for d in klass.spec.devices if d.claim == "DRA" and d.driver == machine.driver
+                     and (shape is None or shape.is_primary(qualified_statement(shape, d)[0])))
         if stated and stated != machine.count:
             out.append(("spec.devices", f"{machine.machine} carries {machine.count} {machine.product} per node, "
                                         f"not {stated} ({machine.table}): the simulation and placement "

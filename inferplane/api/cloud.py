@@ -59,6 +59,10 @@ class EKSMachine(_Machine):
 
 class GKEMachine(_Machine):
     machine_type: str = Field(min_length=1, description="Compute Engine machine type, e.g. g2-standard-8.")
+    tpu_topology: str | None = Field(
+        None, pattern=r"^[0-9]+x[0-9]+(x[0-9]+)?$", max_length=16,
+        description="A TPU machine type's slice topology across the pool's nodes, e.g. 4x4 for a multi-host v6e "
+                    "slice of four ct6e-standard-4t VMs (GKE's placement policy); absent for a single-host pool.")
 
 
 class AKSMachine(_Machine):

@@ -61,6 +61,11 @@ class Driver:
     # feature gates cannot be turned on by hand there). Every driver states one: clouds' default
     # versions and every cluster's pools are checked against it.
     min_kubernetes_version: str = field(kw_only=True)
+    # The oldest patch release (of that minor) the driver's nodes need, where it needs one, as the cloud
+    # spells its versions ("1.34.1-gke.1127000", "1.34.2"), with where that is said. A cluster pinned to an
+    # older patch is refused; a minor alone is not, as the cloud picks its newest patch.
+    min_patch_version: str | None = field(default=None, kw_only=True)
+    min_patch_source: str = field(default="", kw_only=True)
 
 
 NVIDIA_GPU = Driver(
@@ -119,5 +124,53 @@ GAUDI = Driver(
     min_kubernetes_version="1.34",
 )
 
-DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET, GAUDI)}
+# Google's TPU DRA driver (kubernetes-sigs/dra-driver-google-tpu v0.2.0, commit b912410).
+TPU_DRA_LABEL = "cloud.google.com/gke-tpu-dra-driver"
+GOOGLE_TPU = Driver(
+    name="tpu.google.com",  # kubeletplugin.DriverName, cmd/tpu-dra-kubeletplugin (DriverName)
+    device_class="tpu.google.com",  # deployments/helm/dra-driver-google-tpu/templates/deviceclass.yaml
+    kind=DriverKind.GPU,
+    # GKE taints TPU nodes google.com/tpu=present:NoSchedule (Google Cloud, "Deploy TPU workloads in GKE
+    # Standard", *documentation*); the chart's kubelet plugin tolerates the key (values.yaml kubeletPlugin.
+    # tolerations: google.com/tpu Exists NoSchedule), as the driver's vLLM demo does (demo/specs/vllm-tpu.yaml).
+    pool_taint=Taint("google.com/tpu", "present"),
+    # The node label that turns GKE's own TPU device plugin off, so the DRA driver owns the chips
+    # (demo/clusters/gke/create-tpu-cluster-for-dra.sh: LABELS="cloud.google.com/gke-tpu-dra-driver=true").
+    node_labels={TPU_DRA_LABEL: "true"},
+    # demo/clusters/gce/create-kubeadm-tpu-cluster.sh: "DRA is GA in 1.34"; the GKE demo's NODE_VERSION 1.34.
+    min_kubernetes_version="1.34",
+    min_patch_version="1.34.1-gke.1127000",
+    min_patch_source=("kubernetes-sigs/dra-driver-google-tpu v0.2.0 demo/clusters/gke/create-tpu-cluster-for-dra.sh: "
+                      "the label that turns GKE's TPU device plugin off \"only works on or after GKE version: "
+                      "1.34.1-gke.1127000\""),
+)
+# A single-host TPU's topology by its chips (dra-driver-google-tpu v0.2.0 util.go
+# requestedChipCountToChipsPerDimNumaAligned, trailing 1s dropped as singleHostTopology does).
+TPU_SINGLE_HOST_TOPOLOGY = {1: "1x1", 2: "1x2", 4: "2x2", 8: "2x4"}
+# AWS's Neuron DRA driver, from the Neuron Helm chart (oci://public.ecr.aws/neuron/neuron-helm-chart) with
+# draDriver.enabled. Its source is not public: these facts rest on AWS's documentation (aws-neuron/aws-neuron-sdk
+# containers/neuron-dra.rst, commit db1586c) and the chart's templates (aws-neuron/neuron-helm-charts).
+NEURON_LABEL = f"{API_GROUP}/neuron"
+NEURON = Driver(
+    name="neuron.aws.com",  # neuron-dra.rst: the claims' opaque config driver, the allocation results' driver
+    device_class="neuron.aws.com",  # templates/dra-driver/dra-driver-deviceclass.yaml
+    kind=DriverKind.GPU,
+    # The key the chart's DRA kubelet plugin tolerates by default (values draDriver.tolerations:
+    # aws.amazon.com/neuron Exists NoSchedule), so its own tolerations reach our pools.
+    pool_taint=Taint("aws.amazon.com/neuron"),
+    # The chart's plugin selects nodes by their instance type (its affinity, node.kubernetes.io/instance-type In
+    # the chart's Trainium types); this label marks the pools inferplane composes for it.
+    node_labels={NEURON_LABEL: "true"},
+    # neuron-dra.rst, Prerequisites and FAQ: "Kubernetes control plane must be on 1.34. For Node AMI, we support
+    # 1.34.2+ ... not 1.34.0 or 1.34.1 since it had a regression in DRA" (kubernetes/kubernetes#133920).
+    min_kubernetes_version="1.34",
+    min_patch_version="1.34.2",
+    min_patch_source=("aws-neuron/aws-neuron-sdk containers/neuron-dra.rst (documentation): node AMIs 1.34.2 or "
+                      "later; 1.34.0 and 1.34.1 had a DRA regression (kubernetes/kubernetes#133920)"),
+)
+
+DRIVERS: dict[str, Driver] = {d.name: d for d in (NVIDIA_GPU, AMD_GPU, CPU, DRANET, GAUDI, GOOGLE_TPU, NEURON)}
 GPU_DRIVERS: tuple[str, ...] = tuple(sorted(d.name for d in DRIVERS.values() if d.kind is DriverKind.GPU))
+# Accelerators that come with the machine type and are never attached as a cloud's accelerator (GKE's TPU machine
+# types carry their chips, "Plan TPUs in GKE"; EC2's Trainium instances their Neuron devices).
+MACHINE_TYPE_DRIVERS: tuple[str, ...] = (GOOGLE_TPU.name, NEURON.name)

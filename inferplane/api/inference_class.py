@@ -10,13 +10,16 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from inferplane import API_GROUP, API_VERSION
 from inferplane.kept import MIB, kept, size_of
-from inferplane.api.drivers import CPU, GPU_DRIVERS
+from inferplane.api.drivers import CPU, GPU_DRIVERS, MACHINE_TYPE_DRIVERS
 from inferplane.api.cloud import MACHINE_BLOCKS, PROVIDERS, Provider, block_fields, block_name, required_block_rules
 from inferplane.api.common import DNS_SUBDOMAIN, QUALIFIED_NAME, SEMVER, ApiModel, Name, Quantity, Resource, \
     list_map, rule
 
 _GPU_LIST = "[" + ", ".join(f"'{d}'" for d in GPU_DRIVERS) + "]"
 CLAIMS_GPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver in {_GPU_LIST})"
+_ATTACHED_LIST = "[" + ", ".join(f"'{d}'" for d in GPU_DRIVERS if d not in MACHINE_TYPE_DRIVERS) + "]"
+# A GPU a cloud attaches from an accelerator block (not a TPU or Neuron device, which the machine type carries).
+CLAIMS_ATTACHED_GPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver in {_ATTACHED_LIST})"
 CLAIMS_CPU = f"self.devices.exists(d, d.claim == 'DRA' && d.driver == '{CPU.name}')"
 HAS_ACCELERATOR = " || ".join(
     f"(has(self.provisioning.{block_name(p)}) && has(self.provisioning.{block_name(p)}.accelerator))"
@@ -167,11 +170,12 @@ class InferenceClassSpec(ApiModel):
              f"a provisioned class cannot claim {CPU.name} alongside a GPU driver: a CPU claim could never "
              "allocate on a GPU pool; split the CPU devices into a class of their own",
              field_path=".devices", reason="FieldValueForbidden"),
-        rule(f"!has(self.provisioning) || !({HAS_ACCELERATOR}) || {CLAIMS_GPU}",
+        rule(f"!has(self.provisioning) || !({HAS_ACCELERATOR}) || {CLAIMS_ATTACHED_GPU}",
              "the provisioning block has an accelerator but no device claims a GPU driver: add a DRA device "
-             f"with driver one of {', '.join(GPU_DRIVERS)}, or remove the accelerator",
+             f"with driver one of {', '.join(d for d in GPU_DRIVERS if d not in MACHINE_TYPE_DRIVERS)}, or remove "
+             "the accelerator",
              field_path=".devices", reason="FieldValueInvalid"),
-        rule(f"!has(self.provisioning) || self.provisioning.provider != 'GKE' || !({CLAIMS_GPU}) || "
+        rule(f"!has(self.provisioning) || self.provisioning.provider != 'GKE' || !({CLAIMS_ATTACHED_GPU}) || "
              "(has(self.provisioning.gke) && has(self.provisioning.gke.accelerator))",
              "a GKE class that claims a GPU driver needs provisioning.gke.accelerator: GKE attaches the GPU "
              "from it (e.g. type: nvidia-l4, count: 1)",

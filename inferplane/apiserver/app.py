@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from inferplane import KUBERNETES_RELEASE
-from inferplane.apiserver import discovery, reads, tables, writes
+from inferplane.apiserver import applies, discovery, patches, reads, tables, writes
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
 from inferplane.apiserver.replay import REPLAY_SECONDS, Replays
@@ -44,6 +44,10 @@ class Request:
     @property
     def dry_run(self) -> bool:
         return self.query.get("dryRun") == "All"
+
+    def manager(self, apply: bool = False) -> str:
+        """The field manager the write is recorded as (applies.manager_of)."""
+        return applies.manager_of(self.query, self.headers.get("user-agent", ""), apply)
 
 
 @dataclass
@@ -274,8 +278,9 @@ class App:
     def _create(self, request: Request, target: Target) -> Answer:
         body = writes.checked_body(target.served, target.namespace, None,
                                    writes.decoded(request.body, request.headers.get("content-type", "")))
+        manager = request.manager()
         return self._written(request, target, lambda runtime: writes.write(
-            runtime, target.served, body, create=True, dry_run=request.dry_run))
+            runtime, target.served, body, create=True, dry_run=request.dry_run, manager=manager))
 
     def _update(self, request: Request, target: Target) -> Answer:
         sent = writes.decoded(request.body, request.headers.get("content-type", ""))
@@ -288,8 +293,10 @@ class App:
             key = writes.key_of(target.served, target.namespace, target.name or "")
             return self._written(request, target, lambda runtime: writes.write_status(
                 runtime, target.served, key, body, request.dry_run))
+        manager = request.manager()
         return self._written(request, target, lambda runtime: writes.write(
-            runtime, target.served, body, create=False, dry_run=request.dry_run, replays=self.replays))
+            runtime, target.served, body, create=False, dry_run=request.dry_run, replays=self.replays,
+            manager=manager))
 
     def _scale(self, request: Request, target: Target, scale: Any) -> Answer:
         """A Scale written (PUT) or patched: the object with its replicas set, written as any update."""
@@ -299,13 +306,18 @@ class App:
         if current is None:
             raise not_found(target.served.plural, target.served.group, key.name)
         body = writes.scaled(target.served, current, scale)
+        manager = request.manager()
         answer = self._written(request, target, lambda runtime: writes.write(
-            runtime, target.served, body, create=False, dry_run=request.dry_run))
+            runtime, target.served, body, create=False, dry_run=request.dry_run, manager=manager))
         if answer.code < 300:
             answer.body = writes.scale_of(target.served, answer.body)
         return answer
 
     def _patch(self, request: Request, target: Target) -> Answer:
+        apply = request.headers.get("content-type", "").split(";", 1)[0].strip() == patches.APPLY
+        applies.force_of(request.query, apply)
+        if apply:
+            return self._apply(request, target)
         key = writes.key_of(target.served, target.namespace, target.name or "")
         with self.runtime() as runtime:
             current = runtime.get(key)
@@ -320,6 +332,17 @@ class App:
         # A patch is based on the version it was applied to, unless it names another (then that one).
         after["metadata"].setdefault("resourceVersion", current["metadata"].get("resourceVersion"))
         return self._replace(request, target, after)
+
+    def _apply(self, request: Request, target: Target) -> Answer:
+        """Server-side apply (applies.py): the object created or merged, as any other write."""
+        if target.subresource is not None:
+            raise APIError(415, "UnsupportedMediaType", f"server-side apply to the {target.subresource} subresource is "
+                           "not supported by inferplane serve: apply the object itself (its status is the engine's)")
+        manager, force = request.manager(apply=True), applies.force_of(request.query, True)
+        config = writes.checked_body(target.served, target.namespace, target.name,
+                                     writes.decoded(request.body, "application/yaml"))
+        return self._written(request, target, lambda runtime: applies.apply(
+            runtime, target.served, config, manager, force, request.dry_run, self.replays))
 
     @staticmethod
     def _delete_options(request: Request) -> tuple[str, bool]:

@@ -18,8 +18,13 @@ from inferplane.apiserver.status import (APIError, already_exists, bad_request, 
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.engine.in_use import InUse
 from inferplane.engine.ownership import composed_refusal
+from inferplane.fieldmanager import managers as fm
+from inferplane.fieldmanager.fieldset import FieldError
+from inferplane.fieldmanager.schema import shape_of
 from inferplane.runtime.store import Key, controller_ref, now, resource_version
 
+# kube-apiserver v1.37 also reads apply patches in CBOR (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
+APPLY_CBOR = "application/apply-patch+cbor"
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 # What a custom resource takes as a patch; the core kinds take a strategic merge patch too
 # (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.37.0).
@@ -86,10 +91,12 @@ def key_of(served: Served, namespace: str, name: str) -> Key:
 
 
 def write(runtime: ControlPlane, served: Served, body: dict[str, Any], create: bool, dry_run: bool,
-          replays: Replays | None = None) -> Written:
+          replays: Replays | None = None, manager: str = "", recorded: list | None = None) -> Written:
     """Create (`create`) or replace an object through admission, as `inferplane apply` writes it; the
     fleet is reconciled by the server's reconciler, not here. An object being deleted (see `delete`)
-    keeps its deletionTimestamp, may not gain finalizers, and is deleted once its last one is removed."""
+    keeps its deletionTimestamp, may not gain finalizers, and is deleted once its last one is removed.
+    `recorded`: the managedFields a server-side apply recorded; else the write is recorded as an Update of
+    `manager` (applies.py)."""
     key = key_of(served, body["metadata"].get("namespace", ""), body["metadata"]["name"])
     current = runtime.get(key)
     if create and current is not None:
@@ -108,18 +115,37 @@ def write(runtime: ControlPlane, served: Served, body: dict[str, Any], create: b
     deleting = (current or {}).get("metadata", {}).get("deletionTimestamp")
     if deleting:
         _check_finalizers(served, key, current, body)
-    result = runtime.write([Manifest(f"{served.kind}/{key.name}", body)], reconcile=False, dry_run=dry_run)
+    if recorded is None:
+        recorded = recorded_update(served, current, body, manager)
+    result = runtime.write([Manifest(f"{served.kind}/{key.name}", body)], reconcile=False, dry_run=dry_run,
+                           managed=recorded)
     errors = result.admission.errors
     if errors:
         raise invalid(served.kind, served.group, key.name,
                       [(getattr(e, "path", ""), getattr(e, "message", str(e))) for e in errors])
     warnings = [f"{w.path}: {w.message}" if w.path else w.message for w in result.admission.warnings]
     if dry_run:
-        return Written(_would_store(result, current), current is None, warnings)
+        would = _would_store(result, current)
+        would["metadata"]["managedFields"] = recorded
+        return Written(would, current is None, warnings)
     stored = runtime.get(key) or {}
     if deleting and stored:
         stored = _still_deleting(runtime, served, key, stored, deleting, replays)
     return Written(stored, current is None, warnings)
+
+
+def recorded_update(served: Served, current: dict[str, Any] | None, body: dict[str, Any],
+                    manager: str) -> list[dict[str, Any]]:
+    """managedFields after a create, update or non-apply patch by `manager` (Updater.Update)."""
+    before = fm.read(current)
+    entry = fm.Entry(manager, fm.UPDATE, served.api_version)
+    try:
+        after = fm.update(fm.managed_part(current), fm.managed_part(body), before, entry,
+                          shape_of(served.api_version, served.kind))
+    except FieldError as error:
+        raise invalid(served.kind, served.group, body["metadata"]["name"],
+                      [(error.path.lstrip("."), error.message)]) from None
+    return fm.written(fm.stamped(before, after, now()))
 
 
 def _check_finalizers(served: Served, key: Key, current: dict[str, Any], body: dict[str, Any]) -> None:
@@ -167,9 +193,9 @@ def patched(served: Served, current: dict[str, Any], content_type: str, raw: byt
     """The current object with the patch applied, by the patch's media type."""
     media = content_type.split(";", 1)[0].strip()
     accepted = CORE_PATCHES if served.group == "" else CUSTOM_PATCHES
-    if media == patches.APPLY:
-        raise APIError(415, "UnsupportedMediaType", "server-side apply is not supported by inferplane serve: use "
-                       "client-side apply (kubectl apply without --server-side), or `inferplane apply -f`")
+    if media == APPLY_CBOR:
+        raise APIError(415, "UnsupportedMediaType", "an apply patch in CBOR (application/apply-patch+cbor) is not "
+                       "read by inferplane serve: send it as YAML or JSON (application/apply-patch+yaml)")
     if media not in accepted:
         raise unsupported_media_type(media, accepted)
     patch = decoded(raw, media)

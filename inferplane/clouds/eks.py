@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.api.drivers import INSTANCE_TYPE_LABEL
+from inferplane.api.drivers import INSTANCE_TYPE_LABEL, NEURON
 from inferplane.clouds.base import CLUSTER_KEY, ProvisionedCloud, at_provider, connection_secret_name, present, \
     provisioned_sample, scaling, taint_objects, upbound_provider, upper_snake
 from inferplane.clouds.eks_foundation import EFA_SECURITY_GROUP, EFS_FILESYSTEM, EKSInputs, eks_foundation, \
@@ -17,6 +17,9 @@ from inferplane.clouds.storage import STORAGE_CLASS_KEY, SharedStorage, storage_
 # NVIDIA DRA driver expects on the host; every other pool runs the standard image.
 GPU_AMI = "AL2023_x86_64_NVIDIA"
 STANDARD_AMI = "AL2023_x86_64_STANDARD"
+# Neuron pools run the Neuron variant, with the Neuron kernel driver the DRA driver needs (EKS's AMI types,
+# AL2023_x86_64_NEURON: EKS API Nodegroup amiType, documentation).
+NEURON_AMI = "AL2023_x86_64_NEURON"
 # EKS refuses a node group whose maxSize is below 1, even when it is scaled to zero.
 MIN_MAX_SIZE = 1
 # ModelCache volumes: the EFS CSI driver's dynamic provisioning, an access point per volume in the
@@ -99,6 +102,14 @@ class EKS(ProvisionedCloud):
         templated = needs_launch_template(self.foundation_pool(pool))
         fields = present(instanceTypes=None if templated else [machine.instance_type],
                          diskSize=None if templated else machine.disk_size_gb,
-                         amiType=GPU_AMI if pool.role == PoolRole.GPU else STANDARD_AMI, scalingConfig=size,
+                         amiType=_ami(pool), scalingConfig=size,
                          labels=dict(pool.labels), taint=taint_objects(pool.taints, upper_snake))
         return fields, init
+
+
+def _ami(pool: Any) -> str:
+    """The node image of a pool: Neuron's for a pool composed for the Neuron driver (its label), NVIDIA's for
+    another GPU pool, the standard one otherwise."""
+    if all(pool.labels.get(k) == v for k, v in NEURON.node_labels.items()):
+        return NEURON_AMI
+    return GPU_AMI if pool.role == PoolRole.GPU else STANDARD_AMI

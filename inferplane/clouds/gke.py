@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.api.cloud_cluster import PoolRole
-from inferplane.api.drivers import GKE_ACCELERATOR_LABEL
+from inferplane.api.drivers import GKE_ACCELERATOR_LABEL, GOOGLE_TPU, TPU_SINGLE_HOST_TOPOLOGY
 from inferplane.clouds.base import ProvisionedCloud, at_provider, present, provisioned_sample, scaling, scaling_fields, \
     taint_objects, upbound_provider, upper_snake
 from inferplane.clouds.foundation import Foundation
@@ -19,6 +19,14 @@ IMAGE_TYPE = "COS_CONTAINERD"
 # pools opt out of both, and the serving stack installs the driver and the DRA driver instead.
 GPU_DRIVER_VERSION = "INSTALLATION_DISABLED"
 NO_DEVICE_PLUGIN_LABEL = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+# The labels GKE gives a TPU pool's nodes, which the TPU DRA driver reads (kubernetes-sigs/dra-driver-google-tpu
+# v0.2.0 cmd/tpu-dra-kubeletplugin/util.go: gkeAcceleratorLabel, gkeAcceleratorCountLabel, gkeTopologyLabel).
+GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+GKE_ACCELERATOR_COUNT_LABEL = "cloud.google.com/gke-accelerator-count"
+GKE_TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+# A multi-host TPU slice is a pool with a compact placement policy naming its topology (Google Cloud, "Plan TPUs in
+# GKE"; the provider's NodePool placementPolicy {type, tpuTopology}: documentation).
+TPU_PLACEMENT = "COMPACT"
 # GKE creates a cluster with a default pool; pools are managed as NodePools, so the default one is
 # created with a single node and removed once the cluster exists.
 DEFAULT_POOL_NODES = 1
@@ -55,9 +63,19 @@ class GKE(ProvisionedCloud):
                                 {"machineType": "n2-standard-8"})
 
     def node_labels(self, machine: dict[str, Any]) -> dict[str, str]:
-        """GKE marks GPU nodes with their accelerator (NVIDIA's driver installer selects them by it)."""
+        """GKE marks GPU nodes with their accelerator (NVIDIA's driver installer selects them by it), and TPU nodes
+        with their TPU accelerator, chips and topology (which the TPU DRA driver reads)."""
+        from inferplane.clouds.offerings import offerings
+
         accelerator = (machine.get("accelerator") or {}).get("type")
-        return {GKE_ACCELERATOR_LABEL: accelerator} if accelerator else {}
+        if accelerator:
+            return {GKE_ACCELERATOR_LABEL: accelerator}
+        tpu = (offerings(self.source).gpus.get(machine.get("machineType", "")) if offerings(self.source) else None)
+        if tpu is None or tpu.driver != GOOGLE_TPU.name or not tpu.count:
+            return {}
+        topology = machine.get("tpuTopology") or TPU_SINGLE_HOST_TOPOLOGY.get(tpu.count)
+        return {GKE_TPU_ACCELERATOR_LABEL: tpu.product, GKE_ACCELERATOR_COUNT_LABEL: str(tpu.count),
+                **({GKE_TPU_TOPOLOGY_LABEL: topology} if topology else {})}
 
     def foundation(self, name: str, spec: Any, observed: dict) -> Foundation:
         account = at_provider(observed.get("service-account"))
@@ -98,7 +116,11 @@ class GKE(ProvisionedCloud):
         size, init = scaling_fields(scaling(pool), count="nodeCount", group="autoscaling",
                                     minimum="minNodeCount", maximum="maxNodeCount", initial="initialNodeCount")
         machine = pool.machine
-        gpu = pool.role == PoolRole.GPU
+        # NVIDIA's device plugin is off on GPU pools; a TPU pool's own label (cloud.google.com/gke-tpu-dra-driver,
+        # which the pool carries as the TPU driver's node label) turns GKE's TPU device plugin off instead, and it
+        # has no guest accelerator: the machine type carries the chips.
+        tpu = all(pool.labels.get(k) == v for k, v in GOOGLE_TPU.node_labels.items())
+        gpu = pool.role == PoolRole.GPU and not tpu
         labels = {**pool.labels, **(NO_DEVICE_PLUGIN_LABEL if gpu else {})}
         accelerators = []
         if machine.accelerator is not None:
@@ -107,4 +129,6 @@ class GKE(ProvisionedCloud):
         node_config = present(machineType=machine.machine_type, diskSizeGb=machine.disk_size_gb,
                               imageType=IMAGE_TYPE, guestAccelerator=accelerators, labels=labels,
                               taint=taint_objects(pool.taints, upper_snake))
-        return {**size, "nodeConfig": node_config, **present(nodeLocations=list(pool.zones))}, init
+        placement = ({"placementPolicy": {"type": TPU_PLACEMENT, "tpuTopology": machine.tpu_topology}}
+                     if getattr(machine, "tpu_topology", None) else {})
+        return {**size, "nodeConfig": node_config, **placement, **present(nodeLocations=list(pool.zones))}, init

@@ -29,6 +29,16 @@ def minor(version: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+_PATCH = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-gke\.(\d+))?")
+
+
+def patch(version: str) -> tuple[int, ...] | None:
+    """(1, 34, 1, 1127000) for "1.34.1-gke.1127000", (1, 34, 2, 0) for "1.34.2"; None for a minor alone
+    ("1.34"), which names no patch: the cloud picks its newest."""
+    match = _PATCH.match(version)
+    return None if match is None else tuple(int(g or 0) for g in match.groups())
+
+
 def effective_kubernetes_version(source: str, declared: str | None) -> tuple[str | None, str]:
     """A cluster's Kubernetes version and where it comes from ("declared" or "the EKS default")."""
     if declared:
@@ -71,7 +81,16 @@ def kubernetes_version_problems(cluster: InferenceCluster, classes: Mapping[str,
             continue
         for driver_name in klass.spec.claimed_drivers():
             driver = DRIVERS.get(driver_name)
-            if driver is None or minor(version) >= minor(driver.min_kubernetes_version):
+            if driver is None:
+                continue
+            if minor(version) >= minor(driver.min_kubernetes_version):
+                if (driver.min_patch_version and minor(version) == minor(driver.min_patch_version)
+                        and (have := patch(version)) is not None and have < patch(driver.min_patch_version)):  # type: ignore[operator]
+                    needed = driver.min_patch_version
+                    problems.append(VersionProblem(path, (
+                        f"pool {pool.name} uses class {klass.metadata.name}, which claims {driver_name}; that needs "
+                        f"{needed} or a later patch ({driver.min_patch_source}), and this cluster has {version} "
+                        f"({origin}): {fix.format(needed=needed)}")))
                 continue
             needed = driver.min_kubernetes_version
             problems.append(VersionProblem(path, (

@@ -8,7 +8,7 @@ mistake; it reports it as a condition with a reason and a message naming the obj
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import ValidationError
 

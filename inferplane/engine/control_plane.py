@@ -20,6 +20,7 @@ from inferplane.admission import AdmissionResult, ReadFiles, admit_manifests, ad
 from inferplane.admission.kept_files import KeptFiles
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest
+from inferplane.fieldmanager.managers import APPLY, INFERPLANE, UPDATE, recorder
 from inferplane.api.json_data import json_copy
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.inference_class import InferenceClass
@@ -130,7 +131,7 @@ class ControlPlane:
         before = self.store.user_writes()
         admission = self._admit(paths, limits, read, recursive)
         read.clear()  # the files' bytes (10 MB at 10,000 clusters) are not held through the reconcile
-        result = self._store(admission, on_applied)
+        result = self._store(admission, on_applied, operation=APPLY)
         if files is not None:
             keep_said(self.store, files, {}, said_by_file(result, files), result, before)
         return result
@@ -144,7 +145,7 @@ class ControlPlane:
         if any(isinstance(obj, InferenceClass) for _, obj in admission.admitted):
             return None
         before = self.store.user_writes()
-        result = self._store(admission)
+        result = self._store(admission, operation=APPLY)
         fresh = said_by_file(result, [(path, key) for path, key in files if key not in recorded])
         said = said_again(files, recorded, fresh or {}, result, on_applied)
         keep_said(self.store, files, recorded, fresh, result, before)
@@ -181,16 +182,17 @@ class ControlPlane:
             manifests.append(Manifest(f"{source} {key.qualified()}", body))
         return self._store(admit_manifests(manifests, known_classes=self.known_classes()))
 
-    def write(self, manifests: list[Manifest], reconcile: bool = True, dry_run: bool = False) -> ApplyResult:
+    def write(self, manifests: list[Manifest], reconcile: bool = True, dry_run: bool = False,
+              managed: list | None = None) -> ApplyResult:
         """Objects a client sent whole (`inferplane serve`'s creates, updates and patches): the same
         admission and ownership checks as `apply`, then stored. `reconcile=False` leaves the queued work
         to whoever reconciles next (the server's reconciler thread), so that the write is answered at once;
-        `dry_run` checks and stores nothing."""
+        `dry_run` checks and stores nothing. `managed`: the managedFields the server recorded (of one object)."""
         admission = admit_manifests(manifests, known_classes=self.known_classes())
         if dry_run:
             refuse_composed(self.store, admission)
             return ApplyResult(admission)
-        return self._store(admission, reconcile=reconcile)
+        return self._store(admission, reconcile=reconcile, managed=managed)
 
     def _admit(self, paths: list[Path], limits: StreamLimits, read: ReadFiles,
                recursive: bool = True) -> AdmissionResult:
@@ -202,14 +204,20 @@ class ControlPlane:
 
     @collector_paused()  # see apply
     def _store(self, admission: AdmissionResult,
-               on_applied: Callable[[Key, str], None] | None = None, reconcile: bool = True) -> ApplyResult:
+               on_applied: Callable[[Key, str], None] | None = None, reconcile: bool = True,
+               operation: str = UPDATE, managed: list | None = None) -> ApplyResult:
+        """Store admitted objects, each recording its managedFields: `managed` (what `inferplane serve`
+        recorded), else the CLI's manager with `operation` (fieldmanager.managers.recorder)."""
         result = ApplyResult(admission)
+        record = None if managed is not None else recorder(INFERPLANE, operation, self.store.clock)
         writer = self._reconciler()
         bodies = refuse_composed(self.store, admission)
         for start in range(0, len(bodies), WRITE_BATCH):
             # Each batch is one durable transaction: acknowledged writes survive a kill mid-apply.
             with self.store.transaction():
-                written = [(Key.of(body), writer.submit(body)) for body in bodies[start:start + WRITE_BATCH]]
+                for body in bodies[start:start + WRITE_BATCH] if managed is not None else ():
+                    body["metadata"]["managedFields"] = managed
+                written = [(Key.of(body), writer.submit(body, record)) for body in bodies[start:start + WRITE_BATCH]]
             for key, (changed, created) in written:
                 verb = "unchanged" if not changed else "created" if created else "configured"
                 result.applied.append((key, verb))

@@ -147,9 +147,11 @@ class Reconciler:
 
     # ---- what users do through the reconciler
 
-    def submit(self, obj: Resource) -> tuple[bool, bool]:
-        """Store a user's object and queue what it affects (user_writes.submit): (changed, created)."""
-        return submit(self.store, self.functions, obj)
+    def submit(self, obj: Resource, record: Callable[[Resource, Resource | None], list] | None = None
+               ) -> tuple[bool, bool]:
+        """Store a user's object and queue what it affects (user_writes.submit; `record`: its managedFields):
+        (changed, created)."""
+        return submit(self.store, self.functions, obj, record)
 
     def delete(self, key: Key) -> bool:
         """Delete a composite and everything composed under it (Deletion.delete; InUse while used)."""

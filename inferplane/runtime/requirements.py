@@ -26,6 +26,7 @@ def call_with_requirements(resolve: Resolve, function: Callable[[Request], Respo
     that a function whose needs did not change is called once rather than once per round. Its response
     stands only if it asks for exactly those again; otherwise it is called afresh, round by round, as
     if nothing were known: either way the last call is answered exactly what the rounds would answer."""
+    resolve, composite = _unmanaged_answers(resolve), unmanaged(composite)
     if known:
         required = {name: resolve(requirement) for name, requirement in known.items()}
         response = function(Request(composite, observed, required))
@@ -45,6 +46,21 @@ def call_with_requirements(resolve: Resolve, function: Callable[[Request], Respo
         response = function(Request(composite, observed, dict(required)))
     asked.update(response.requirements)
     return response, watched_keys(asked)
+
+
+def unmanaged(obj: Any) -> Any:
+    """An object as a function is handed it: without metadata.managedFields, the API server's bookkeeping
+    of who wrote which field, which no function reads (Crossplane's SDKs never do)."""
+    if isinstance(obj, dict) and "managedFields" in (obj.get("metadata") or {}):
+        return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "managedFields"}}
+    return obj
+
+
+def _unmanaged_answers(resolve: Resolve) -> Resolve:
+    def answered(requirement: Requirement) -> Any:
+        found = resolve(requirement)
+        return [unmanaged(o) for o in found] if isinstance(found, list) else unmanaged(found)
+    return answered
 
 
 def same_answer(one: Requirement, other: Requirement) -> bool:

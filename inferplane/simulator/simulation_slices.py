@@ -35,11 +35,18 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec], machin
     if shape is None:
         return _slice(node, driver, _declared(devices))
     out = []
-    index, total = 0, sum(spec.count for spec in devices)
-    for spec in devices:
-        declared_capacity = {shape.qualified(k): str(v.value) for k, v in spec.capacity.items()}
-        declared_attributes = {shape.qualified(k): typed_attribute(v) for k, v in spec.attributes.items()}
-        for _ in range(spec.count):
+    # Each kind of device (one, unless the driver has several: `DriverSlices.kind_key`) is indexed and counted
+    # on its own.
+    declared = [({shape.qualified(k): typed_attribute(v) for k, v in spec.attributes.items()},
+                 {shape.qualified(k): str(v.value) for k, v in spec.capacity.items()}, spec.count) for spec in devices]
+    totals: dict[Any, int] = {}
+    for attributes, _, count in declared:
+        totals[shape.kind_of(attributes)] = totals.get(shape.kind_of(attributes), 0) + count
+    indices: dict[Any, int] = {}
+    for declared_attributes, declared_capacity, count in declared:
+        kind = shape.kind_of(declared_attributes)
+        for _ in range(count):
+            index, total = indices.get(kind, 0), totals[kind]
             published = shape.device(node, index, total, declared_attributes, declared_capacity, machine)
             device: Resource = {"name": published.name}
             device["attributes"] = {shape.spelled_key(k): v for k, v in sorted(published.attributes.items())}
@@ -47,7 +54,7 @@ def resource_slice(node: str, driver: str, devices: Sequence[DeviceSpec], machin
             if shape.allow_multiple_allocations:
                 device["allowMultipleAllocations"] = True
             out.append(device)
-            index += 1
+            indices[kind] = index + 1
     return _slice(node, driver, out)
 
 

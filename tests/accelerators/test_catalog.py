@@ -104,8 +104,8 @@ def test_neutral_components_are_on_every_cloud():
 
 def test_supported_drivers_are_the_tags():
     assert {cloud: supported_drivers(cloud) for cloud in CLOUDS} == {
-        "EKS": ("dra.cpu", "dra.net", "gpu.nvidia.com"),  # dra.net: aws-dranet
-        "GKE": ("dra.cpu", "gpu.nvidia.com"),
+        "EKS": ("dra.cpu", "dra.net", "gpu.nvidia.com", "neuron.aws.com"),  # dra.net: aws-dranet
+        "GKE": ("dra.cpu", "gpu.nvidia.com", "tpu.google.com"),
         "AKS": ("dra.cpu", "gpu.nvidia.com"),
         "Nebius": ("dra.cpu", "gpu.nvidia.com"),
         "Vultr": ("dra.cpu", "gpu.nvidia.com"),

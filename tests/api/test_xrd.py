@@ -55,7 +55,8 @@ def test_class_xrd_carries_the_driver_rules():
     spec = yaml.safe_load(schema)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     rules = [r["rule"] for r in spec["x-kubernetes-validations"]]
     # The GPU driver list in the rules comes from the driver catalog, not a hand-written copy.
-    assert any("['gaudi.intel.com', 'gpu.amd.com', 'gpu.nvidia.com']" in r and "'dra.cpu'" in r for r in rules)
+    assert any("['gaudi.intel.com', 'gpu.amd.com', 'gpu.nvidia.com', 'neuron.aws.com', 'tpu.google.com']" in r
+               and "'dra.cpu'" in r for r in rules)
     devices = spec["properties"]["devices"]
     assert devices["x-kubernetes-list-type"] == "map" and devices["x-kubernetes-list-map-keys"] == ["name"]
     assert (devices["minItems"], devices["maxItems"]) == (1, 16)

@@ -87,6 +87,27 @@ PATCH_BODIES = [
     ("not JSON", b"{not json", MERGE),
 ]
 
+APPLY = "application/apply-patch+yaml"
+_CM = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"'
+# (name, query, body, content type, code) of a server-side apply (or a patch naming its options): each is
+# refused with a Status naming the field or what to send.
+APPLY_BODIES = [
+    ("YAML nested 5,000 levels", "?fieldManager=h", b"data:\n  a: " + b"[" * 5_000 + b"]" * 5_000, APPLY, 400),
+    ("a list, not an object", "?fieldManager=h", b"- 1\n- 2\n", APPLY, 400),
+    ("another kind", "?fieldManager=h", b"apiVersion: v1\nkind: Secret\nmetadata: {name: cm}\n", APPLY, 400),
+    ("no field manager", "", configmap(), APPLY, 422),
+    ("a field manager over 128 bytes", "?fieldManager=" + "m" * 129, configmap(), APPLY, 422),
+    ("force on a merge patch", "?force=true", b"{}", MERGE, 422),
+    ("force that is not a boolean", "?fieldManager=h&force=maybe", configmap(), APPLY, 400),
+    ("CBOR", "?fieldManager=h", b"\xa0", "application/apply-patch+cbor", 415),
+    ("an owner reference without its uid (the list's key)", "?fieldManager=h",
+     (_CM + ', "ownerReferences": [{"name": "x"}]}}').encode(), APPLY, 422),
+    ("a finalizer that is an object (a set's item)", "?fieldManager=h",
+     (_CM + ', "finalizers": [{"a": 1}]}}').encode(), APPLY, 422),
+    ("an owner reference twice", "?fieldManager=h",
+     (_CM + ', "ownerReferences": [{"uid": "u"}, {"uid": "u"}]}}').encode(), APPLY, 422),
+]
+
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
@@ -138,6 +159,17 @@ def test_hostile_patches_are_refused(hostile, name, body, content_type):
     refused = assert_refused(hostile, send(hostile, "PATCH", f"{CONFIGMAPS}/cm", body, content_type))
     if "10,001" in name:
         assert refused["code"] == 413 and "10000" in refused["message"]
+
+
+@pytest.mark.parametrize("name,query,body,content_type,code", APPLY_BODIES, ids=[b[0] for b in APPLY_BODIES])
+def test_hostile_applies_are_refused(hostile, name, query, body, content_type, code):
+    refused = assert_refused(hostile, send(hostile, "PATCH", f"{CONFIGMAPS}/cm{query}", body, content_type), code)
+    if code == 422 and "PatchOptions" not in refused["message"]:
+        assert refused["details"]["causes"][0]["field"].startswith("metadata.")
+
+
+def test_an_apply_to_a_subresource_is_refused(hostile):
+    assert_refused(hostile, send(hostile, "PATCH", f"{CONFIGMAPS}/cm/status?fieldManager=h", configmap(), APPLY))
 
 
 def test_a_body_over_the_limit_is_refused_before_it_is_read(hostile):

@@ -216,9 +216,10 @@ def test_patch_types_server_side_apply_and_events(server, tmp_path):
     # A custom resource takes no strategic merge patch (415, as kube-apiserver answers for a CRD).
     strategic = server.kubectl("patch", "ic", "eks-us-east", "--type", "strategic", "-p", "{}", code=1)
     assert "application/strategic-merge-patch+json is not supported" in strategic.stderr
-    # Server-side apply is refused with what to do instead; nothing is written.
-    refused = server.kubectl("apply", "--server-side", "-f", str(folder), code=1)
-    assert "server-side apply is not supported by inferplane serve: use client-side apply" in refused.stderr
+    # Server-side apply over what client-side apply wrote: the same values, so no conflict (both own them).
+    applied = server.kubectl("apply", "--server-side", "-f", str(folder))
+    assert applied.stdout == ("inferenceclass.inferplane.dev/l4-1x-g6 serverside-applied\n"
+                              "inferencecluster.inferplane.dev/eks-us-east serverside-applied\n")
     # describe reads the object's events, as the engine recorded them.
     described = server.kubectl("describe", "ic", "eks-us-east").stdout
     assert "Normal  Available" in described and "EKS cluster eks-us-east is ready" in described

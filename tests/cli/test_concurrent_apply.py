@@ -60,13 +60,15 @@ def apply_together(state: Path, first: Path, second: Path) -> list[dict[str, str
 
 def comparable(store: Store) -> tuple[dict, dict]:
     """Every object and every simulated cluster without what the engine stamps on a write
-    (resourceVersion, generation, creationTimestamp: a render in memory stamps no time; the uid, given
+    (resourceVersion, generation, creationTimestamp and managedFields' times: a render in memory stamps no time; the uid, given
     at creation from the version: owner references name their owner by kind and name instead)."""
     identity = {o["metadata"]["uid"]: (o["kind"], o["metadata"]["name"]) for o in store.list()}
 
     def stripped(obj: dict) -> dict:
         meta = {k: v for k, v in obj["metadata"].items()
                 if k not in ("resourceVersion", "generation", "creationTimestamp", "uid")}
+        if "managedFields" in meta:  # the time of each entry: stamped on a write too
+            meta["managedFields"] = [{k: v for k, v in e.items() if k != "time"} for e in meta["managedFields"]]
         if "ownerReferences" in meta:
             meta["ownerReferences"] = [{**{k: v for k, v in ref.items() if k != "uid"},
                                         "owner": identity.get(ref.get("uid"))} for ref in meta["ownerReferences"]]

@@ -213,7 +213,8 @@ def test_the_mixed_fleet_page_puts_problems_first_then_models_services_and_clust
         "The state carries no timestamps (it was reconciled in memory), so the page says nothing of when it was.")
     assert page.rows("problem") == {"InferenceCluster/eks-amd": [
         "InferenceCluster/eks-amd", "UnsupportedDevices",
-        "class eks-amd-mi300x claims gpu.amd.com; EKS clusters support dra.cpu, dra.net, gpu.nvidia.com: use "
+        "class eks-amd-mi300x claims gpu.amd.com; EKS clusters support dra.cpu, dra.net, gpu.nvidia.com, neuron.aws.com: "
+        "use "
         "classes whose drivers the cloud serves, or run these devices on an Existing cluster"]}
     assert page.rows("model") == {
         "default/llama-3-1-8b": ["default/llama-3-1-8b", "1", "1", "1", "onprem-lab/mi325x", "Ready"],

@@ -9,8 +9,10 @@ CLOUD      DRIVER            COMPONENTS
 EKS        dra.cpu           dra-driver-cpu
 EKS        dra.net           aws-dranet
 EKS        gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+EKS        neuron.aws.com    neuron-helm-chart
 GKE        dra.cpu           dra-driver-cpu
 GKE        gpu.nvidia.com    nvidia-driver-installer, dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
+GKE        tpu.google.com    dra-driver-google-tpu, tpu-critical-pods-quota
 AKS        dra.cpu           dra-driver-cpu
 AKS        gpu.nvidia.com    dra-driver-nvidia-gpu, nvidia-critical-pods-quota, dcgm-exporter
 Nebius     dra.cpu           dra-driver-cpu

@@ -14,6 +14,17 @@ def test_every_driver_states_its_minimum_kubernetes_version():
         "dra.cpu": "1.36",  # grouped mode needs DRAConsumableCapacity, on by default from 1.36
         "dra.net": "1.35",  # aws-dranet 1.0.0 README prerequisites
         "gaudi.intel.com": "1.34",  # Intel's Gaudi resource driver v0.7.x, doc/gaudi/README.md
+        "tpu.google.com": "1.34",  # dra-driver-google-tpu v0.2.0 demos: DRA is GA in 1.34
+        "neuron.aws.com": "1.34",  # aws-neuron-sdk containers/neuron-dra.rst: control plane 1.34
+    }
+
+
+def test_patch_minimums_are_the_drivers_own_words():
+    assert {name: d.min_patch_version for name, d in DRIVERS.items() if d.min_patch_version} == {
+        # create-tpu-cluster-for-dra.sh: "The label only works on or after GKE version: 1.34.1-gke.1127000".
+        "tpu.google.com": "1.34.1-gke.1127000",
+        # neuron-dra.rst: "For Node AMI, we support 1.34.2+".
+        "neuron.aws.com": "1.34.2",
     }
 
 

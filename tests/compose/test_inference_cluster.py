@@ -119,7 +119,8 @@ def test_amd_on_a_provisioned_cloud_is_refused_before_anything_is_provisioned(so
     response = compose_inference_cluster(request(cluster(source, [("a", "amd"), ("n", "nv")]), classes))
     assert response.desired == {}
     ready = response.condition("ClusterReady")
-    supported = "dra.cpu, dra.net, gpu.nvidia.com" if source == "EKS" else "dra.cpu, gpu.nvidia.com"
+    supported = {"EKS": "dra.cpu, dra.net, gpu.nvidia.com, neuron.aws.com",
+                 "GKE": "dra.cpu, gpu.nvidia.com, tpu.google.com"}.get(source, "dra.cpu, gpu.nvidia.com")
     assert (ready.status, ready.reason, ready.message) == (
         "False", "UnsupportedDevices",
         f"class amd claims gpu.amd.com; {source} clusters support {supported}: use classes whose drivers the cloud "

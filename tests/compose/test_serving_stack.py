@@ -108,7 +108,7 @@ def test_component_keys(cloud, drivers, extra, unsupported):
 def test_the_eks_unsupported_message_reads_as_documented():
     message = compose("EKS", [AMD]).condition("DriversSupported").message
     assert message.startswith("ServingStack stack-1 claims gpu.amd.com, which EKS clusters cannot serve; "
-                              "EKS clusters support dra.cpu, dra.net, gpu.nvidia.com. Nothing is installed for it")
+                              "EKS clusters support dra.cpu, dra.net, gpu.nvidia.com, neuron.aws.com. Nothing is installed for it")
 
 
 # ---- absent versus empty draDrivers

@@ -107,7 +107,7 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
     ready = condition(cluster, "ClusterReady")
     assert (ready["status"], ready["reason"]) == ("False", "UnsupportedDevices")
     assert ready["message"] == (
-        "class eks-l4 claims gpu.amd.com; EKS clusters support dra.cpu, dra.net, gpu.nvidia.com: use classes whose "
+        "class eks-l4 claims gpu.amd.com; EKS clusters support dra.cpu, dra.net, gpu.nvidia.com, neuron.aws.com: use classes whose "
         "drivers the cloud serves, or run these devices on an Existing cluster (the running cluster is kept as it "
         "is: no new pools, no new drivers)")
 

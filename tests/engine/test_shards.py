@@ -22,13 +22,16 @@ def fleet(tmp_path_factory):
 
 
 def as_compared(obj):
-    """An object less what differs between any two runs: its version, uid and creation time."""
+    """An object less what differs between any two runs: its version, uid, creation time and the times of
+    its managedFields entries."""
     obj = json.loads(json.dumps(obj))
     meta = obj["metadata"]
     for field in ("resourceVersion", "uid", "creationTimestamp"):
         meta.pop(field, None)
     for owner in meta.get("ownerReferences") or []:
         owner.pop("uid", None)
+    for entry in meta.get("managedFields") or []:
+        entry.pop("time", None)
     return obj
 
 

@@ -25,14 +25,16 @@ from inferplane.cli.state import read_store
 @click.option("--sort-by", default=None, metavar="JSONPATH",
               help="Order the objects by a field, e.g. '{.metadata.name}' or .status.replicas (kubectl's).")
 @click.option("--show-labels", is_flag=True, help="Add a LABELS column, as kubectl does.")
+@click.option("--show-managed-fields", is_flag=True,
+              help="Keep metadata.managedFields in -o json and -o yaml (left out otherwise, as kubectl does).")
 @click.option("--no-headers", is_flag=True, help="Leave out the header line of tables and custom columns.")
 @click.option("--cluster", default=None,
               help="Read a target cluster's simulated objects (nodes, pods, resourceslices, ...) instead.")
 @click.option("--for", "for_object", default=None, metavar="KIND/NAME", help="With events: only that object's.")
 @STATE_OPTION
 def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces: bool, selector: str | None,
-        output: str | None, sort_by: str | None, show_labels: bool, no_headers: bool, cluster: str | None,
-        for_object: str | None, state: Path | None) -> None:
+        output: str | None, sort_by: str | None, show_labels: bool, show_managed_fields: bool, no_headers: bool,
+        cluster: str | None, for_object: str | None, state: Path | None) -> None:
     """List objects of one or more kinds (or some by name), as kubectl does."""
     from inferplane.cli.output import sort_objects
 
@@ -51,10 +53,19 @@ def get(kind: str, names: tuple[str, ...], namespace: str | None, all_namespaces
     elif objects or not selection.missing:
         from inferplane.cli.output import as_list, render_objects
 
+        if output in ("json", "yaml") and not show_managed_fields:  # kubectl's printers drop them unless asked
+            objects = [_without_managed_fields(o) for o in objects]
         single = len(types) == 1 and len(names) == 1 and len(objects) == 1
         click.echo(render_objects(objects[0] if single else as_list(objects), output))
     print_not_found(selection.missing)
     sys.exit(1 if selection.missing else 0)
+
+
+def _without_managed_fields(obj: dict) -> dict:
+    meta = obj.get("metadata") or {}
+    if "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def _types(kind: str, namespace: str | None, all_namespaces: bool, sort_by: str | None, cluster: str | None,
