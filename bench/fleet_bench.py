@@ -48,7 +48,7 @@ def timed_apply(state: Path, manifests: Path, shard_min: int | None = None) -> d
     start, cpu_start, helper_start = time.perf_counter(), time.process_time(), helper_cpu()
     runtime = ControlPlane(state) if shard_min is None else ControlPlane(state, shard_min=shard_min)
     result = runtime.apply([manifests])
-    # A large run's helper process (runtime/shards.py) counts too: its CPU, and its peak beside this process's
+    # A large run's helper process (engine/shards.py) counts too: its CPU, and its peak beside this process's
     # (the sum of the two peaks, which may not fall at the same moment: an upper bound).
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu_start + helper_cpu() - helper_start

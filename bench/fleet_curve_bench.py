@@ -7,7 +7,7 @@ cluster, one file per object (synthetic_fleet.write_fleet), applied to a fresh S
 fixpoint; the same folder applied again unchanged (no-op); one cluster's nodeCount changed and the folder
 applied again; then a whole `inferplane get icluster NAME` of one cluster, process start included, three
 times. Each apply is a fresh ControlPlane, as each `inferplane apply` is a fresh process.
-A run of 250 clusters or more starts a helper process (runtime/shards.py), counted in its CPU and peak;
+A run of 250 clusters or more starts a helper process (engine/shards.py), counted in its CPU and peak;
 `--one-process` keeps every run in one process, to compare.
 
 Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU

@@ -146,7 +146,7 @@ ReadFiles = dict[Path, tuple[bytes | bytearray, bytes]]
 
 
 class AdmittedFiles(Protocol):
-    """Where the objects of files admitted whole are kept (the state's store), by AdmittedFiles key."""
+    """Where the objects of files admitted whole are kept (kept_files.KeptFiles over the state's store), by key."""
 
     def admitted_objects(self, key: bytes) -> list[dict[str, Any]] | None: ...
 

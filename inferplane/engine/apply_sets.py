@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from inferplane.admission import AdmissionResult
+from inferplane.admission.kept_files import KeptFiles
 from inferplane.admission.manifests import source_name
 from inferplane.admission.validate import AdmissionError
 from inferplane.runtime.reconciler import RunReport
@@ -57,7 +58,7 @@ def keep_said(store: Store, files: list[tuple[Path, str]], recorded: dict[str, d
     if fresh is None or not result.admission.ok or not result.report.converged or \
             store.user_writes() != before + changed:
         return
-    store.keep_applied_set(LAST_SET, {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]})
+    KeptFiles(store).keep_applied_set(LAST_SET, {"files": [[key, recorded.get(key) or fresh[key]] for _, key in files]})
 
 
 def said_by_file(result: ApplyResult, files: list[tuple[Path, str]]) -> dict[str, dict] | None:

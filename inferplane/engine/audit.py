@@ -13,6 +13,7 @@ from typing import Any
 
 from inferplane.api.inference_cluster import CLUSTER_READY
 from inferplane.simulator.audits import AuditResult, audit_cluster
+from inferplane.simulator.cluster_objects import simulated_objects
 from inferplane.runtime.reconciler import ProgressReport
 from inferplane.engine.apply_sets import ApplyResult
 from inferplane.engine.control_plane import ControlPlane
@@ -32,7 +33,7 @@ def audit_folder(folder: Path, progress: ProgressReport | None = None, recursive
     runtime = ControlPlane(None, progress=progress)
     try:
         applied = runtime.apply([folder], recursive=recursive)
-        simulated = runtime.store.cluster_objects()
+        simulated = simulated_objects(runtime.store)
         clusters = runtime.store.list("InferenceCluster")
     finally:
         runtime.close()

@@ -17,6 +17,7 @@ from typing import Callable
 from pydantic import ValidationError
 
 from inferplane.admission import AdmissionResult, ReadFiles, admit_manifests, admit_paths, applied_files
+from inferplane.admission.kept_files import KeptFiles
 from inferplane.admission.limits import StreamLimits
 from inferplane.admission.manifests import Manifest
 from inferplane.fieldmanager.managers import APPLY, INFERPLANE, UPDATE, recorder
@@ -26,7 +27,8 @@ from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.compose.registry import composition_functions
 from inferplane.engine.apply_sets import DELTA_SHARE, LAST_SET, ApplyResult, keep_said, said_again, said_by_file
-from inferplane.engine.embedded import embedded_reconciler
+from inferplane.engine import shards
+from inferplane.engine.embedded import embedded_reconciler, register_tables
 from inferplane.engine.in_use import InUse, serving_apart
 from inferplane.engine.lease_wait import DEFAULT_WAIT, as_reconciler
 from inferplane.engine.ownership import refuse_composed
@@ -34,7 +36,6 @@ from inferplane.runtime.lease import Lease
 from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.deletion import InUse as Used
 from inferplane.runtime.reconciler import ProgressReport, Reconciler, RunReport
-from inferplane.runtime.shards import SHARD_MIN
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.store import DEFAULT_BUSY_TIMEOUT, Key, Resource, Store
 
@@ -46,14 +47,15 @@ WRITE_BATCH = 64
 class ControlPlane:
     def __init__(self, state: Path | None, progress: ProgressReport | None = None,
                  wait: float = DEFAULT_WAIT, provider: SimulatedProvider | None = None,
-                 clock: Callable[[], float] = time.monotonic, read_only: bool = False, shard_min: int = SHARD_MIN):
+                 clock: Callable[[], float] = time.monotonic, read_only: bool = False, shard_min: int = shards.SHARD_MIN):
         """`state=None` keeps everything in memory (render); otherwise the store lives in `state`.
         `wait`: how long to wait for another process, for its reconcile or for a write lock.
         `provider` stands in for the clouds and target clusters (default: SimulatedProvider()).
         `clock` times the reconciler's batches (a test slows it). `read_only`: the caller only reads
         (see Store). `shard_min`: how many InferenceClusters a run queues before a helper process takes
-        half of them (runtime/shards.py)."""
+        half of them (engine/shards.py)."""
         self.store = Store(state, busy_timeout=min(wait, DEFAULT_BUSY_TIMEOUT), read_only=read_only)
+        register_tables(self.store)
         self.progress = progress
         self.wait = wait
         self.provider = provider
@@ -88,12 +90,15 @@ class ControlPlane:
 
     def _reconciler(self, lease: Lease | None = None) -> Reconciler:
         """The embedded reconciler: inferplane's functions, the simulated clouds and clusters, Usage."""
-        reconciler = embedded_reconciler(self.store, self.provider, self.functions, progress=self.progress,
-                                         lease=lease, clock=self.clock)
-        if self.provider is None:  # a helper process simulates the clouds as SimulatedProvider does
-            reconciler.shard = (InferenceCluster.KIND, self.shard_min,
-                                f"{embedded_reconciler.__module__}:{embedded_reconciler.__name__}")
-        return reconciler
+        return embedded_reconciler(self.store, self.provider, self.functions, progress=self.progress,
+                                   lease=lease, clock=self.clock)
+
+    def _run(self, reconciler: Reconciler) -> RunReport:
+        """To the fixpoint; a large run with a helper process (which simulates the clouds as
+        SimulatedProvider does: only without a provider of the caller's)."""
+        if self.provider is not None:
+            return reconciler.run()
+        return shards.run(reconciler, InferenceCluster.KIND, self.shard_min)
 
     # The cyclic collector is paused from admission to the fixpoint (runtime/collector.py): between the
     # pauses of admission and of the reconciler, its automatic passes walked the admitted objects again and
@@ -111,7 +116,7 @@ class ControlPlane:
         # files applied again unchanged change nothing, and say the same.
         read: ReadFiles = {}  # the files as read here, for admission
         files = applied_files(paths, limits, read, recursive) if self.store.path is not None else None
-        record = self.store.applied_set(LAST_SET) if files else None
+        record = KeptFiles(self.store).applied_set(LAST_SET) if files else None
         if record is not None:
             recorded = dict(record["files"])
             if [key for _, key in files] == [key for key, _ in record["files"]]:
@@ -194,7 +199,7 @@ class ControlPlane:
         """Admission of files (inside apply: the cyclic collector paused); on a persistent state, the files it
         admitted whole before are not parsed again. `read`: files read already (see admit_paths)."""
         return admit_paths(paths, known_classes=self.known_classes(),
-                           kept=self.store if self.store.path is not None else None, limits=limits, read=read,
+                           kept=KeptFiles(self.store) if self.store.path is not None else None, limits=limits, read=read,
                            recursive=recursive)
 
     @collector_paused()  # see apply
@@ -249,7 +254,7 @@ class ControlPlane:
 
     def _as_reconciler(self, first: Callable[[Reconciler], object]) -> RunReport:
         """Hold the lease, do `first`, then run the queue dry (lease_wait.py)."""
-        return as_reconciler(self.store, self.wait, self._reconciler, first)
+        return as_reconciler(self.store, self.wait, self._reconciler, first, self._run)
 
     def get(self, key: Key) -> Resource | None:
         return self.store.get(key)

@@ -18,13 +18,14 @@ POLL_EVERY = 0.1
 
 
 def as_reconciler(store: Store, wait: float, reconciler_for: Callable[[Lease | None], Reconciler],
-                   first: Callable[[Reconciler], object]) -> RunReport:
-    """Hold the lease, do `first`, then run the queue dry. A busy lease is waited for, up to `wait`.
-    `reconciler_for` makes the reconciler that holds the given lease (None: an in-memory store)."""
+                   first: Callable[[Reconciler], object],
+                   run: Callable[[Reconciler], RunReport] = Reconciler.run) -> RunReport:
+    """Hold the lease, do `first`, then run the queue dry (`run`: how). A busy lease is waited for, up to
+    `wait`. `reconciler_for` makes the reconciler that holds the given lease (None: an in-memory store)."""
     if store.path is None:  # in memory: no other process can see this store
         reconciler = reconciler_for(None)
         first(reconciler)
-        return reconciler.run()
+        return run(reconciler)
     lease = Lease(store)
     deadline = time.monotonic() + wait
     done_first = False
@@ -35,7 +36,7 @@ def as_reconciler(store: Store, wait: float, reconciler_for: Callable[[Lease | N
                 if not done_first:
                     first(reconciler)
                     done_first = True
-                return reconciler.run()
+                return run(reconciler)
             except LeaseLost:
                 pass  # another process took over: wait for it like any other holder
             finally:

@@ -20,55 +20,54 @@ class InUse(Exception):
 
 
 class Deletion:
-    """The part of the Reconciler (reconciler.py) that deletes."""
+    """Deletes through one reconciler (reconciler.py), by its public interface: its cache and store, the
+    controllers it hosts, and how it notes and queues what a write affects."""
 
-    cache: Any
-    store: Any
-    usage: Any
-    controllers: dict[str, Any]
-    asked: dict[Key, Any]
-    watchers: Any
+    def __init__(self, reconciler: Any):  # a Reconciler (which makes its Deletion: no import back)
+        self.reconciler = reconciler
 
-    def _garbage_collect(self, key: Key) -> None:
+    def garbage_collect(self, key: Key) -> None:
         """Delete an object and, foreground-style, everything it controls; what observed or required it
         reconciles next."""
-        obj = self.cache.get(key)
+        run = self.reconciler
+        obj = run.cache.get(key)
         if obj is None:
             return
-        for controller in self.controllers.values():
-            self.store.enqueue(controller.work, controller.due_on_delete(self, key), controller.priority)
-        children = set(self.cache.controlled_by(obj["metadata"]["uid"]))
-        self.cache.forget(key)
+        for controller in run.controllers.values():
+            run.store.enqueue(controller.work, controller.due_on_delete(run, key), controller.priority)
+        children = set(run.cache.controlled_by(obj["metadata"]["uid"]))
+        run.forget(key)
         if controller_of(obj) is None:
-            self._user_changed(key)
-        self.asked.pop(key, None)
-        for child in deletion_order(self.usage, children, self._subtree) if self.usage else sorted(children):
-            self._garbage_collect(child)
-        self._queue_affected()
-        self.store.delete(key)
-        self.watchers.note(key, set())
-        self._enqueue_affected(key, obj, itself=False)
+            run.user_changed(key)
+        for child in deletion_order(run.usage, children, self.subtree) if run.usage else sorted(children):
+            self.garbage_collect(child)
+        run.queue_affected()
+        run.store.delete(key)
+        run.watchers.note(key, set())
+        run.note_write(key, obj, itself=False)
 
-    def _subtree(self, key: Key) -> list[Resource]:
+    def subtree(self, key: Key) -> list[Resource]:
         """The object and everything it controls, transitively."""
+        cache = self.reconciler.cache
         out, pending = [], [key]
         while pending:
-            current = self.cache.get(pending.pop())
+            current = cache.get(pending.pop())
             if current is not None:
                 out.append(current)
-                pending.extend(self.cache.controlled_by(current["metadata"]["uid"]))
+                pending.extend(cache.controlled_by(current["metadata"]["uid"]))
         return out
 
     def delete(self, key: Key) -> bool:
         """Delete a composite and every composed resource under it, users first; InUse (and nothing
         deleted) while an object outside it uses any of them."""
-        self._load()
-        if self.cache.get(key) is None:
+        run = self.reconciler
+        run.reload()
+        if run.cache.get(key) is None:
             return False
-        in_use = users(self.usage, self._subtree(key), self.store.list()) if self.usage else []
+        in_use = users(run.usage, self.subtree(key), run.store.list()) if run.usage else []
         if in_use:
             raise InUse(key, in_use)
-        with self.store.transaction():
-            self._garbage_collect(key)
-            self._queue_affected()
+        with run.store.transaction():
+            self.garbage_collect(key)
+            run.queue_affected()
         return True

@@ -39,7 +39,7 @@ class Lease:
 
     def current_holder(self) -> str | None:
         """Whoever holds the lease now (None when it is free or has expired)."""
-        held = self.store.lease(self.name)
+        held = self._held()
         if held is None or self.clock() > held[1] + held[2]:
             return None
         return held[0]
@@ -57,15 +57,28 @@ class Lease:
         if self.clock() - self.renewed < RENEW_EVERY:
             return
         with self.store.transaction():
-            held = self.store.lease(self.name)
+            held = self._held()
             if held is None or held[0] != self.holder:
                 raise LeaseLost(f"the reconciler lease was taken by {held[0] if held else 'nobody'}")
             self._write()
 
     def release(self) -> None:
-        self.store.drop_lease(self.name, self.holder)
+        with self.store.transaction():
+            self.store.execute("DELETE FROM leases WHERE name=? AND holder=?", (self.name, self.holder))
         self.renewed = 0.0
+
+    def _held(self) -> tuple[str, float, float] | None:
+        """(holder, renewed at, duration) of the lease, or None when nobody holds it."""
+        row = self.store.execute("SELECT holder, renewed, duration FROM leases WHERE name=?", (self.name,)).fetchone()
+        return tuple(row) if row else None  # type: ignore[return-value]
 
     def _write(self) -> None:
         self.renewed = self.clock()
-        self.store.write_lease(self.name, self.holder, self.renewed, self.duration)
+        write_lease(self.store, self.name, self.holder, self.renewed, self.duration)
+
+
+def write_lease(store: Store, name: str, holder: str, renewed: float, duration: float) -> None:
+    """The lease held by `holder`, renewed at `renewed` (a test writes a crashed holder's)."""
+    store.execute("INSERT INTO leases (name, holder, renewed, duration) VALUES (?,?,?,?) ON CONFLICT(name) "
+                  "DO UPDATE SET holder=excluded.holder, renewed=excluded.renewed, duration=excluded.duration",
+                  (name, holder, renewed, duration))

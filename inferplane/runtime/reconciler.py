@@ -16,7 +16,8 @@ batches. Within a batch nobody else can write, so the cache is the store and wri
 versions back; a write that still finds a newer version (a cache bug) is refused, and the batch is
 rolled back and redone from a fresh read. Once no reconcile is left, the hosted controllers work off
 what became due for them (the simulator: every cluster whose simulation inputs changed is simulated
-again). A large run starts a helper process that reconciles half of the fleet's trees (shards.py).
+again). A run may be given the part of the queue it owns (`run(owns=...)`): the rest is set aside,
+still queued, for another worker (the engine's scale-out, engine/shards.py).
 
 It knows no kind of ours: the kinds come with their composition functions (the registry), the
 managed resources with a provider, deletion's rules with the usage rules, and the simulator is a
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import gc
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from inferplane.api.function import CONFLICT, Request, Requirement, Response
@@ -43,13 +43,13 @@ from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
 from inferplane.runtime.composite_status import composite_status, failed_status
 from inferplane.runtime.deletion import Deletion
-from inferplane.runtime.user_writes import UserWrites
+from inferplane.runtime.user_writes import submit
 from inferplane.runtime.controller import (DEPENDENT_PRIORITY, Controller, Provider, ReportsReady, UsageRules,
                                           owner_priority)
 from inferplane.runtime.keys import EVERY, Key, Resource, controller_of, controller_ref, resource_version
 from inferplane.runtime.lease import Lease
 from inferplane.runtime.requirements import answer, call_with_requirements, requirement_kind
-from inferplane.runtime.shards import start_helper
+from inferplane.runtime.run_report import RunReport
 from inferplane.runtime.store import Conflict, Store
 from inferplane.runtime.watchers import Watchers
 from inferplane.runtime.work_queue import RECONCILE
@@ -66,20 +66,7 @@ BATCH_SECONDS = 0.2
 ProgressReport = Callable[[int, Callable[[], int]], None]
 
 
-@dataclass
-class RunReport:
-    converged: bool = True
-    reconciles: int = 0
-    simulations: int = 0  # runs of the hosted controllers (the simulator's: target clusters simulated again)
-    # How often each object was reconciled.
-    reconciled: dict[str, int] = field(default_factory=dict)
-    # Objects that hit the bound, with how often they were reconciled.
-    unconverged: dict[str, int] = field(default_factory=dict)
-    # Set when this command gave up waiting for another process's reconcile: who holds the lease.
-    waited_for: str | None = None
-
-
-class Reconciler(Deletion, UserWrites):
+class Reconciler:
     def __init__(self, store: Store, functions: dict[str, Callable[[Request], Response]],
                  provider: Provider | None = None, controllers: tuple[Controller, ...] = (),
                  usage: UsageRules | None = None, progress: ProgressReport | None = None,
@@ -125,15 +112,12 @@ class Reconciler(Deletion, UserWrites):
         self.user_changes: dict[tuple[str, str], int] = {}
         self.depths: dict[Key, int] = {}  # composite -> how many composites it is composed under (_depth)
         self.running: str | None = None  # the hosted controller whose queued work is being worked off
-        # shards.py: (the kind whose roots a helper takes, the least count of them, what makes its reconciler);
-        # what this process works on while a helper works; the helper's count of work done.
-        self.shard: tuple[str, int, str] | None = None
-        self.owns: Callable[[Key], bool] | None = None
-        self.beside: Callable[[], int] = lambda: 0
+        self.owns: Callable[[Key], bool] | None = None  # the current run's part of the queue (see run)
+        self.deletion = Deletion(self)
 
     # ---- cache
 
-    def _load(self) -> None:
+    def reload(self) -> None:
         """Start from an empty cache of the store (a run's start; a batch that found the cache behind)."""
         self.cache = self._new_cache()
         self.affected = {}
@@ -150,11 +134,28 @@ class Reconciler(Deletion, UserWrites):
         """A write or the watch changed an object: count what users change (see input_generation)."""
         if controller_of(after) is None and (before is None or before["metadata"].get("generation")
                                              != after["metadata"].get("generation")):
-            self._user_changed(key)
+            self.user_changed(key)
 
-    def _user_changed(self, key: Key) -> None:
+    def user_changed(self, key: Key) -> None:
         kind = (key.group, key.kind)
         self.user_changes[kind] = self.user_changes.get(kind, 0) + 1
+
+    def forget(self, key: Key) -> None:
+        """An object deleted: out of the cache, and what its function last asked with it."""
+        self.cache.forget(key)
+        self.asked.pop(key, None)
+
+    # ---- what users do through the reconciler
+
+    def submit(self, obj: Resource, record: Callable[[Resource, Resource | None], list] | None = None
+               ) -> tuple[bool, bool]:
+        """Store a user's object and queue what it affects (user_writes.submit; `record`: its managedFields):
+        (changed, created)."""
+        return submit(self.store, self.functions, obj, record)
+
+    def delete(self, key: Key) -> bool:
+        """Delete a composite and everything composed under it (Deletion.delete; InUse while used)."""
+        return self.deletion.delete(key)
 
     # ---- what hosted controllers read (runtime.controller.View)
 
@@ -198,7 +199,7 @@ class Reconciler(Deletion, UserWrites):
 
     # ---- writes the reconciler makes (inside a transaction), each queueing what it affects
 
-    def _enqueue_affected(self, key: Key, obj: Resource, itself: bool) -> None:
+    def note_write(self, key: Key, obj: Resource, itself: bool) -> None:
         """Note what a write affects: the object itself (a composite), else its controller, and the
         composites that required it by name (each by its depth: see owner_priority); after those, the
         dependents that required its whole kind (or namespace)."""
@@ -225,7 +226,7 @@ class Reconciler(Deletion, UserWrites):
             depth = self.depths[key] = 0 if owner is None else 1 + self._depth(owner)
         return depth
 
-    def _queue_affected(self) -> None:
+    def queue_affected(self) -> None:
         """Queue what the writes so far affect (before anything else is queued, to keep the order)."""
         if self.affected:
             for priority in sorted(set(self.affected.values())):
@@ -243,7 +244,7 @@ class Reconciler(Deletion, UserWrites):
         stored, changed = self.store.put(obj, known=existing, status=status)
         if changed:
             self.cache.remember(stored)
-            self._enqueue_affected(key, stored, itself=key.kind in self.functions)
+            self.note_write(key, stored, itself=key.kind in self.functions)
         return stored, changed
 
     def _put_status(self, key: Key, status: dict[str, Any]) -> bool:
@@ -253,7 +254,7 @@ class Reconciler(Deletion, UserWrites):
         stored, changed = self.store.put_status(key, status, known)
         if changed:
             self.cache.remember(stored)
-            self._enqueue_affected(key, stored, itself=False)
+            self.note_write(key, stored, itself=False)
         return changed
 
     def resync(self) -> None:
@@ -263,21 +264,20 @@ class Reconciler(Deletion, UserWrites):
 
     # ---- the loop
 
-    def run(self) -> RunReport:
-        """Work off the queue until it is empty: the fleet's fixpoint."""
+    def run(self, owns: Callable[[Key], bool] | None = None) -> RunReport:
+        """Work off the queue until it is empty: the fleet's fixpoint. `owns`: the objects whose items this
+        run works on; every other item it meets is set aside (parked: still queued, so that a crash loses no
+        trigger) for another worker, and the run ends when only set-aside items are left."""
         report = RunReport()
-        if self.store.next_item() is None:
+        if self.store.next_item(unparked=owns is not None) is None:
             return report  # nothing changed: nothing to read
-        self._load()
-        helper = start_helper(self, *self.shard) if self.shard else None
+        self.reload()
+        self.owns = owns
         try:
             with collector_paused(), self.store.checkpoints_in_background():
                 self._run_batches(report)
-                if helper is not None:
-                    helper.finish(self, report, self._run_batches)  # merged: what is left is worked off here
         finally:
-            if helper is not None:
-                helper.stop(self.store)
+            self.owns = None
             gc.unfreeze()
         return report
 
@@ -294,7 +294,7 @@ class Reconciler(Deletion, UserWrites):
                 # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.
                 self.store.let_writers_in()
             except Conflict:
-                self._load()  # the cache missed a write (it never should): read everything, redo the batch
+                self.reload()  # the cache missed a write (it never should): read everything, redo the batch
 
     def _run_batch(self, report: RunReport) -> bool:
         """Work off queue items in one transaction, for up to BATCH_SECONDS; whether any are left.
@@ -310,7 +310,7 @@ class Reconciler(Deletion, UserWrites):
                 if self.lease is not None:
                     self.lease.renew_if_due()
                 self._work_on(item, report)
-                self._queue_affected()  # what its writes affect, queued before the next item is read
+                self.queue_affected()  # what its writes affect, queued before the next item is read
                 if self.clock() >= deadline:
                     return True
             return False
@@ -325,7 +325,7 @@ class Reconciler(Deletion, UserWrites):
             item = item or self.store.next_item(None, unparked)
             if item is None or self.owns is None or self.owns(item[1]):
                 break
-            self.store.park(item[0], [item[1]])  # another process's tree: left for it
+            self.store.park(item[0], [item[1]])  # another worker's: set aside for it
         self.running = item[0] if item is not None and item[0] in self.controllers else None
         return item
 
@@ -356,7 +356,7 @@ class Reconciler(Deletion, UserWrites):
 
     def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles + report.simulations + self.beside(), self.store.queued)
+            self.progress(report.reconciles + report.simulations, self.store.queued)
 
     def input_generation(self, key: Key) -> tuple:
         """What a composite's reconciles are bounded by: its own generation and those of the inputs it
@@ -412,9 +412,9 @@ class Reconciler(Deletion, UserWrites):
         for name, desired in sorted(response.desired.items()):
             applied = self._apply(composite, name, desired.resource, conflicts)
             if name in observed and Key.of(observed[name]) != applied:
-                self._garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
+                self.deletion.garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
         for name in sorted(set(observed) - set(response.desired)):
-            self._garbage_collect(Key.of(observed[name]))
+            self.deletion.garbage_collect(Key.of(observed[name]))
             self.store.record_event(key, "Normal", "DeletedComposed",
                                     f"deleted {Key.of(observed[name])}: no longer desired")
         for event in response.events:

@@ -1,8 +1,11 @@
-"""The layout of the store's tables (SQLite), and its version."""
+"""The layout of the store's tables (SQLite), and its version; and how an owner above the runtime
+declares tables of its own (Tables: the simulator's clusters, admission's files)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any, Callable
 
 # The layout of the tables below, recorded in the database (PRAGMA user_version). A store written by
 # a newer layout is refused rather than misread. 0 and 1 are stores from before resourceVersions were
@@ -10,7 +13,7 @@ import re
 # gave events a count and the times they were first and last seen. Version 4 indexed each object's uid and
 # its controller's uid, so that a reader finds an object's composed resources without reading the rest,
 # and keeps the digest of what a user last wrote, so that writing it again is known unchanged unread.
-# Version 5 packs a simulated cluster's objects: a row per run of one kind, compressed (cluster_objects.py).
+# Version 5 packs a simulated cluster's objects (simulator/cluster_objects.py, whose tables it registers).
 SCHEMA_VERSION = 5
 
 SCHEMA = """
@@ -41,17 +44,6 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_by_object ON events (api_group, kind, namespace, name);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
--- What each simulated target cluster holds (nodes, pods, ResourceSlices), replaced as a whole, and the
--- fingerprint of the inputs it was simulated from (rerun only when they change). A row is a run of
--- objects of one kind, in the cluster's order: their JSON array, zlib-compressed (cluster_objects.py).
-CREATE TABLE IF NOT EXISTS cluster_objects (
-    cluster TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (cluster, seq)
-);
-CREATE TABLE IF NOT EXISTS simulations (cluster TEXT PRIMARY KEY, inputs TEXT NOT NULL);
 -- The work queue: (work, object) once each, first in first out within a priority. `bumps` counts
 -- enqueues, so that finishing an item that was enqueued again meanwhile leaves it queued.
 CREATE TABLE IF NOT EXISTS work_queue (
@@ -78,13 +70,6 @@ CREATE TABLE IF NOT EXISTS requirements (
     PRIMARY KEY (api_group, kind, namespace, name, watcher)
 );
 CREATE INDEX IF NOT EXISTS requirements_by_watcher ON requirements (watcher);
--- Files admission accepted whole, by a hash of their path, bytes and the admitting code: the objects
--- they admitted to, so that applying an unchanged file again does not parse and check it again.
-CREATE TABLE IF NOT EXISTS admitted_files (key BLOB PRIMARY KEY, objects BLOB NOT NULL);
--- Sets of files applied whole, by a digest of their files' keys: what the apply said (its warnings and
--- notes, the objects it named) and the count of users' writes after it. While that count stands, the
--- same set applied again changes nothing, and says the same.
-CREATE TABLE IF NOT EXISTS applied_sets (key BLOB PRIMARY KEY, user_writes INTEGER NOT NULL, said BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
     name TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -95,6 +80,25 @@ CREATE TABLE IF NOT EXISTS leases (
 
 # The tables above, by name: a database with tables but none of these is another program's.
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Tables an owner above the runtime keeps in the store, registered with each store that holds them
+    (Store.register_tables): the runtime knows none of them. `statements` make them where missing
+    (CREATE ... IF NOT EXISTS); `outdated(store)` says whether an older layout of them is in the store,
+    which `before(store)` sets aside before the statements run and `after(store)` moves in after."""
+
+    owner: str
+    statements: tuple[str, ...]
+    outdated: Callable[[Any], bool] | None = None
+    before: Callable[[Any], None] | None = None
+    after: Callable[[Any], None] | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(name for statement in self.statements
+                         for name in re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", statement))
 
 # A field path a field index may name: dotted JSON keys, as a field selector names them; and the kind it
 # is over. Both are written into the index's SQL.

@@ -18,30 +18,27 @@ SQLite, another program's: never taken for a new state), a store SQLite finds da
 process's lock. No message quotes what the store holds.
 
 Its parts, each in its own module: the keys and what is read off an object (keys.py), the tables'
-layout (schema.py), the file and its errors (store_file.py), the work queue (work_queue.py), what
-applies of files said (applied_files.py), the events (event_log.py) and the simulated target clusters' objects (cluster_objects.py).
+layout (schema.py), the file and its errors (store_file.py), the work queue (work_queue.py) and the
+events (event_log.py). What an owner above the runtime keeps beside (the simulated clusters' objects,
+admission's files) lives in tables it registers (register_tables).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import sqlite3
-import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from inferplane.runtime.applied_files import AppliedFiles
 from inferplane.runtime.checkpointer import AUTOCHECKPOINT_PAGES, Checkpointer
-from inferplane.runtime.cluster_objects import ClusterObjects
 from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
                                      resource_version, store_opened, uid_for, written_digest)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
-from inferplane.runtime.schema import field_index, field_value
+from inferplane.runtime.schema import Tables, field_index, field_value
+from inferplane.runtime.transaction import Transaction, now  # noqa: F401  (callers read `now` here)
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
                                            StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
 from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
@@ -59,35 +56,7 @@ def _dumps(obj: Resource) -> str:
 _loads = orjson.loads
 
 
-class Transaction:
-    """`with store.transaction():` (a class rather than a generator: the reconciler opens tens of
-    thousands, most of them nested in one that is already open)."""
-
-    __slots__ = ("store", "durable")
-
-    def __init__(self, store: "Store", durable: bool):
-        self.store, self.durable = store, durable
-
-    def __enter__(self) -> "Store":
-        self.store._begin(self.durable)
-        return self.store
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        self.store._finish(commit=exc_type is None)
-
-
-def now() -> str:
-    """The time the API server would stamp, in RFC 3339 as Kubernetes writes it (to the second)."""
-    return _stamp(int(time.time()))
-
-
-@functools.lru_cache(maxsize=1)
-def _stamp(second: int) -> str:
-    # Formatted once a second: a reconcile stamps thousands of events and objects within one.
-    return datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
+class Store(StoreFile, WorkQueue, EventLog):
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
                  read_only: bool = False):
         """A store in `path`, or in memory. In memory nothing is stamped with the time, so that a
@@ -112,6 +81,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         # Set by `trust_cached_copies` for the rest of the transaction.
         self._cache_trusted = False
         self._field_indexes: set[str] = set()  # made by index_field
+        self._registered: set[str] = set()  # the owners whose tables this store holds (register_tables)
         self._checkpointer: Checkpointer | None = None  # see checkpoints_in_background
         if path is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None)
@@ -141,6 +111,34 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
                 for statement in statements:
                     self._db.execute(statement)
             self._field_indexes.add(name)
+
+    def register_tables(self, tables: Tables) -> None:
+        """Hold an owner's tables: made where missing and an older layout of them brought up to date (in
+        one transaction, only when either is needed), once per store. A store opened read-only is read
+        as its writer left it."""
+        if tables.owner in self._registered:
+            return
+        self._registered.add(tables.owner)
+        if not self.writable:
+            return
+        present = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables.names <= present and not (tables.outdated and tables.outdated(self)):
+            return
+        with self._errors_explained(), self.transaction(durable=False):  # a StoreError, with its fix
+            if tables.before is not None:
+                tables.before(self)
+            for statement in tables.statements:
+                self._db.execute(statement)
+            if tables.after is not None:
+                tables.after(self)
+
+    def execute(self, statement: str, args: tuple | dict = ()) -> sqlite3.Cursor:
+        """SQL on the store's own connection, for what keeps tables of its own in the store or merges
+        another copy of it (engine/shards.py); writes only inside `transaction()`."""
+        return self._db.execute(statement, args)
+
+    def executemany(self, statement: str, rows: Iterable[tuple]) -> sqlite3.Cursor:
+        return self._db.executemany(statement, rows)
 
     def close(self) -> None:
         self._close_writers_file()
@@ -215,6 +213,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
             if not commit:
                 if self._db.in_transaction:  # SQLite rolls back itself on a full disk
                     self._db.execute("ROLLBACK")
+                self._registered.clear()  # tables made in it are gone: looked for again
                 return
             with self._busy_reported():
                 if self._version_dirty:
@@ -248,7 +247,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         try:
             return _loads(row[0]) if row else None
         except orjson.JSONDecodeError:
-            raise self._undecodable() from None
+            raise self.undecodable() from None
 
     def count(self) -> int:
         """How many objects the store holds (none decoded)."""
@@ -273,7 +272,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         try:
             return [_loads(row[0]) for row in self._db.execute(query, args)]
         except orjson.JSONDecodeError:
-            raise self._undecodable() from None
+            raise self.undecodable() from None
 
     # Rows of the resources table as the cache reads them: key, version and body (decoded by the reader,
     # which skips the versions it holds).
@@ -351,7 +350,7 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         try:
             return _loads(body)
         except orjson.JSONDecodeError:
-            raise self._undecodable() from None
+            raise self.undecodable() from None
 
     def latest_version(self) -> int:
         if self._version is not None:
@@ -374,7 +373,8 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
         return self._version
 
     def skip_versions_to(self, version: int) -> None:
-        """Inside a write transaction, number the next write after `version` if it is later (shards.py)."""
+        """Inside a write transaction, number the next write after `version` if it is later (a copy's writes
+        merged in keep their versions: engine/shards.py)."""
         assert self._depth > 0, "only inside a transaction"
         if version > self.latest_version():
             self._version, self._version_dirty = version, True
@@ -483,18 +483,14 @@ class Store(StoreFile, WorkQueue, AppliedFiles, ClusterObjects, EventLog):
                 self.enqueue(RECONCILE, self.watchers(key))
             return cursor.rowcount > 0
 
-    # ---- leases
+    # ---- users' writes, counted
 
-    def lease(self, name: str) -> tuple[str, float, float] | None:
-        """(holder, renewed at, duration) of a lease, or None when nobody holds it."""
-        row = self._db.execute("SELECT holder, renewed, duration FROM leases WHERE name=?", (name,)).fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+    def _count_user_write(self) -> None:
+        """One more write of what users write (spec or metadata of an object no composite controls, or
+        its deletion): what was said of a state before it (admission's applied sets) no longer stands."""
+        self._db.execute("INSERT INTO counters (name, value) VALUES ('userWrites', 1) "
+                         "ON CONFLICT(name) DO UPDATE SET value = value + 1")
 
-    def write_lease(self, name: str, holder: str, renewed: float, duration: float) -> None:
-        self._db.execute("INSERT INTO leases (name, holder, renewed, duration) VALUES (?,?,?,?) ON CONFLICT(name) "
-                         "DO UPDATE SET holder=excluded.holder, renewed=excluded.renewed, duration=excluded.duration",
-                         (name, holder, renewed, duration))
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        with self.transaction():
-            self._db.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
+    def user_writes(self) -> int:
+        row = self._db.execute("SELECT value FROM counters WHERE name='userWrites'").fetchone()
+        return row[0] if row else 0

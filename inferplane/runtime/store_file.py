@@ -104,6 +104,7 @@ class StoreFile:
     _counted = False  # counted in _OPEN_FILES (see _check_file)
     _writers_fd: int | None = None  # see _writers_file
     private = False  # see private_copy
+    writable = True  # False: opened through SQLite's read-only mode (_open_read_only)
 
     def _connect(self, file: Path) -> None:
         # Any thread may use the connection, one at a time: `inferplane serve` lends a store to each request.
@@ -118,8 +119,8 @@ class StoreFile:
         self.set_page_cache(CACHE_KIB)
 
     def private_copy(self) -> None:
-        """From now on this store is a copy no other process opens and nobody needs after a crash (a run's
-        helper's, shards.py): each commit writes the file in place, its rollback journal in memory, never
+        """From now on this store is a copy no other process opens and nobody needs after a crash (a
+        scale-out helper's working copy): each commit writes the file in place, its rollback journal in memory, never
         synced (sqlite.org/pragma.html#pragma_journal_mode). A write-ahead log would have every page
         written twice, to the log and then back into the file. Only while no other connection is open."""
         self._db.execute("PRAGMA journal_mode=MEMORY")
@@ -176,6 +177,7 @@ class StoreFile:
         with self._errors_explained():
             self._db = sqlite3.connect(f"{self.file.absolute().as_uri()}?{options}", uri=True, isolation_level=None,
                                        timeout=self.busy_timeout)
+            self.writable = False
             self._remember_open()
             found = self._layout()
             if found != SCHEMA_VERSION:
@@ -349,11 +351,9 @@ class StoreFile:
             # The migrations below write in transactions that are not durable: a durable one announces itself
             # on the setup lock's file, which this process holds, and would wait for itself.
             self._add_event_counts()
-            self._set_aside_unpacked_cluster_objects()
             self._db.executescript(SCHEMA)
             self._add_version_column()
             self._add_owner_columns()
-            self._pack_cluster_objects()
             if found != SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -451,7 +451,7 @@ class StoreFile:
                               "this one is kept")
         return StoreError(f"{where} could not be used: {said}: check the folder and run the command again")
 
-    def _undecodable(self) -> StoreDamaged:
+    def undecodable(self) -> StoreDamaged:
         """A stored body that is not the JSON this store wrote (the bytes of a damaged page)."""
         return StoreDamaged(self._damaged_message("a stored object does not read as JSON"))
 

@@ -11,8 +11,8 @@ from inferplane.runtime.keys import EVERY, Key, columns
 
 # The reconciler's kind of work in the queue (a hosted controller's work is named by it).
 RECONCILE = "reconcile"
-# Added to the priority of an item parked for another process (shards.py): it stays queued, so that a
-# crash loses no trigger, but a run that skips parked items does not see it.
+# Added to the priority of an item set aside for another worker (Reconciler.run's `owns`): it stays
+# queued, so that a crash loses no trigger, but a run that skips parked items does not see it.
 PARKED = 1_000_000
 
 

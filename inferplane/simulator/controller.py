@@ -12,6 +12,7 @@ from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.runtime.controller import HOSTED_PRIORITY, View
 from inferplane.runtime.store import Key
 from inferplane.simulator.fleet import Templates, fingerprint, simulate, simulation_inputs
+from inferplane.simulator.cluster_objects import replace_cluster_objects, simulated_inputs
 
 SIMULATE = "simulate"
 # After every reconcile: a cluster is simulated once its fleet settled, not at every step on the way.
@@ -75,11 +76,11 @@ class Simulator:
         store = view.store
         cluster = view.get(key)
         if cluster is None:
-            store.replace_cluster_objects(key.name, [], None)  # the cluster is gone
+            replace_cluster_objects(store, key.name, [], None)  # the cluster is gone
             return False
         inputs = simulation_inputs(cluster, view.lookup, view.children,
                                    lambda name: view.by_field(MODEL_REPLICA, PINNED_TO, name), view.get)
-        if store.simulated_inputs(key.name) == fingerprint(inputs):
+        if simulated_inputs(store, key.name) == fingerprint(inputs):
             return False
         _, statuses = simulate(store, cluster, inputs, self.templates)
         # The engine workloads' Objects report how they run, as their provider would; each change

@@ -35,6 +35,7 @@ from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject, Pool, installed_components
 from inferplane.simulator.simulation_rename import node_names, renamed
 from inferplane.runtime.store import Key, Resource, Store
+from inferplane.simulator.cluster_objects import replace_cluster_objects, simulated_objects
 
 # An existing cluster's own untainted nodes, where its controllers run (inferplane does not
 # provision them, so the simulation stands them in with a small System pool).
@@ -267,7 +268,7 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, tem
     encoding = encoded(inputs)
     print_ = fingerprint(inputs, encoding)
     if inputs is None:
-        store.replace_cluster_objects(name, [], print_)
+        replace_cluster_objects(store, name, [], print_)
         return [], {}
     statuses: dict[Key, dict[str, Any]] = {}
     findings: list[dict[str, Any]] = []
@@ -281,9 +282,9 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, tem
         statuses = {Key(OBJECT_GROUP, "Object", *ref.split("/", 1)):
                     engine_object_status(readiness.ready, readiness.message)
                     for ref, readiness in simulation.readiness.items()}
-    _keep_creation_times(simulated, store.cluster_objects(name).get(name, []), store.clock())
+    _keep_creation_times(simulated, simulated_objects(store, name).get(name, []), store.clock())
     with store.transaction():
-        store.replace_cluster_objects(name, simulated, print_)
+        replace_cluster_objects(store, name, simulated, print_)
         for finding in findings:
             store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
     return findings, statuses

@@ -11,6 +11,7 @@ import pytest
 import inferplane.admission as admission
 import inferplane.admission.files as admission_files
 from inferplane.admission import admit_paths
+from inferplane.admission.kept_files import KeptFiles
 from inferplane.runtime.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,10 +45,10 @@ def dumped(result):
 
 def test_an_unchanged_file_yields_the_same_objects_unchecked(tmp_path, recipe, checks):
     store = Store(tmp_path / "state")
-    first = admit_paths([recipe], kept=store)
+    first = admit_paths([recipe], kept=KeptFiles(store))
     assert first.ok and sorted(checks) == ["class.yaml", "cluster.yaml", "model.yaml", "service.yaml", "service.yaml"]
     checks.clear()
-    again = admit_paths([recipe], kept=Store(tmp_path / "state"))
+    again = admit_paths([recipe], kept=KeptFiles(Store(tmp_path / "state")))
     assert again.ok and checks == []
     assert dumped(again) == dumped(first)
     assert dumped(again) == dumped(admit_paths([recipe]))  # as admitted without a state
@@ -55,21 +56,21 @@ def test_an_unchanged_file_yields_the_same_objects_unchecked(tmp_path, recipe, c
 
 def test_a_changed_file_is_checked_again(tmp_path, recipe, checks):
     store = Store(tmp_path / "state")
-    admit_paths([recipe], kept=store)
+    admit_paths([recipe], kept=KeptFiles(store))
     checks.clear()
     (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 4", "replicas: -1"))
-    result = admit_paths([recipe], kept=store)
+    result = admit_paths([recipe], kept=KeptFiles(store))
     assert checks == ["model.yaml"]
     assert [e.path for e in result.errors] == ["spec.replicas"]
 
 
 def test_the_same_bytes_at_another_path_are_checked_and_named_by_their_own_path(tmp_path, recipe, checks):
     store = Store(tmp_path / "state")
-    admit_paths([recipe / "class.yaml"], kept=store)
+    admit_paths([recipe / "class.yaml"], kept=KeptFiles(store))
     other = tmp_path / "copy.yaml"
     other.write_bytes((recipe / "class.yaml").read_bytes())
     checks.clear()
-    result = admit_paths([other], kept=store)
+    result = admit_paths([other], kept=KeptFiles(store))
     assert checks == ["copy.yaml"] and [m.source for m, _ in result.admitted] == [str(other)]
 
 
@@ -78,16 +79,16 @@ def test_a_file_with_an_error_is_never_kept(tmp_path, recipe, checks):
     (recipe / "model.yaml").write_text((recipe / "model.yaml").read_text().replace("replicas: 4", "replicas: -1"))
     for _ in range(2):
         checks.clear()
-        result = admit_paths([recipe], kept=store)
+        result = admit_paths([recipe], kept=KeptFiles(store))
         assert "model.yaml" in checks and [e.path for e in result.errors] == ["spec.replicas"]
 
 
 def test_other_admitting_code_checks_every_file_again(tmp_path, recipe, checks, monkeypatch):
     store = Store(tmp_path / "state")
-    admit_paths([recipe], kept=store)
+    admit_paths([recipe], kept=KeptFiles(store))
     checks.clear()
     monkeypatch.setattr(admission, "admission_code", lambda: b"another inferplane")
-    admit_paths([recipe], kept=store)
+    admit_paths([recipe], kept=KeptFiles(store))
     assert sorted(checks) == ["class.yaml", "cluster.yaml", "model.yaml", "service.yaml", "service.yaml"]
 
 
@@ -97,7 +98,7 @@ def test_the_checks_across_objects_run_on_kept_files(tmp_path, recipe):
     (recipe / "cluster.yaml").write_text((recipe / "cluster.yaml").read_text().replace('"1.36"', '"1.35"'))
     store = Store(tmp_path / "state")
     for _ in range(2):
-        result = admit_paths([recipe], kept=store)
+        result = admit_paths([recipe], kept=KeptFiles(store))
         assert [(e.kind, e.name) for e in result.errors] == [("InferenceCluster", "civo-cpu")]
         assert "1.36" in result.errors[0].message
 
@@ -134,11 +135,11 @@ def test_many_files_admitted_on_two_cores_say_what_one_core_says(tmp_path, monke
                                            "metadata: {name: broken}\nspec: {nodePools: 3}\n")
     (folder / "zz-not-yaml.yaml").write_text("kind: [unclosed\n")
     (folder / "zz-sa.yaml").write_text("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: x}\n")
-    one_core = admitted_as_printed(admit_paths([folder], kept=Store(tmp_path / "one")))
+    one_core = admitted_as_printed(admit_paths([folder], kept=KeptFiles(Store(tmp_path / "one"))))
     monkeypatch.setattr(admission_files, "FORK_MIN", 2)
     forked = []
     real_fork = admission_files.os.fork
     monkeypatch.setattr(admission_files.os, "fork", lambda: forked.append(1) or real_fork())
-    two_cores = admitted_as_printed(admit_paths([folder], kept=Store(tmp_path / "two")))
+    two_cores = admitted_as_printed(admit_paths([folder], kept=KeptFiles(Store(tmp_path / "two"))))
     assert forked and two_cores == one_core
     assert one_core[0] and one_core[1] and one_core[3]  # errors, a note and objects, all compared

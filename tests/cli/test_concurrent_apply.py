@@ -19,8 +19,10 @@ import yaml
 
 from inferplane.cli.views import fleet_table
 from inferplane.engine.control_plane import ControlPlane
+from inferplane.runtime.lease import write_lease
 from inferplane.runtime.store import Store
 from inferplane.simulator.synthetic_fleet import fleet_manifests
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 3
@@ -75,7 +77,7 @@ def comparable(store: Store) -> tuple[dict, dict]:
     objects = {}
     for obj in store.list():
         objects[(obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = stripped(obj)
-    clusters = {name: [stripped(o) for o in held] for name, held in store.cluster_objects().items()}
+    clusters = {name: [stripped(o) for o in held] for name, held in simulated_objects(store).items()}
     return objects, clusters
 
 
@@ -218,7 +220,7 @@ def test_a_crashed_reconcilers_lease_expires_and_the_next_apply_takes_over(tmp_p
     folder = write(tmp_path / "fleet", classes + clusters)
     store = Store(tmp_path / "state")
     with store.transaction():  # a holder that stopped renewing 20 s ago, with a 15 s lease
-        store.write_lease("reconciler", "inferplane pid 1 on gone", time.time() - 20, 15)
+        write_lease(store, "reconciler", "inferplane pid 1 on gone", time.time() - 20, 15)
     store.close()
     run = run_apply(tmp_path / "state", folder, "--timeout", "5")
     assert run.returncode == 0, run.stderr

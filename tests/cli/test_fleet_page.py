@@ -22,6 +22,7 @@ from inferplane.cli.fleet_page import fleet_page
 from inferplane.cli.main import cli
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.synthetic_fleet import CLUSTERS_PER_DEPLOYMENT, write_fleet
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = sorted(p for p in (REPO / "recipes").iterdir() if p.is_dir())
@@ -150,7 +151,7 @@ def rendered(*folders: Path) -> ControlPlane:
 
 
 def page_of(runtime: ControlPlane, path: Path) -> Path:
-    path.write_text(fleet_page(runtime.list(), runtime.store.cluster_objects(), runtime.store.events()))
+    path.write_text(fleet_page(runtime.list(), simulated_objects(runtime.store), runtime.store.events()))
     return path
 
 
@@ -339,7 +340,7 @@ def test_a_pool_whose_class_is_missing_says_so(tmp_path):
 def test_user_text_is_text_wherever_it_is_shown(tmp_path):
     runtime = rendered(MIXED)
     try:
-        objects, simulated = runtime.list(), runtime.store.cluster_objects()
+        objects, simulated = runtime.list(), simulated_objects(runtime.store)
     finally:
         runtime.close()
     hostile = "</script><script>document.title='owned'</script><b>bold</b>"
@@ -364,7 +365,7 @@ def test_user_text_is_text_wherever_it_is_shown(tmp_path):
 def test_a_cluster_not_reconciled_yet_is_a_problem_and_its_card_says_so(tmp_path):
     runtime = rendered(MIXED)
     try:
-        objects, simulated = runtime.list(), runtime.store.cluster_objects()
+        objects, simulated = runtime.list(), simulated_objects(runtime.store)
     finally:
         runtime.close()
     cluster = next(o for o in objects if o["kind"] == "InferenceCluster" and o["metadata"]["name"] == "civo-lon")

@@ -14,6 +14,7 @@ from inferplane.compose.model_cache import compose_model_cache
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from kubernetes_schemas import schema_errors
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests"
@@ -264,7 +265,7 @@ def test_the_recipe_stages_its_cache_and_every_engine_pod_mounts_it(amd_recipe):
     staged = amd_recipe.get(Key("inferplane.dev", "ModelCache", "ml-team", "qwen2-5-0-5b"))
     assert staged["status"]["summary"] == {"ready": "1/1"}
     assert [c["phase"] for c in staged["status"]["clusters"]] == ["Ready"]
-    pods = [o for o in amd_recipe.store.cluster_objects("amd-lab")["amd-lab"]
+    pods = [o for o in simulated_objects(amd_recipe.store, "amd-lab")["amd-lab"]
             if o["kind"] == "Pod" and o["metadata"].get("labels", {}).get("inferplane.dev/replica")]
     assert len(pods) == 1 and pods[0]["status"]["phase"] == "Running"
     assert pods[0]["spec"]["volumes"] == [

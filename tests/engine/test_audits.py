@@ -16,6 +16,7 @@ from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 # One fleet per cloud, each audited in its own in-memory state.
@@ -185,11 +186,11 @@ def test_a_held_cluster_is_judged_on_what_runs_not_on_what_its_class_wants(tmp_p
     # Before: four "DriverOnForeignPool" warnings telling the user to narrow the NVIDIA driver's
     # tolerations, on the very pool it was installed for.
     assert [e["reason"] for e in events if e["reason"].startswith("PlacementAudit")] == []
-    audited = {r.audit: r for r in audit_cluster("eks-l4", runtime.store.cluster_objects("eks-l4")["eks-l4"])}
+    audited = {r.audit: r for r in audit_cluster("eks-l4", simulated_objects(runtime.store, "eks-l4")["eks-l4"])}
     assert all(r.passed for r in audited.values())
     assert audited["held"].checked == ("held by the gate, judged on what runs: pool l4 runs gpu.nvidia.com "
                                        "(wants gpu.amd.com)")
-    nodes = [o for o in runtime.store.cluster_objects("eks-l4")["eks-l4"] if o["kind"] == "Node"
+    nodes = [o for o in simulated_objects(runtime.store, "eks-l4")["eks-l4"] if o["kind"] == "Node"
              and o["metadata"]["labels"]["inferplane.dev/pool"] == "l4"]
     assert {n["metadata"]["annotations"]["inferplane.dev/held-drivers"] for n in nodes} == {AMD_GPU.name}
 
@@ -199,7 +200,7 @@ def serving_state(runtime):
     served = {(o["kind"], o["metadata"]["name"]): (o["metadata"].get("labels"), o["spec"])
               for kind in ("ModelReplica", "ModelEndpoint") for o in runtime.store.list(kind)}
     on_cluster = sorted((o["kind"], o["metadata"]["name"], (o.get("status") or {}).get("phase"))
-                        for o in runtime.store.cluster_objects("eks-l4")["eks-l4"]
+                        for o in simulated_objects(runtime.store, "eks-l4")["eks-l4"]
                         if o["kind"] in ("Pod", "ResourceClaim", "ResourceSlice")
                         and o["metadata"].get("namespace") in (None, "default"))
     return served, on_cluster
@@ -293,7 +294,7 @@ def test_a_claim_allocated_from_another_drivers_slices_fails_the_claims_audit(mo
 def cpu_engine_pods(found_folder):
     runtime = ControlPlane(None)
     assert runtime.apply([found_folder]).admission.ok
-    return [o for objects in runtime.store.cluster_objects().values() for o in objects
+    return [o for objects in simulated_objects(runtime.store).values() for o in objects
             if o["kind"] == "Pod" and o["spec"].get("nodeName", "").endswith("-cpu-0")
             and "resourceClaimStatuses" in o.get("status", {})]
 

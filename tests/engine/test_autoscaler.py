@@ -10,6 +10,7 @@ from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 EKS = REPO / "recipes" / "qwen2.5-0.5b-nvidia-eks"
@@ -52,7 +53,7 @@ def run(tmp_path, *documents) -> ControlPlane:
 
 
 def objects(runtime, kind):
-    return [o for o in runtime.store.cluster_objects("gpus")["gpus"] if o["kind"] == kind]
+    return [o for o in simulated_objects(runtime.store, "gpus")["gpus"] if o["kind"] == kind]
 
 
 def pods(runtime):

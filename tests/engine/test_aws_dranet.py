@@ -9,6 +9,7 @@ import yaml
 
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 def klass(name, instance_type, devices):
     return {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name},
@@ -49,7 +50,7 @@ def dranet_releases(runtime, name):
 
 
 def cluster_objects(runtime, name, kind):
-    return [o for o in runtime.store.cluster_objects(name).get(name, []) if o["kind"] == kind]
+    return [o for o in simulated_objects(runtime.store, name).get(name, []) if o["kind"] == kind]
 
 
 @pytest.fixture

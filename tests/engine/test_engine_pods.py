@@ -14,6 +14,7 @@ from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.simulator.audits import audit
 from inferplane.runtime.store import Key
 from kubernetes_schemas import schema_errors
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 # The recipes' class and cluster only: these tests pin replicas by hand, beside no deployment.
@@ -51,7 +52,7 @@ def condition(runtime, name, type_="Ready"):
 
 
 def engine_objects(runtime, cluster="amd-lab"):
-    return [o for o in runtime.store.cluster_objects(cluster)[cluster] if o["metadata"].get("namespace") == "default"]
+    return [o for o in simulated_objects(runtime.store, cluster)[cluster] if o["metadata"].get("namespace") == "default"]
 
 
 def test_the_amd_engine_runs_on_the_mi325x_pool_with_an_amd_gpu_allocated(tmp_path, simulate_fleet):

@@ -10,6 +10,7 @@ from inferplane.runtime.reconciler import MAX_RECONCILES_PER_OBJECT, Reconciler
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import PLACEMENT_REPLICAS, write_placement_fleet
+from inferplane.simulator.cluster_objects import simulated_objects
 
 # Large enough that today's main stopped at the bound on it (the deployment reconciled once per
 # replica's cluster simulated, twice), small enough for a test.
@@ -38,7 +39,7 @@ def test_the_placement_fleet_converges_alike_on_a_fast_and_on_a_loaded_machine(t
 
     assert fast_report.reconciled == slow_report.reconciled
     assert fast.list() == slow.list()
-    assert fast.store.cluster_objects() == slow.store.cluster_objects()
+    assert simulated_objects(fast.store) == simulated_objects(slow.store)
     # Every replica placed on an H200 pool and serving; the deployment reconciled a handful of times,
     # not once per cluster or replica that changed.
     deployment = slow.get(DEPLOYMENT)

@@ -22,6 +22,7 @@ from inferplane.compose.base import ByVersion, ByVersions
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from inferplane.runtime.work_queue import RECONCILE
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "inferplane" / "data" / "modelplane-v0.3.1" / "manifests" / "examples"
@@ -202,7 +203,7 @@ def test_engine_pods_wait_for_the_cache_claim_and_serve_once_the_csi_driver_bind
     assert running["status"] == "False" and f"PersistentVolumeClaim {claim} is Pending" in running["message"], running
     deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "laguna"))
     assert deployment["status"]["replicas"]["ready"] == 0
-    pods = [p for objects in runtime.store.cluster_objects("nebius-eu-north").values() for p in objects
+    pods = [p for objects in simulated_objects(runtime.store, "nebius-eu-north").values() for p in objects
             if p["kind"] == "Pod" and "laguna" in p["metadata"]["name"]]
     assert pods and all(p["status"]["phase"] == "Pending" and "nodeName" not in p["spec"] for p in pods)
     assert {c["reason"] for p in pods for c in p["status"]["conditions"]} == {"SchedulerError"}  # WaitForFirstConsumer

@@ -18,6 +18,7 @@ from inferplane.cli.main import cli
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 FIXTURES = Path(__file__).parent / "modelplane_e2e"
 MANIFESTS = sorted(p for p in FIXTURES.glob("[0-9]*.yaml"))
@@ -76,7 +77,7 @@ def test_the_e2e_fleet_with_the_example_driver_declared_is_ready_and_serves(tmp_
     assert (endpoint["metadata"]["name"], endpoint["metadata"]["labels"]["inferplane.dev/cluster"]) == (
         "mock-demo-local-0", "local")
 
-    objects = runtime.store.cluster_objects("local")["local"]
+    objects = simulated_objects(runtime.store, "local")["local"]
     [engine] = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"].startswith("mock-demo-")]
     assert (engine["spec"]["nodeName"], engine["status"]["phase"]) == ("local-gpu-synthetic-0", "Running")
     [claim] = [o for o in objects if o["kind"] == "ResourceClaim"]
@@ -88,7 +89,7 @@ def test_the_e2e_fleet_with_the_example_driver_declared_is_ready_and_serves(tmp_
 
 def test_the_owners_driver_publishes_what_the_class_declares_under_the_example_drivers_device_class(tmp_path):
     runtime = reconciled(tmp_path, [DRIVER])
-    objects = runtime.store.cluster_objects("local")["local"]
+    objects = simulated_objects(runtime.store, "local")["local"]
     [slice_] = [o for o in objects if o["kind"] == "ResourceSlice"]
     assert slice_["spec"]["driver"] == DRIVER
     assert slice_["spec"]["devices"] == [{"name": "device-0", "attributes": {},
@@ -142,7 +143,7 @@ def test_undeclared_the_cluster_is_refused_naming_the_driver_and_the_field(tmp_p
         f"spec.cluster.existing.preinstalledDrivers{also}")
     # Refused before anything was composed: no stack, nothing simulated, the model placed nowhere.
     assert runtime.list("ServingStack") == []
-    assert runtime.store.cluster_objects("local") == {}
+    assert simulated_objects(runtime.store, "local") == {}
     assert runtime.get(DEPLOYMENT)["status"]["replicas"] == {"total": 0, "ready": 0}
 
 
@@ -157,7 +158,7 @@ def test_withdrawing_the_declaration_holds_the_cluster_and_keeps_the_engine_runn
     stack = runtime.get(Key("infrastructure.inferplane.dev", "ServingStack", "", "local"))
     assert stack["spec"]["preinstalledDrivers"] == [DRIVER]
     assert runtime.get(DEPLOYMENT)["status"]["replicas"] == {"total": 1, "ready": 1}
-    objects = runtime.store.cluster_objects("local")["local"]
+    objects = simulated_objects(runtime.store, "local")["local"]
     assert [o["status"]["phase"] for o in objects if o["kind"] == "Pod"
             and o["metadata"]["name"].startswith("mock-demo-")] == ["Running"]
 
@@ -174,7 +175,7 @@ def test_beside_a_cpu_pool_the_cpu_driver_keeps_off_the_owners_pool(tmp_path):
                               "capacity": {"cpu": {"value": "16"}}}]}}))
     runtime = ControlPlane(None)  # the simulated cluster's v1.36.1: dra.cpu needs 1.36, more than kind's v1.34.0
     assert runtime.apply([*paths, tmp_path / "cpu-class.yaml"]).report.converged
-    objects = runtime.store.cluster_objects("local")["local"]
+    objects = simulated_objects(runtime.store, "local")["local"]
     nodes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}
     # The owner's pool keeps the taint that holds the stack's workloads off, not the CPU driver's label.
     owners = nodes["local-gpu-synthetic-0"]

@@ -9,6 +9,7 @@ import yaml
 
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 MIXED = Path(__file__).resolve().parents[2] / "recipes" / "mixed-fleet"
 REPLICA = Key("inferplane.dev", "ModelReplica", "default", "qwen2-5-7b-eks-us-east-0")
@@ -28,7 +29,7 @@ def fleet():
 
 
 def engine_pods(runtime, cluster, replica):
-    return [o for o in runtime.store.cluster_objects(cluster)[cluster]
+    return [o for o in simulated_objects(runtime.store, cluster)[cluster]
             if o["kind"] == "Pod" and o["metadata"]["name"].startswith(f"{replica}-")]
 
 

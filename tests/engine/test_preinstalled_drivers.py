@@ -12,6 +12,7 @@ from inferplane.cli.main import cli
 from inferplane.simulator.audits import audit_cluster
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 LEG = Path(__file__).resolve().parents[1] / "legs" / "existing"
 NVIDIA_COMPONENTS = {"dra-driver-nvidia-gpu", "nvidia-critical-pods-quota", "dcgm-exporter"}
@@ -38,7 +39,7 @@ def test_an_owners_nvidia_driver_gets_no_stack_and_its_models_still_run(tmp_path
     # The AMD stack, which NFD serves too, is installed as before.
     assert {"node-feature-discovery", "amd-gpu-operator", "amd-device-config", "dra-driver-cpu"} <= components
 
-    objects = runtime.store.cluster_objects("leg-existing")["leg-existing"]
+    objects = simulated_objects(runtime.store, "leg-existing")["leg-existing"]
     nvidia = [o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com"]
     # On both nodes of the NVIDIA pool, as the NVIDIA driver publishes them (its attributes beside the class's).
     assert sorted(s["spec"]["nodeName"] for s in nvidia) == ["leg-existing-nvidia-0", "leg-existing-nvidia-1"]

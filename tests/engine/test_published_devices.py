@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from inferplane.engine.control_plane import ControlPlane
+from inferplane.simulator.cluster_objects import simulated_objects
 
 AMD = Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-amd"
 
@@ -39,7 +40,7 @@ def apply(tmp_path, selector):
 def test_a_value_only_the_driver_states_places_and_allocates(tmp_path, selector):
     runtime, deployment = apply(tmp_path, selector)
     assert deployment["status"]["replicas"] == {"total": 1, "ready": 1}
-    claims = [o for o in runtime.store.cluster_objects("amd-lab")["amd-lab"] if o["kind"] == "ResourceClaim"]
+    claims = [o for o in simulated_objects(runtime.store, "amd-lab")["amd-lab"] if o["kind"] == "ResourceClaim"]
     assert [r["device"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]] == ["gpu-1-128"]
 
 
@@ -49,7 +50,7 @@ def test_a_value_no_device_publishes_places_nowhere(tmp_path):
     runtime, deployment = apply(tmp_path, 'device.capacity["gpu.amd.com"].memory.compareTo(quantity("256Gi")) >= 0')
     assert deployment["status"]["replicas"]["total"] == 0
     assert runtime.list("ModelReplica") == []
-    assert not [o for o in runtime.store.cluster_objects("amd-lab")["amd-lab"]
+    assert not [o for o in simulated_objects(runtime.store, "amd-lab")["amd-lab"]
                 if o["kind"] == "Pod" and "inferplane.dev/replica" in o["metadata"].get("labels", {})]
     scheduled = next(c for c in deployment["status"]["conditions"] if c["type"] == "Scheduled")
     assert "memory = 262128Mi" in scheduled["message"]

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.engine.control_plane import ControlPlane
+from inferplane.simulator.cluster_objects import simulated_objects
 
 RECIPES = sorted(p for p in (Path(__file__).resolve().parents[2] / "recipes").iterdir() if p.is_dir())
 
@@ -30,7 +31,7 @@ def test_recipe_reconciles_cleanly(recipe, simulate_fleet):
 def test_cpu_recipe_publishes_cpu_slices_on_its_pool_only():
     runtime = ControlPlane(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-cpu"])
-    objects = runtime.store.cluster_objects("civo-cpu")["civo-cpu"]
+    objects = simulated_objects(runtime.store, "civo-cpu")["civo-cpu"]
     slices = [o for o in objects if o["kind"] == "ResourceSlice"]
     assert sorted((s["spec"]["nodeName"], s["spec"]["driver"]) for s in slices) == [
         ("civo-cpu-cpu-0", "dra.cpu"), ("civo-cpu-cpu-1", "dra.cpu")]
@@ -73,7 +74,7 @@ def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
 def test_model_recipe_engine_pods_run_with_devices_from_their_pools_driver(recipe, cluster, engines, simulate_fleet):
     runtime = ControlPlane(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
-    objects = runtime.store.cluster_objects(cluster)[cluster]
+    objects = simulated_objects(runtime.store, cluster)[cluster]
     claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
     pods = [o for o in objects if o["kind"] == "Pod" and "inferplane.dev/replica" in o["metadata"]["labels"]]
     assert sorted((p["metadata"]["labels"]["inferplane.dev/replica"], p["spec"]["nodeName"], p["status"]["phase"],

@@ -1,4 +1,4 @@
-"""A large run starts a helper process that reconciles half of the fleet's clusters beside it (runtime/shards.py):
+"""A large run starts a helper process that reconciles half of the fleet's clusters beside it (engine/shards.py):
 the fleet it leaves is the one a run of one process leaves; a helper that fails, or whose objects a
 user changed in mid-run, changes nothing, and the run does its work itself."""
 
@@ -7,9 +7,10 @@ import json
 import pytest
 
 from inferplane.engine.control_plane import ControlPlane
-from inferplane.runtime import reconciler as reconciler_module, shards
+from inferplane.engine import shards
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
+from inferplane.simulator.cluster_objects import simulated_objects
 
 CLUSTERS = 12  # every cloud twice, one deployment placed on two of them
 ONE_PROCESS = 10**9  # a shard_min no fleet here reaches
@@ -59,9 +60,9 @@ def helpers_started(monkeypatch):
     started = []
     real = shards.Helper.__init__
 
-    def counted(self, reconciler, kind, roots, factory):
+    def counted(self, reconciler, kind, roots):
         started.append(sorted(roots))
-        real(self, reconciler, kind, roots, factory)
+        real(self, reconciler, kind, roots)
     monkeypatch.setattr(shards.Helper, "__init__", counted)
     return started
 
@@ -69,7 +70,7 @@ def helpers_started(monkeypatch):
 def assert_same_fleet(runtime, one_process):
     one, _ = one_process
     assert [as_compared(o) for o in runtime.list()] == [as_compared(o) for o in one.list()]
-    assert timeless(runtime.store.cluster_objects()) == timeless(one.store.cluster_objects())
+    assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one.store))
     assert runtime.store.queued() == 0
     versions = [int(o["metadata"]["resourceVersion"]) for o in runtime.list()]
     uids = [o["metadata"]["uid"] for o in runtime.list()]
@@ -103,10 +104,10 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
     started = helpers_started(monkeypatch)
 
-    # The helper's process fails at its start: it cannot make its reconciler.
-    real_start = shards.start_helper
-    monkeypatch.setattr(reconciler_module, "start_helper", lambda reconciler, kind, minimum, factory: real_start(
-        reconciler, kind, minimum, "inferplane.engine.embedded:no_such_factory"))
+    # The helper's process fails at its start: it cannot copy the store.
+    real_popen = shards.subprocess.Popen
+    monkeypatch.setattr(shards.subprocess, "Popen", lambda args, **options: real_popen(
+        [*args[:3], str(tmp_path / "no-such-store.db"), *args[4:]], **options))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
     assert started
     assert_same_fleet(runtime, one_process)
@@ -132,7 +133,7 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     assert merged is False  # the helper's work is dropped whole, and done again here
     assert runtime.get(key)["metadata"]["labels"]["team"] == "search"
     assert runtime.store.queued() == 0
-    assert timeless(runtime.store.cluster_objects()) == timeless(one_process[0].store.cluster_objects())
+    assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one_process[0].store))
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
     assert all(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) for conditions in ready.values())
@@ -164,9 +165,9 @@ def test_a_helper_whose_run_is_gone_stops_at_once_and_merges_nothing(fleet, tmp_
     logs, merges = [], []
     real_stop = shards.Helper.stop
 
-    def stop_read_log(self, store):
+    def stop_read_log(self, reconciler):
         logs.append((self.folder / shards.LOG).read_text())
-        real_stop(self, store)
+        real_stop(self, reconciler)
     monkeypatch.setattr(shards.Helper, "stop", stop_read_log)
     monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(said))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
@@ -191,9 +192,58 @@ def test_the_helper_takes_every_second_root_less_a_few_for_its_later_start(tmp_p
     with store.transaction():
         store.enqueue(shards.RECONCILE, roots)
     taken = []
-    monkeypatch.setattr(shards, "Helper", lambda reconciler, kind, helper_roots, factory: taken.append(helper_roots))
+    monkeypatch.setattr(shards, "Helper", lambda reconciler, kind, helper_roots: taken.append(helper_roots))
     monkeypatch.setattr(shards.os, "cpu_count", lambda: 2)
-    shards.start_helper(type("Run", (), {"store": store})(), "InferenceCluster", 2, "unused:factory")
+    shards.start_helper(type("Run", (), {"store": store})(), "InferenceCluster", 2)
     # 80 would be half; 160 // 16 = 10 fewer stay with the run (at most HEADSTART_ROOTS).
     assert sorted(taken[0]) == roots[1::2][:70]
     store.close()
+
+
+def test_every_table_of_the_store_is_merged_or_said_not_to_be(tmp_path):
+    # A table added to the schema and not merged would lose what a helper wrote to it.
+    runtime = ControlPlane(tmp_path / "state")  # the engine's store: every owner's tables registered
+    tables = {row[0] for row in runtime.store.execute("SELECT name FROM sqlite_master WHERE type='table'")
+              if not row[0].startswith("sqlite_")}
+    runtime.close()
+    assert not shards.MERGED_TABLES & set(shards.UNMERGED_TABLES)
+    assert tables == shards.MERGED_TABLES | set(shards.UNMERGED_TABLES)
+
+
+def without_last_pools(fleet, copy):
+    """The fleet, copied to `copy`, each cluster less its last node pool (its composed pool goes)."""
+    import shutil
+
+    import yaml
+    shutil.copytree(fleet, copy)
+    for path in sorted(copy.glob("*.yaml")):
+        obj = yaml.safe_load(path.read_text())
+        if obj["kind"] == "InferenceCluster":
+            obj["spec"]["nodePools"] = obj["spec"]["nodePools"][:-1]
+            path.write_text(yaml.safe_dump(obj))
+    return copy
+
+
+def stated_events(runtime):
+    """Every event less its times (a run's clock), in a stable order."""
+    return sorted((str(e["involvedObject"]), e["type"], e["reason"], e["message"], e["count"])
+                  for e in runtime.store.events())
+
+
+def test_deletions_and_events_a_helper_makes_are_merged_as_one_process_makes_them(fleet, tmp_path, monkeypatch):
+    changed = without_last_pools(fleet, tmp_path / "changed")
+    runs = {}
+    for name, shard_min in (("one", ONE_PROCESS), ("helper", 2)):
+        first, _ = applied(fleet, tmp_path / name, ONE_PROCESS)
+        before = first.store.count()
+        first.close()
+        started = helpers_started(monkeypatch) if shard_min == 2 else []
+        runs[name], _ = applied(changed, tmp_path / name, shard_min)
+        assert runs[name].store.count() < before  # pools (and what they composed) deleted
+        assert bool(started) == (name == "helper")
+    one, helped = runs["one"], runs["helper"]
+    assert [as_compared(o) for o in helped.list()] == [as_compared(o) for o in one.list()]
+    assert timeless(simulated_objects(helped.store)) == timeless(simulated_objects(one.store))
+    assert any(event[2] == "DeletedComposed" for event in stated_events(one))
+    assert stated_events(helped) == stated_events(one)
+    assert helped.store.queued() == 0

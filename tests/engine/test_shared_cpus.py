@@ -8,6 +8,7 @@ from pathlib import Path
 
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
+from inferplane.simulator.cluster_objects import simulated_objects
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
@@ -75,7 +76,7 @@ def test_three_nodes_of_32_cpus_serve_24_engines_of_4_and_refuse_the_next(tmp_pa
     assert replicas["total"] == 0
     assert ("lab: pool epyc: a pod asking dra.cpu/cpu 4 of one dra.cpu device does not fit: dra.cpu/cpu 0 of 96 "
             "free over the pool (at most 0 on one device); 0 of 3 nodes unused") in str(conditions)
-    objects = runtime.store.cluster_objects("lab")["lab"]
+    objects = simulated_objects(runtime.store, "lab")["lab"]
     claims = [o for o in objects if o["kind"] == "ResourceClaim"]
     assert len(claims) == 24
     consumed = {}
@@ -105,7 +106,7 @@ def test_every_composed_resource_claim_template_validates_against_kubernetes_1_3
     templates = composed_claim_templates(runtime)
     assert len(templates) == 3 and all(t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["capacity"] ==
                                        {"requests": {"dra.cpu/cpu": "4"}} for t in templates)
-    objects = runtime.store.cluster_objects("lab")["lab"]
+    objects = simulated_objects(runtime.store, "lab")["lab"]
     claims = [o for o in objects if o["kind"] == "ResourceClaim"]
     # The engine pods as they run, each requesting and limiting the 4 CPUs its share pins.
     pods = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-a-")]
@@ -149,7 +150,7 @@ def pending_reasons(tmp_path, cpus):
         "copies: 3", "copies: 4").replace("nodePoolName: cpu", "nodePoolName: epyc"))
     runtime = ControlPlane(None)
     assert runtime.apply([tmp_path / "fleet.yaml"]).admission.ok
-    pods = [o for o in runtime.store.cluster_objects("lab")["lab"]
+    pods = [o for o in simulated_objects(runtime.store, "lab")["lab"]
             if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-cpu-0-")]
     assert sorted(p["status"]["phase"] for p in pods) == ["Pending", "Running", "Running", "Running"]
     replica = runtime.get(Key("inferplane.dev", "ModelReplica", "default", "qwen-cpu-0"))

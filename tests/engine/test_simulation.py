@@ -20,6 +20,7 @@ from inferplane.compose.serving_stack import compose_serving_stack
 from inferplane.simulator.simulation import simulate_cluster
 from inferplane.simulator.simulation_inputs import Pool
 from inferplane.simulator.audits import audit, audit_cluster
+from inferplane.simulator.cluster_objects import simulated_objects
 
 # ---- fixtures: pools as InferenceCluster composes them, stacks as ServingStack composes them
 
@@ -401,7 +402,7 @@ spec:
 """)
     runtime = ControlPlane(None)
     assert runtime.apply([tmp_path]).admission.ok
-    objects = runtime.store.cluster_objects("gke-c")["gke-c"]
+    objects = simulated_objects(runtime.store, "gke-c")["gke-c"]
     (node,) = [o for o in objects if o["kind"] == "Node" and o["metadata"]["labels"].get(POOL_LABEL) == "cpu"]
     (slice_,) = [o for o in objects if o["kind"] == "ResourceSlice"]
     # 16 vCPUs, of which the driver counts 14 (reservedCPUs 0-1).

@@ -16,6 +16,7 @@ from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.synthetic_fleet import write_fleet
 from stored_inputs import fleet_inputs
+from inferplane.simulator.cluster_objects import simulated_objects
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted([*(REPO / "recipes").iterdir(), *(REPO / "tests" / "legs").iterdir()])
@@ -198,7 +199,7 @@ def test_a_fleet_simulates_once_per_distinct_inputs_and_stores_what_simulating_e
     monkeypatch.setattr(Templates, "derive", lambda *args: None)
     simulated = reconciled(folder)
     assert len(ran) == 7 + 14
-    assert orjson.dumps(derived.store.cluster_objects()) == orjson.dumps(simulated.store.cluster_objects())
+    assert orjson.dumps(simulated_objects(derived.store)) == orjson.dumps(simulated_objects(simulated.store))
 
 
 def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
@@ -208,7 +209,7 @@ def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
     assert ControlPlane(state).apply([folder]).report.converged
 
     def slices_and_nodes(name):
-        objects = ControlPlane(state).store.cluster_objects(name)[name]
+        objects = simulated_objects(ControlPlane(state).store, name)[name]
         products = {o["spec"]["devices"][0]["attributes"]["productName"]["string"]
                     for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com"}
         return products, sum(o["kind"] == "Node" for o in objects)

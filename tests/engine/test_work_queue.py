@@ -6,6 +6,7 @@ import yaml
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from inferplane.simulator.synthetic_fleet import write_fleet
+from inferplane.simulator.cluster_objects import simulated_objects
 
 # 14 clusters: two per source (eks-0000 and eks-0007 use eks-nvidia and eks-cpu, and so on).
 CLUSTERS = 14
@@ -24,13 +25,13 @@ def versions(runtime):
 
 def gpu_memory(runtime, cluster):
     return sorted({s["spec"]["devices"][0]["capacity"]["memory"]["value"]
-                   for s in runtime.store.cluster_objects(cluster)[cluster]
+                   for s in simulated_objects(runtime.store, cluster)[cluster]
                    if s["kind"] == "ResourceSlice" and s["spec"]["driver"] == "gpu.nvidia.com"})
 
 
 def driver_versions(runtime, cluster):
     return sorted({s["spec"]["devices"][0]["attributes"]["driverVersion"]["version"]
-                   for s in runtime.store.cluster_objects(cluster)[cluster]
+                   for s in simulated_objects(runtime.store, cluster)[cluster]
                    if s["kind"] == "ResourceSlice" and s["spec"]["driver"] == "gpu.nvidia.com"})
 
 
@@ -39,19 +40,19 @@ def test_a_no_op_apply_reconciles_and_simulates_nothing(tmp_path):
     runtime = ControlPlane(None)
     first = runtime.apply([fleet]).report
     assert (first.simulations, first.converged) == (CLUSTERS, True)
-    before, simulated = versions(runtime), runtime.store.cluster_objects()
+    before, simulated = versions(runtime), simulated_objects(runtime.store)
 
     again = runtime.apply([fleet])
     assert {verb for _, verb in again.applied} == {"unchanged"}
     assert (again.report.reconciles, again.report.simulations) == (0, 0)
-    assert versions(runtime) == before and runtime.store.cluster_objects() == simulated
+    assert versions(runtime) == before and simulated_objects(runtime.store) == simulated
 
 
 def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
     runtime = ControlPlane(None)
     runtime.apply([fleet])
-    before, simulated = versions(runtime), runtime.store.cluster_objects()
+    before, simulated = versions(runtime), simulated_objects(runtime.store)
 
     edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
     report = runtime.apply([fleet]).report
@@ -60,10 +61,10 @@ def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
     changed = {k for k, v in versions(runtime).items() if before.get(k) != v}
     assert changed == {"InferenceCluster/gke-0001", "GKECluster/gke-0001",
                        "NodePool/inferplane-system/gke-0001-gpu-a-5865538304a2"}
-    nodes = [o["metadata"]["name"] for o in runtime.store.cluster_objects("gke-0001")["gke-0001"]
+    nodes = [o["metadata"]["name"] for o in simulated_objects(runtime.store, "gke-0001")["gke-0001"]
              if o["kind"] == "Node" and "-gpu-a-" in o["metadata"]["name"]]
     assert nodes == ["gke-0001-gpu-a-0", "gke-0001-gpu-a-1", "gke-0001-gpu-a-2"]
-    others = {name: objects for name, objects in runtime.store.cluster_objects().items() if name != "gke-0001"}
+    others = {name: objects for name, objects in simulated_objects(runtime.store).items() if name != "gke-0001"}
     assert others == {name: objects for name, objects in simulated.items() if name != "gke-0001"}
 
 
@@ -71,7 +72,7 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
     runtime = ControlPlane(None)
     runtime.apply([fleet])
-    simulated = runtime.store.cluster_objects()
+    simulated = simulated_objects(runtime.store)
     assert gpu_memory(runtime, "eks-0000") == ["23034Mi"]  # an L4, as the NVIDIA driver reports it
 
     # The host's driver, which the class states: its devices change, its machine does not.
@@ -84,7 +85,7 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
     # The devices the class declares changed: both clusters' ResourceSlices are published again.
     assert result.report.simulations == 2
     assert driver_versions(runtime, "eks-0000") == driver_versions(runtime, "eks-0007") == ["580.65.6"]
-    others = {name: objects for name, objects in runtime.store.cluster_objects().items() if not name.startswith("eks")}
+    others = {name: objects for name, objects in simulated_objects(runtime.store).items() if not name.startswith("eks")}
     assert others == {name: objects for name, objects in simulated.items() if not name.startswith("eks")}
 
 
@@ -108,10 +109,10 @@ def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", 2)
     runtime = ControlPlane(None)
     runtime.apply([fleet])
-    assert set(runtime.store.cluster_objects()) == {"eks-0000", "gke-0001"}
+    assert set(simulated_objects(runtime.store)) == {"eks-0000", "gke-0001"}
     deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
     assert deleted and report.converged
-    assert set(runtime.store.cluster_objects()) == {"gke-0001"}
+    assert set(simulated_objects(runtime.store)) == {"gke-0001"}
 
 
 def test_a_cluster_change_reconciles_only_the_deployments_with_replicas_there(tmp_path):
@@ -174,6 +175,6 @@ def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_
     assert starting_sizes == [4]
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
     assert cluster["spec"]["nodePools"][0]["nodeCount"] == 4 and cluster["metadata"]["generation"] == 2
-    nodes = [o["metadata"]["name"] for o in runtime.store.cluster_objects("eks-0000")["eks-0000"]
+    nodes = [o["metadata"]["name"] for o in simulated_objects(runtime.store, "eks-0000")["eks-0000"]
              if o["kind"] == "Node" and "-gpu-a-" in o["metadata"]["name"]]
     assert len(nodes) == 4

@@ -24,10 +24,11 @@ def audit(folders: tuple[Path, ...], recursive: bool, state: Path | None) -> Non
     """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
     clusters (--state), or each folder of manifests reconciled in memory on its own."""
     from inferplane.engine.audit import audit_clusters
+    from inferplane.simulator.cluster_objects import simulated_objects
 
     if not folders:
         with opened(state, read_only=True) as runtime:
-            rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), runtime.store.cluster_objects()))
+            rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), simulated_objects(runtime.store)))
         broken = False
     else:
         rows, failed, broken = _audit_folders(folders, recursive)

@@ -25,9 +25,10 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
             click.echo(fleet_view(runtime.list()))
             return
         from inferplane.cli.fleet_page import CLUSTER_KINDS, PAGE_KINDS, fleet_page
+        from inferplane.simulator.cluster_objects import simulated_objects
 
         page = fleet_page([o for kind in PAGE_KINDS for o in runtime.list(kind)],
-                          runtime.store.cluster_objects(kinds=CLUSTER_KINDS), runtime.store.events())
+                          simulated_objects(runtime.store, kinds=CLUSTER_KINDS), runtime.store.events())
     try:
         html_file.write_text(page, encoding="utf-8")
     except OSError as exc:

@@ -151,8 +151,9 @@ def _cluster_objects(store, cluster: str) -> list[dict]:
     from inferplane.api.inference_cluster import CLUSTER_READY
     from inferplane.cli.views import condition
     from inferplane.runtime.store import Key
+    from inferplane.simulator.cluster_objects import simulated_objects
 
-    held = store.cluster_objects(cluster).get(cluster)
+    held = simulated_objects(store, cluster).get(cluster)
     if held:
         return held
     owner = store.get(Key(API_GROUP, "InferenceCluster", "", cluster))

@@ -303,27 +303,6 @@ def test_a_store_from_before_versions_and_owners_were_indexed_gains_them_from_it
     store.close()
 
 
-def test_a_version_4_store_keeps_its_simulated_clusters_objects_packed_on_opening(tmp_path):
-    import orjson
-
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-1"}}
-    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p-{i}", "namespace": "kube-system"}}
-            for i in range(3)]
-    held = [node, *pods, {**node, "metadata": {"name": "n-2"}}]  # kinds in runs, as a simulation orders them
-    Store(tmp_path).close()
-    with sqlite3.connect(tmp_path / "store.db") as db:
-        db.executescript("DROP TABLE cluster_objects; CREATE TABLE cluster_objects (cluster TEXT NOT NULL, "
-                         "seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (cluster, seq)); PRAGMA user_version = 4;")
-        db.executemany("INSERT INTO cluster_objects VALUES (?,?,?)",
-                       [("eks", i, orjson.dumps(o).decode()) for i, o in enumerate(held)])
-    store = Store(tmp_path)
-    assert store.cluster_objects() == {"eks": held}
-    assert store.cluster_objects("eks", kinds=["Node"]) == {"eks": [node, held[-1]]}
-    kinds = [row[0] for row in store._db.execute("SELECT kind FROM cluster_objects ORDER BY seq")]
-    assert kinds == ["Node", "Pod", "Node"]
-    store.close()
-
-
 def test_a_second_store_in_one_process_leaves_the_first_seeing_other_processes_writes(tmp_path):
     # A server opens a store a thread; opening (and closing) another must not drop the first one's locks,
     # or a writer process closing last would remove the write-ahead log the first one still reads.
@@ -371,3 +350,20 @@ def test_uids_grow_as_objects_are_created_and_stay_unique_past_32_bits_of_versio
     assert uids == sorted(uids) and len(set(uids)) == 300
     assert uid_for(KEY, 7) != uid_for(KEY, 7 + 2 ** 32), "the version's low bits lead; the digest keeps them apart"
     assert uid_for(KEY, 7) != uid_for(Key("inferplane.dev", "InferenceClass", "", "other"), 7)
+
+
+def test_an_owners_tables_are_made_once_inside_the_callers_transaction_and_kept(tmp_path):
+    from inferplane.runtime.schema import Tables
+
+    shelves = Tables("toy", ("CREATE TABLE IF NOT EXISTS toy_shelves (name TEXT PRIMARY KEY)",))
+    store = Store(tmp_path)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.register_tables(shelves)
+        store.execute("INSERT INTO toy_shelves VALUES ('a')")
+        raise RuntimeError("rolled back, the table with it")
+    assert not store.execute("SELECT 1 FROM sqlite_master WHERE name='toy_shelves'").fetchall()
+    with store.transaction():
+        store.register_tables(shelves)
+        store.execute("INSERT INTO toy_shelves VALUES ('a')")
+    store.close()
+    assert Store(tmp_path).execute("SELECT name FROM toy_shelves").fetchall() == [("a",)]

@@ -1,4 +1,6 @@
-"""A second process for a large run: a helper reconciles half of the fleet's trees beside this one.
+"""The engine's scale-out: for a large run, a helper process reconciles half of the fleet's trees beside
+this one. The runtime knows nothing of it: it drives the reconciler through `Reconciler.run(owns=...)`
+(which sets aside what another worker owns) and the store through its public interface.
 
 A run whose queue holds many roots of the shard kind (an InferenceCluster is the root of a tree of
 composed objects that no other tree writes) starts a helper process before its first batch, on a
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import importlib
 import mmap
 import os
 import shutil
@@ -31,15 +32,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
+from inferplane.engine.embedded import embedded_reconciler
 from inferplane.runtime.keys import Key
+from inferplane.runtime.reconciler import Reconciler, RunReport
 from inferplane.runtime.store import STORE_FILE, Store
 from inferplane.runtime.store_file import CACHE_KIB
 from inferplane.runtime.work_queue import PARKED, RECONCILE
-
-# The reconciler (reconciler.py) and its RunReport, which import this module.
-Reconciler = RunReport = Any
 
 # A run starts a helper when at least this many roots of the shard kind are queued: below it, the
 # helper's start, the store's copy and the merge cost more than half the work saves. Full applies of the
@@ -58,6 +58,16 @@ ROOTS, REPORT, DONE, LOG = "roots.json", "report.json", "done", "helper.log"
 # rows merge as they are: rewriting each body's resourceVersion cost ~1 s of the merge at 10,000 clusters.
 # A run that writes as many versions before the merge merges nothing (see `merge`).
 HELPER_VERSIONS = 10**9
+# Every table of the store, merged from the helper's copy (MERGE_RESOURCES, MERGE_REST, MERGE_PARKED) or
+# not, and why not: a table the schema gains must be named here (tests/engine/test_shards.py), or what a
+# helper writes to it would be lost at the merge without a word.
+MERGED_TABLES = frozenset({"resources", "requirements", "events", "cluster_objects", "simulations", "work_queue"})
+UNMERGED_TABLES = {
+    "counters": "the resourceVersion is skipped past the helper's (merge); a helper writes no user's object",
+    "admitted_files": "admission's, written before a run",
+    "applied_sets": "the engine's apply, written after a run",
+    "leases": "the run holds the lease, the helper none",
+}
 # The helper's copies of what its work may change, as they stood when it copied the store.
 BASE_TABLES = {
     "base_resources": "SELECT api_group, kind, namespace, name, rv FROM resources",
@@ -67,11 +77,23 @@ BASE_TABLES = {
 }
 
 
-def start_helper(reconciler: Reconciler, kind: str, minimum: int, factory: str) -> "Helper | None":
+def run(reconciler: Reconciler, kind: str, minimum: int = SHARD_MIN) -> RunReport:
+    """The reconciler's run to the fixpoint, half of the trees of `kind` worked off by a helper process
+    when one pays (see start_helper)."""
+    if reconciler.store.next_item() is None:
+        return RunReport()  # nothing changed: no helper, nothing left by one to forget
+    helper = start_helper(reconciler, kind, minimum)
+    if helper is None:
+        return reconciler.run()
+    try:
+        return helper.run(reconciler)
+    finally:
+        helper.stop(reconciler)
+
+
+def start_helper(reconciler: Reconciler, kind: str, minimum: int) -> "Helper | None":
     """A helper for this run, taking every second root of `kind` queued (less a few: HEADSTART_ROOTS);
-    None when one would not pay: fewer roots than `minimum`, one core, a store in memory. `factory`,
-    "module:function": what makes the helper's reconciler from its store (the engine's functions, provider
-    and controllers)."""
+    None when one would not pay: fewer roots than `minimum`, one core, a store in memory."""
     store = reconciler.store
     if store.path is not None:
         forget_killed_helpers(store)
@@ -81,7 +103,7 @@ def start_helper(reconciler: Reconciler, kind: str, minimum: int, factory: str) 
     if len(roots) < max(minimum, 2):
         return None
     taken = roots[1::2]
-    return Helper(reconciler, kind, set(taken[:len(taken) - min(HEADSTART_ROOTS, len(roots) // 16)]), factory)
+    return Helper(reconciler, kind, set(taken[:len(taken) - min(HEADSTART_ROOTS, len(roots) // 16)]))
 
 
 def forget_killed_helpers(store: Store) -> None:
@@ -96,12 +118,13 @@ def forget_killed_helpers(store: Store) -> None:
 
 
 class Helper:
-    """The helper process of one run, seen from the run: started at the start, `finish`ed once only parked
-    items are left, `stop`ped at the end whatever happened. A new interpreter, not a fork: it shares
-    none of this process's heap, so that the two together hold about what one process would."""
+    """The helper process of one run, seen from the run: started at the start, waited for and merged
+    once only parked items are left, `stop`ped at the end whatever happened. A new interpreter, not a
+    fork: it shares none of this process's heap, so that the two together hold about what one process
+    would."""
 
-    def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key], factory: str):
-        self.kind = kind
+    def __init__(self, reconciler: Reconciler, kind: str, roots: set[Key]):
+        self.kind, self.roots = kind, roots
         store = reconciler.store
         assert store.path is not None and store.file is not None
         self.folder = Path(tempfile.mkdtemp(prefix=".helper-", dir=store.path))
@@ -111,25 +134,51 @@ class Helper:
             store.park(RECONCILE, sorted(roots))
         with open(self.folder / LOG, "wb") as log:
             self.process: subprocess.Popen | None = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(store.file), str(self.folder), factory, str(os.getpid())],
+                [sys.executable, "-m", __name__, str(store.file), str(self.folder), str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         with open(self.folder / DONE, "r+b") as counter:
             self.done = mmap.mmap(counter.fileno(), 8)  # the helper's reconciles and runs so far
+        self.merged = False  # the helper's count is in the run's report once merged (or dropped)
         # Each process works on half of the fleet's pages: half the page cache each holds as many of them
         # as one process does (15 MiB less of the two processes' peak at 10,000 clusters).
         store.set_page_cache(CACHE_KIB // 2)
-        reconciler.owns = lambda key: runs_beside(reconciler, kind, roots, key)
-        reconciler.beside = lambda: struct.unpack_from("q", self.done)[0]
 
-    def finish(self, reconciler: Reconciler, report: RunReport, work_off: Callable[[RunReport], None]) -> None:
-        """Wait for the helper (renewing the run's lease) and merge what it did; then `work_off` the queue,
-        first every tree of the shard kind (the helper's too, had it failed), then everything."""
+    def beside(self) -> int:
+        """How much work the helper has done so far and is not yet counted in the run's report."""
+        return 0 if self.merged else struct.unpack_from("q", self.done)[0]
+
+    def run(self, reconciler: Reconciler) -> RunReport:
+        """Work off this process's part while the helper works off its own; wait for it and merge what it
+        did; then work off the queue, first every tree of the shard kind (the helper's too, had it failed),
+        then everything. Progress counts both processes' work, and the runs before."""
+        told = reconciler.progress
+        report = RunReport()
+        if told is not None:
+            reconciler.progress = lambda done, queued: told(report.reconciles + report.simulations + done
+                                                            + self.beside(), queued)
+        # One checkpointing thread for the whole of it: the merge's commit, with SQLite's own checkpoints
+        # back on between runs, would copy the whole log into the file on this thread.
+        try:
+            with reconciler.store.checkpoints_in_background():
+                report.add(reconciler.run(owns=lambda key: runs_beside(reconciler, self.kind, self.roots, key)))
+                self._wait(reconciler, report)
+                for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
+                    report.add(reconciler.run(owns=owns))
+                    with reconciler.store.transaction(durable=False):
+                        reconciler.store.unpark()
+        finally:
+            reconciler.progress = told
+        return report
+
+    def _wait(self, reconciler: Reconciler, report: RunReport) -> None:
+        """Wait for the helper (renewing the run's lease) and merge what it did; everything unparked."""
         store = reconciler.store
         assert self.process is not None
         while self.process.poll() is None:
             if reconciler.lease is not None:
                 reconciler.lease.renew_if_due()
-            reconciler._report_progress(report)
+            if reconciler.progress is not None:
+                reconciler.progress(0, store.queued)
             time.sleep(0.05)
         said = self._said() if self.process.returncode == 0 else None
         self.process = None
@@ -138,18 +187,12 @@ class Helper:
                 if said is not None and merge(store, said):
                     add_report(report, said)
                 store.unpark()
-        reconciler.beside = lambda: 0
-        reconciler._load()  # the helper's objects are read when asked
-        for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
-            reconciler.owns = owns
-            work_off(report)
-            with store.transaction(durable=False):
-                store.unpark()
+        self.merged = True
 
-    def stop(self, store: Store) -> None:
+    def stop(self, reconciler: Reconciler) -> None:
         """The helper gone (killed, if the run ends before it: its roots stay parked, to be unparked by
         the next run) and its folder with it; the store's page cache as it was."""
-        store.set_page_cache(CACHE_KIB)
+        reconciler.store.set_page_cache(CACHE_KIB)
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -177,7 +220,7 @@ class RunGone(Exception):
     """The helper's run is gone (killed): nobody will merge what the helper does."""
 
 
-def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> None:
+def work_as_helper(source: Path, folder: Path, run_pid: int) -> None:
     """The helper's whole life: copy the store, take the parked roots, work them off, say what it did.
     It stops as soon as its run (process `run_pid`, its parent) is gone: a killed run never merges, and
     its helper would otherwise work on alone for as long as half the fleet takes."""
@@ -190,26 +233,23 @@ def work_as_helper(source: Path, folder: Path, factory: str, run_pid: int) -> No
     store.private_copy()
     store.set_page_cache(CACHE_KIB // 2)  # as the run's (Helper)
     with store.transaction(durable=False):
-        db = store._db
         for table, select in BASE_TABLES.items():
-            db.execute(f"CREATE TABLE {table} AS {select}")
-        db.execute(f"DELETE FROM work_queue WHERE priority < {PARKED}")  # the run's own work
-        taken = [list(row) for row in db.execute(
+            store.execute(f"CREATE TABLE {table} AS {select}")
+        store.execute(f"DELETE FROM work_queue WHERE priority < {PARKED}")  # the run's own work
+        taken = [list(row) for row in store.execute(
             "SELECT work, api_group, kind, namespace, name, bumps FROM work_queue")]
         store.unpark()
         since = store.latest_version()
         store.skip_versions_to(since + HELPER_VERSIONS)
-        events = db.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]
-    module, function = factory.split(":")
-    helper = getattr(importlib.import_module(module), function)(store)
-    helper.owns = lambda key: helper.root(key) in roots
+        events = store.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]
+    helper = embedded_reconciler(store)
     with open(folder / DONE, "r+b") as counter, mmap.mmap(counter.fileno(), 8) as done:
         def progress(count: int, queued: int) -> None:
             if os.getppid() != run_pid:  # the run was killed: this process now belongs to another parent
                 raise RunGone(f"the run (process {run_pid}) that started this helper is gone: stopped")
             struct.pack_into("q", done, 0, count)
         helper.progress = progress
-        report = helper.run()
+        report = helper.run(owns=lambda key: helper.root(key) in roots)
     said = {"since": since, "events": events, "latest": store.latest_version(), "taken": taken,
             "reconciles": report.reconciles, "simulations": report.simulations, "reconciled": report.reconciled,
             "unconverged": report.unconverged, "converged": report.converged}
@@ -284,18 +324,17 @@ def merge(store: Store, said: dict) -> bool:
     """Inside the run's transaction, the helper's store attached: what the helper did, into the store.
     False (nothing merged) when another process changed one of the objects the helper changed, or when the
     run's own versions reached the helper's."""
-    db = store._db
     since = said["since"]
-    if store.latest_version() >= since + HELPER_VERSIONS or db.execute(CONFLICTS, {"since": since}).fetchone():
+    if store.latest_version() >= since + HELPER_VERSIONS or store.execute(CONFLICTS, {"since": since}).fetchone():
         return False
     for statement in MERGE_RESOURCES:
-        db.execute(statement, {"since": since})
+        store.execute(statement, {"since": since})
     for statement in MERGE_REST:
-        db.execute(statement, {"events": said["events"]})
+        store.execute(statement, {"events": said["events"]})
     # The helper's roots it worked off, unless queued again here meanwhile; then what it parked.
-    db.executemany(f"DELETE FROM main.work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND "
-                   f"name=? AND bumps=? AND priority >= {PARKED}", said["taken"])
-    db.execute(MERGE_PARKED)
+    store.executemany(f"DELETE FROM main.work_queue WHERE work=? AND api_group=? AND kind=? AND namespace=? AND "
+                      f"name=? AND bumps=? AND priority >= {PARKED}", said["taken"])
+    store.execute(MERGE_PARKED)
     store.skip_versions_to(said["latest"])
     return True
 
@@ -303,16 +342,16 @@ def merge(store: Store, said: dict) -> bool:
 @contextlib.contextmanager
 def attached(store: Store, file: Path) -> Iterator[None]:
     """The helper's store attached to the run's connection as `helper` (outside any transaction)."""
-    store._db.execute("ATTACH DATABASE ? AS helper", (str(file),))
+    store.execute("ATTACH DATABASE ? AS helper", (str(file),))
     try:
         yield
     finally:
-        store._db.execute("DETACH DATABASE helper")
+        store.execute("DETACH DATABASE helper")
 
 
-if __name__ == "__main__":  # the helper: python -m inferplane.runtime.shards STORE_FILE FOLDER FACTORY RUN_PID
+if __name__ == "__main__":  # the helper: python -m inferplane.engine.shards STORE_FILE FOLDER RUN_PID
     try:
-        work_as_helper(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+        work_as_helper(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
     except RunGone as gone:
         sys.exit(str(gone))
     # Done: the report is written and the store closed. The interpreter's own exit would free the heap
