@@ -6,7 +6,7 @@ Each size runs twice, each in its own process (so peak RSS is that size's own): 
 clouds with four pools per cluster (and, the second time, one ModelDeployment of two replicas per ten
 clusters), one file per object, is applied to a fresh SQLite state and
 reconciled to a fixpoint; the same folder is applied again unchanged; then one cluster's nodeCount is
-changed and the folder applied again. Each apply is a fresh Runtime, as each `inferplane apply` is a
+changed and the folder applied again. Each apply is a fresh ControlPlane, as each `inferplane apply` is a
 fresh process. The baseline of the two re-applies is the full apply of the same fleet. Wall-clock
 seconds are the targets; each apply's CPU seconds (process time) are printed beside them, and the
 ratios are given for both, because on a shared machine the wall clock also counts other processes' work.
@@ -42,11 +42,11 @@ def helper_cpu() -> float:
 
 
 def timed_apply(state: Path, manifests: Path, shard_min: int | None = None) -> dict:
-    """`shard_min`: see Runtime (None: its default)."""
-    from inferplane.engine.runtime import Runtime
+    """`shard_min`: see ControlPlane (None: its default)."""
+    from inferplane.engine.control_plane import ControlPlane
 
     start, cpu_start, helper_start = time.perf_counter(), time.process_time(), helper_cpu()
-    runtime = Runtime(state) if shard_min is None else Runtime(state, shard_min=shard_min)
+    runtime = ControlPlane(state) if shard_min is None else ControlPlane(state, shard_min=shard_min)
     result = runtime.apply([manifests])
     # A large run's helper process (runtime/shards.py) counts too: its CPU, and its peak beside this process's
     # (the sum of the two peaks, which may not fall at the same moment: an upper bound).
@@ -68,7 +68,7 @@ def measure(clusters: int, models: bool, then: Callable[[Path, str], dict] | Non
             shard_min: int | None = None) -> dict:
     """Full apply, no-op re-apply and a one-cluster change of a synthetic fleet; `then(state, cluster)`
     measures more on the state the change left (its figures are added to the result). `shard_min`: see
-    Runtime."""
+    ControlPlane."""
     import yaml
 
     from inferplane.simulator.synthetic_fleet import write_fleet

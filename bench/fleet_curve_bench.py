@@ -6,7 +6,7 @@ in its own process (so that its peak RSS is its own): a synthetic fleet of mixed
 cluster, one file per object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its
 fixpoint; the same folder applied again unchanged (no-op); one cluster's nodeCount changed and the folder
 applied again; then a whole `inferplane get icluster NAME` of one cluster, process start included, three
-times. Each apply is a fresh Runtime, as each `inferplane apply` is a fresh process.
+times. Each apply is a fresh ControlPlane, as each `inferplane apply` is a fresh process.
 A run of 250 clusters or more starts a helper process (runtime/shards.py), counted in its CPU and peak;
 `--one-process` keeps every run in one process, to compare.
 
@@ -31,7 +31,7 @@ from fleet_bench import measure
 SIZES = [500, 1000, 2000, 5000, 10000]
 RUNS = 3
 GETS = 3
-# A Runtime's shard_min no fleet reaches: every run in one process (--one-process).
+# A ControlPlane's shard_min no fleet reaches: every run in one process (--one-process).
 ONE_PROCESS = 10**9
 
 

@@ -73,7 +73,7 @@ from inferplane.compose.model_deployment import read_pool_class  # noqa: E402
 from crossplane_requests import crossplane_request  # noqa: E402
 from inferplane.crossplane.function import USAGES_INPUT, FunctionRunner  # noqa: E402
 from inferplane.compose.registry import composition_functions  # noqa: E402
-from inferplane.engine.runtime import Runtime  # noqa: E402
+from inferplane.engine.control_plane import ControlPlane  # noqa: E402
 
 # Rounds of a block of calls per path, each block after a few untimed calls: 1,000 timed calls a path.
 ROUNDS, BLOCK, BLOCK_WARMUP = 10, 100, 10
@@ -117,7 +117,7 @@ def engine_requests() -> dict[str, tuple[Callable, Request]]:
     with tempfile.TemporaryDirectory() as folder:
         for index, manifest in enumerate(manifests()):
             (Path(folder) / f"{index}.yaml").write_text(yaml.safe_dump(manifest))
-        runtime = Runtime(None)
+        runtime = ControlPlane(None)
         runtime.functions = {kind: keep(kind, f) for kind, f in composition_functions().items()}
         result = runtime.apply([Path(folder)])
         if result.admission.errors:

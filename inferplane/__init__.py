@@ -22,6 +22,11 @@ DOCUMENTS_FLAG, DOCUMENTS_ENV = "--max-documents", "INFERPLANE_MAX_DOCUMENTS"
 DEFAULT_STATE = Path(".inferplane")
 STATE_ENV = "INFERPLANE_STATE"
 
+# The vendored definitions, charts and CRDs the package reads (generated, not code).
+DATA = Path(__file__).parent / "data"
+# The Kubernetes release whose API is served (its version, its OpenAPI) and whose definitions are vendored.
+KUBERNETES_RELEASE = "v1.37.0"
+
 
 def state_dir(option: Path | None) -> Path:
     """--state wins, then $INFERPLANE_STATE, then ./.inferplane."""

@@ -40,9 +40,10 @@ from typing import Any
 
 
 from inferplane.accelerators.component import Chart
-from inferplane import vendored_yaml
+from inferplane import DATA, vendored_yaml
+from inferplane.api.json_data import merge_patch
 
-CHARTS_DIR = Path(__file__).resolve().parent.parent / "data" / "charts"
+CHARTS_DIR = DATA / "charts"
 
 
 @dataclass(frozen=True)
@@ -122,20 +123,6 @@ def key_errors(values: dict[str, Any], defaults: dict[str, Any], path: str = "",
     return errors
 
 
-def helm_merged(defaults: Any, values: Any) -> Any:
-    """Values over defaults as Helm coalesces them: mappings merge key by key, anything else
-    (lists, scalars) replaces the default, and a null removes the key."""
-    if not (isinstance(defaults, dict) and isinstance(values, dict)):
-        return values
-    merged = dict(defaults)
-    for key, value in values.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = helm_merged(defaults.get(key), value)
-    return merged
-
-
 def schema_errors(values: dict[str, Any], pinned: PinnedValues) -> list[str]:
     """Where the values Helm would validate break the chart's values.schema.json."""
     if pinned.schema is None:
@@ -144,7 +131,7 @@ def schema_errors(values: dict[str, Any], pinned: PinnedValues) -> list[str]:
 
     validator_class = jsonschema.validators.validator_for(pinned.schema)
     validator = validator_class(pinned.schema, format_checker=validator_class.FORMAT_CHECKER)
-    merged = helm_merged(pinned.defaults, values)
+    merged = merge_patch(pinned.defaults, values)
     where = pinned.where("values.schema.json")
     return [f"`{_dotted(error.absolute_path) or '(root)'}`: {error.message} ({where})"
             for error in sorted(validator.iter_errors(merged), key=lambda e: [str(p) for p in e.path])]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from inferplane.accelerators.devices import Attribute, DeviceModel, DriverSlices, Identified, Varies, _countable, \
-    _quantity, _shown, short
+from inferplane.accelerators.devices import Attribute, DeviceModel, DriverSlices, Identified, Varies, countable, \
+    quantity_or_text, shown, short
 from inferplane.api.cloud import MachineGpu
 
 Problem = tuple[str, str]  # (field path, message)
@@ -39,9 +39,9 @@ def device_problems(shape: DriverSlices, path: str, attributes: Mapping[str, Att
             problems.append((at, f"{q} differs from device to device on a node, so a class cannot state it: "
                                  "select on it in a deployment's device selectors instead"))
         elif q in shape.pinned and shape.pinned[q] != value:
-            want = _shown(shape.pinned[q])
+            want = shown(shape.pinned[q])
             problems.append((at, f"DeviceClass {shape.device_classes[0].name} selects only devices whose {q} is "
-                                 f"{want}, so a device stating {_shown(value)} is never allocated: write {want} "
+                                 f"{want}, so a device stating {shown(value)} is never allocated: write {want} "
                                  "or leave it out"))
         elif (why := shape.value_problem(q, raw)) is not None:
             problems.append((at, why))
@@ -74,16 +74,16 @@ def device_advice(shape: DriverSlices, path: str, attributes: Mapping[str, Attri
 def _unknown_model(shape: DriverSlices, path: str, identified: Identified, attributes: Mapping[str, Attribute],
                    capacity: Mapping[str, str], machine: MachineGpu | None) -> Problem:
     if identified.named and machine is not None:
-        what = (f"inferplane's table has no {shape.driver} model {_shown(next(iter(identified.named.values())))}, "
+        what = (f"inferplane's table has no {shape.driver} model {shown(next(iter(identified.named.values())))}, "
                 f"the GPU of {machine.machine}")
     elif identified.by:
         what = f"inferplane's table has no {shape.driver} model with {identified.by}"
     else:
         what = (f"the class names no {shape.driver} model ({' or '.join(short(k) for k in shape.model_keys)}) and "
                 "provisions no machine whose GPU inferplane knows")
-    stated = [f"{short(k)} {_shown(v)}" for k, v in sorted(attributes.items()) if shape.varies(k, Varies.MODEL)]
+    stated = [f"{short(k)} {shown(v)}" for k, v in sorted(attributes.items()) if shape.varies(k, Varies.MODEL)]
     stated += [f"{short(k)} {v}" for k, v in sorted(capacity.items())]
-    missing = [short(k) for k in shape.capacities if k not in capacity or not _countable(capacity[k])]
+    missing = [short(k) for k in shape.capacities if k not in capacity or not countable(capacity[k])]
     leaves = (f"; it states no {', '.join(missing)}, so a selector on {'them' if len(missing) > 1 else 'it'} "
               "matches nothing here" if missing else "")
     return (f"{path}.attributes",
@@ -102,21 +102,21 @@ def _disagreements(shape: DriverSlices, path: str, identified: Identified, attri
             continue
         want = model.attributes.get(q)
         out.append((f"{path}.attributes.{shape.class_key(q)}",
-                    f"the {shape.driver} driver publishes {q} = {_shown(want)} for {which}, not {_shown(value)}: "
-                    f"the simulation publishes {_shown(want)}; write it or leave it out" if want is not None else
+                    f"the {shape.driver} driver publishes {q} = {shown(want)} for {which}, not {shown(value)}: "
+                    f"the simulation publishes {shown(want)}; write it or leave it out" if want is not None else
                     f"the {shape.driver} driver publishes no {q} for {which}: the simulation publishes none; "
                     "leave it out"))
     for q, value in sorted(capacity.items()):
         at = f"{path}.capacity.{shape.class_key(q)}.value"
         want = model.capacity.get(q)
-        if q not in shape.capacities or not _countable(value) or q in model.unconfirmed:
+        if q not in shape.capacities or not countable(value) or q in model.unconfirmed:
             continue
         if want is None:
             out.append((at, f"the {shape.driver} driver publishes no {q} for {which}: leave it out"))
-        elif _quantity(value) > _quantity(want):
+        elif quantity_or_text(value) > quantity_or_text(want):
             out.append((at, f"the {shape.driver} driver reports {q} as {want} for {which}, not {value}: the "
                             f"simulation publishes and placement reads {want}; write {want}, or leave it out"))
-        elif _quantity(value) < _quantity(want):
+        elif quantity_or_text(value) < quantity_or_text(want):
             out.append((at, f"the {shape.driver} driver reports {q} as {want} for {which}, more than the {value} "
                             f"stated: admitted as a floor; placement and allocation read {want} (write it to say so)"))
     return out

@@ -167,8 +167,8 @@ class DriverSlices:
         for key, value in stated:
             model = next((m for m in self.models if m.attributes.get(key) == value), None)
             if model is not None:
-                return Identified(model, f"{short(key)} {_shown(value)}")
-        return Identified(None, ", ".join(f"{short(k)} {_shown(v)}" for k, v in stated))
+                return Identified(model, f"{short(key)} {shown(value)}")
+        return Identified(None, ", ".join(f"{short(k)} {shown(v)}" for k, v in stated))
 
     def model(self, attributes: Mapping[str, Attribute], capacity: Mapping[str, str],
               machine: MachineGpu | None = None) -> DeviceModel:
@@ -178,7 +178,7 @@ class DriverSlices:
         if self.model_from_capacity is not None:
             return self.model_from_capacity(capacity)
         identified = self.identify(attributes, machine)
-        countable = {k: v for k, v in capacity.items() if k in self.capacities and _countable(v)}
+        countable = {k: v for k, v in capacity.items() if k in self.capacities and countable(v)}
         known = identified.model
         if known is not None:
             if not known.unconfirmed:
@@ -187,7 +187,7 @@ class DriverSlices:
                 k: v for k, v in attributes.items() if k in known.unconfirmed and self.varies(k, Varies.MODEL)}},
                 capacity={**known.capacity, **{k: v for k, v in countable.items() if k in known.unconfirmed}})
         stated = {k: v for k, v in attributes.items() if self.varies(k, Varies.MODEL)}
-        named = next((_shown(v) for k in self.model_keys
+        named = next((shown(v) for k in self.model_keys
                       if (v := identified.named.get(k) or stated.get(k)) is not None), "")
         return DeviceModel(named.strip("'"), {**self.common, **self.pinned, **stated, **identified.named}, countable)
 
@@ -218,7 +218,7 @@ class DriverSlices:
     def known_models(self) -> str:
         """Every model the table has, by its naming values and capacities, with the table's source."""
         return "; ".join(f"{m.name} (" + ", ".join(
-            f"{short(k)} {_shown(v)}" for k, v in m.attributes.items()
+            f"{short(k)} {shown(v)}" for k, v in m.attributes.items()
             if k in self.model_keys or k.endswith("/architecture")) +
             "".join(f", {short(k)} {v}" for k, v in m.capacity.items()) + ")" for m in self.models) + \
             f" ({self.source})"
@@ -229,16 +229,19 @@ def short(key: str) -> str:
     return key.rpartition("/")[2]
 
 
-def _countable(value: str) -> bool:
-    quantity = _quantity(str(value))
+def countable(value: str) -> bool:
+    """A quantity the engine can count (an int64 of its base unit)."""
+    quantity = quantity_or_text(str(value))
     return not isinstance(quantity, str) and 0 <= quantity <= INT64_MAX
 
 
-def _shown(value: Attribute | None) -> str:
+def shown(value: Attribute | None) -> str:
+    """A typed attribute's value as messages quote it."""
     return "nothing" if not value else repr(next(iter(value.values())))
 
 
-def _quantity(value: str) -> Any:
+def quantity_or_text(value: str) -> Any:
+    """The quantity's value, or the text itself where it is not one (the capacity checks say so)."""
     try:
         return parse_quantity(value)
     except ValueError:

@@ -32,7 +32,7 @@ from inferplane.nearest import did_you_mean
 
 @dataclass
 class AdmissionResult:
-    # Once the engine stored them, only the manifests' sources are kept (Runtime._store): the object None.
+    # Once the engine stored them, only the manifests' sources are kept (ControlPlane._store): the object None.
     admitted: list[tuple[Manifest, Resource | None]] = field(default_factory=list)
     errors: list[AdmissionError | LoadError] = field(default_factory=list)
     # What apply would hold, though the API server would store it (its warnings): printed as
@@ -41,7 +41,7 @@ class AdmissionResult:
     # Crossplane install objects (packages, RBAC) the embedded engine does not need: accepted, not stored,
     # each named in a note on standard error.
     notes: list[AdmissionError] = field(default_factory=list)
-    # Objects of a set of files applied before and unchanged since, not admitted again (Runtime.apply).
+    # Objects of a set of files applied before and unchanged since, not admitted again (ControlPlane.apply).
     unchanged: int = 0
 
     @property

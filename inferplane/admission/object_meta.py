@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 from typing import Any
 
-KUBERNETES_DATA = Path(__file__).parents[1] / "data" / "kubernetes-v1.37.0"
+from inferplane import DATA, KUBERNETES_RELEASE
+
+KUBERNETES_DATA = DATA / f"kubernetes-{KUBERNETES_RELEASE}"
 DEFINITIONS = KUBERNETES_DATA / "objectmeta.json"
 CORE_DEFINITIONS = KUBERNETES_DATA / "core-v1.json"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

@@ -22,9 +22,9 @@ from typing import Any, Iterable
 from inferplane.admission.object_meta import CORE_V1, definition_schema
 from inferplane.admission.openapi import CRDSchemas
 from inferplane.api.stored import CORE_KINDS, PROVIDER_CONFIG_KINDS, StoredObject
-from inferplane import vendored_yaml
+from inferplane import DATA, vendored_yaml
 
-CRDS = Path(__file__).parents[1] / "data" / "crds"
+CRDS = DATA / "crds"
 _ENVELOPE = ("apiVersion", "kind", "metadata")
 # Both Secret and ConfigMap: core.MaxSecretSize, 1 MiB of values in all.
 MAX_DATA_BYTES = 1024 * 1024

@@ -11,6 +11,11 @@ from typing import Any
 
 Resource = dict[str, Any]
 
+# The condition types every composite and managed resource carries (Crossplane's), and the reasons a
+# provider's Synced condition gives.
+READY, SYNCED = "Ready", "Synced"
+RECONCILE_SUCCESS, RECONCILE_ERROR = "ReconcileSuccess", "ReconcileError"
+
 # Condition reasons that mean "on its way", not "stuck": a runtime derives readiness and event
 # severity from them.
 PROGRESS_REASONS = ("Creating", "Installing")
@@ -94,4 +99,4 @@ def condition_of(resource: Resource | None, type_: str) -> dict[str, Any]:
 
 def is_ready(resource: Resource | None) -> bool:
     """A composed resource is ready when its observed status carries condition Ready=True."""
-    return condition_of(resource, "Ready").get("status") == "True"
+    return condition_of(resource, READY).get("status") == "True"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
@@ -95,3 +96,17 @@ def _walked_copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_walked_copy(v) for v in value]
     return value
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: a map merges key by key, null removes a key, anything else replaces. Helm coalesces
+    values over a chart's defaults the same way (accelerators/chart_values.py)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out

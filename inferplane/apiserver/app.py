@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from inferplane import KUBERNETES_RELEASE
 from inferplane.apiserver import discovery, reads, tables, writes
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.openapi import OpenAPI
@@ -20,13 +21,14 @@ from inferplane.apiserver.streams import MAX_WATCHES, Released, WatchSlots, life
 from inferplane.apiserver.status import APIError, bad_request, method_not_supported, not_found
 from inferplane.apiserver.event_feed import EventFeed
 from inferplane.apiserver.watches import Feed, Hub, log_line
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Conflict, Key, Store, StoreError
 
 # How long a write waits for another process's write lock or reconcile before it answers 500.
 WRITE_WAIT = 60.0
 # kube-apiserver's version this server answers as: the Kubernetes whose definitions admission reads.
-VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0", "platform": "linux/amd64"}
+_MAJOR, _MINOR, _ = KUBERNETES_RELEASE.removeprefix("v").split(".")
+VERSION = {"major": _MAJOR, "minor": _MINOR, "gitVersion": KUBERNETES_RELEASE, "platform": "linux/amd64"}
 
 
 def is_console(path: str) -> bool:
@@ -76,13 +78,13 @@ class App:
                  address: str = "", max_watches: int | None = None):
         self.state, self.catalog, self.events, self.address = state, catalog, events, address
         self.openapi = OpenAPI(catalog)
-        self.pool: list[Runtime] = []  # runtimes not lent (see `runtime`)
+        self.pool: list[ControlPlane] = []  # runtimes not lent (see `runtime`)
         self.pool_lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.event_feed = EventFeed(events)
-        self.hub = Hub(lambda: Runtime(state, wait=WRITE_WAIT).store, also=self.event_feed.poll)
+        self.hub = Hub(lambda: ControlPlane(state, wait=WRITE_WAIT).store, also=self.event_feed.poll)
         self.replays = Replays(log_line)
-        self.reconciler = Reconciling(lambda: Runtime(state, wait=WRITE_WAIT), self.replays)
+        self.reconciler = Reconciling(lambda: ControlPlane(state, wait=WRITE_WAIT), self.replays)
         self.watch_slots = WatchSlots(max_watches or MAX_WATCHES)
         self.console: Any = None  # the fleet console (console.py), when the CLI hands one over
 
@@ -101,7 +103,7 @@ class App:
             self.pool.clear()
 
     @contextlib.contextmanager
-    def runtime(self) -> Iterator[Runtime]:
+    def runtime(self) -> Iterator[ControlPlane]:
         """A runtime over the state for one request, lent from the server's pool (a new one when every
         one is lent). Runtimes are lent per request, not kept per connection: a connection held open
         (a watch, kubectl's keep-alive) holds no store connection, and the pool is as large as the most
@@ -111,7 +113,7 @@ class App:
         with self.pool_lock:
             runtime = self.pool.pop() if self.pool else None
         if runtime is None:
-            runtime = Runtime(self.state, wait=WRITE_WAIT)
+            runtime = ControlPlane(self.state, wait=WRITE_WAIT)
         try:
             yield runtime
         finally:
@@ -236,7 +238,7 @@ class App:
         return tables.table(self.catalog, target.served.kind, target.served.api_version, objects, version,
                             include, headers, token)
 
-    def _watch(self, request: Request, target: Target, runtime: Runtime) -> Answer:
+    def _watch(self, request: Request, target: Target, runtime: ControlPlane) -> Answer:
         served = target.served
         feed: Feed = self.hub
         if reads.is_event(served):
@@ -272,7 +274,7 @@ class App:
 
     # ---- writes
 
-    def _written(self, request: Request, target: Target, change: Callable[[Runtime], writes.Written | dict],
+    def _written(self, request: Request, target: Target, change: Callable[[ControlPlane], writes.Written | dict],
                  code: int = 200) -> Answer:
         with self.write_lock, self.runtime() as runtime:
             done = change(runtime)
@@ -399,7 +401,7 @@ class Reconciling:
     works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a write that
     comes in meanwhile is reconciled in the next round. A round that fails is logged and tried again."""
 
-    def __init__(self, open_runtime: Callable[[], Runtime], replays: Replays, log: Callable[[str], None] = log_line):
+    def __init__(self, open_runtime: Callable[[], ControlPlane], replays: Replays, log: Callable[[str], None] = log_line):
         self.open_runtime, self.replays, self.log = open_runtime, replays, log
         self.woken = threading.Event()
         self.stopped = threading.Event()
@@ -433,7 +435,7 @@ class Reconciling:
         finally:
             runtime.close()
 
-    def _round(self, runtime: Runtime) -> float | None:
+    def _round(self, runtime: ControlPlane) -> float | None:
         """One reconcile to the fixpoint; how long to wait before the next unwoken one (None: until woken)."""
         try:
             self.last_report = report = runtime.reconcile()

@@ -18,6 +18,7 @@ import hashlib
 import json
 from typing import Any
 
+from inferplane import KUBERNETES_RELEASE
 from inferplane.apiserver.catalog import Catalog, Served
 from inferplane.apiserver.status import APIError
 from inferplane.crossplane.stored_openapi import openapi_document
@@ -53,7 +54,7 @@ class OpenAPI:
     def document(self, api_version: str) -> bytes:
         if api_version not in self.documents:
             document = openapi_document(api_version) or {
-                "openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"}, "paths": {},
+                "openapi": "3.0.0", "info": {"title": "Kubernetes", "version": KUBERNETES_RELEASE}, "paths": {},
                 "components": {"schemas": {}}}
             for served in self.catalog.of(api_version):
                 path, operation = _patch_path(served)

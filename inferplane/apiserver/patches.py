@@ -23,6 +23,7 @@ import orjson
 
 from inferplane.admission.limits import MAX_DEPTH
 from inferplane.admission.object_meta import CORE_DEFINITIONS, DEFINITIONS
+from inferplane.api.json_data import merge_patch  # noqa: F401  (a patch type's function, beside the others)
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -45,19 +46,6 @@ class PatchTooLarge(PatchError):
 MAX_OPERATIONS = 10_000
 # What a JSON patch may add, copies included: the request limit (what a body may add by itself).
 MAX_ADDED = 3 * 1024 * 1024
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: a map merges key by key, null removes a key, anything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
 
 
 def json_patch(target: dict[str, Any], operations: Any) -> dict[str, Any]:

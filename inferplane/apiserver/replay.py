@@ -18,7 +18,8 @@ import threading
 from typing import Callable
 
 from inferplane.api.json_data import json_copy
-from inferplane.engine.runtime import InUse, Runtime
+from inferplane.engine.control_plane import ControlPlane
+from inferplane.engine.in_use import InUse
 from inferplane.runtime.store import Key, resource_version
 
 DELETION_ATTEMPT = "usage.crossplane.io/deletion-attempt-with-policy"
@@ -30,7 +31,7 @@ RECORDED = (f"the deletion is recorded ({DELETION_ATTEMPT}) and done by itself o
             "Crossplane's Usage replayDeletion does: no need to run it again")
 
 
-def record(runtime: Runtime, key: Key, policy: str) -> bool:
+def record(runtime: ControlPlane, key: Key, policy: str) -> bool:
     """Mark a refused deletion on the object (whoever controls it). False: it is gone or moved on."""
     current = runtime.get(key)
     if current is None:
@@ -57,14 +58,14 @@ class Replays:
         with self.lock:
             self.keys.add(key)
 
-    def load(self, runtime: Runtime) -> None:
+    def load(self, runtime: ControlPlane) -> None:
         """Every stored object carrying a recorded deletion (another server's, before this one started)."""
         found = {key for key, _, body in runtime.store.rows() if DELETION_ATTEMPT in body
                  and DELETION_ATTEMPT in (runtime.store.decode(body)["metadata"].get("annotations") or {})}
         with self.lock:
             self.keys |= found
 
-    def run(self, runtime: Runtime) -> bool:
+    def run(self, runtime: ControlPlane) -> bool:
         """Delete again each recorded object whose users are gone; those still in use stay. Repeated while
         a pass deletes something (one object's users may be another recorded one). Whether some remain."""
         progress = True
@@ -78,7 +79,7 @@ class Replays:
         with self.lock:
             return bool(self.keys)
 
-    def _replayed(self, runtime: Runtime, key: Key) -> bool:
+    def _replayed(self, runtime: ControlPlane, key: Key) -> bool:
         current = runtime.get(key)
         if current is None or DELETION_ATTEMPT not in (current["metadata"].get("annotations") or {}):
             self._drop(key)  # deleted meanwhile, or written again without the mark

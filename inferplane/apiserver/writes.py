@@ -15,7 +15,9 @@ from inferplane.apiserver.catalog import Served
 from inferplane.apiserver.replay import RECORDED, Replays, record
 from inferplane.apiserver.status import (APIError, already_exists, bad_request, conflict, invalid, not_found,
                                          unsupported_media_type)
-from inferplane.engine.runtime import InUse, Runtime, composed_refusal
+from inferplane.engine.control_plane import ControlPlane
+from inferplane.engine.in_use import InUse
+from inferplane.engine.ownership import composed_refusal
 from inferplane.runtime.store import Key, controller_ref, now, resource_version
 
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
@@ -83,7 +85,7 @@ def key_of(served: Served, namespace: str, name: str) -> Key:
     return Key(served.group, served.kind, namespace if served.namespaced else "", name)
 
 
-def write(runtime: Runtime, served: Served, body: dict[str, Any], create: bool, dry_run: bool,
+def write(runtime: ControlPlane, served: Served, body: dict[str, Any], create: bool, dry_run: bool,
           replays: Replays | None = None) -> Written:
     """Create (`create`) or replace an object through admission, as `inferplane apply` writes it; the
     fleet is reconciled by the server's reconciler, not here. An object being deleted (see `delete`)
@@ -131,7 +133,7 @@ def _check_finalizers(served: Served, key: Key, current: dict[str, Any], body: d
                                    f"new finalizers {added}: remove them from what you send")])
 
 
-def _still_deleting(runtime: Runtime, served: Served, key: Key, stored: dict[str, Any], since: str,
+def _still_deleting(runtime: ControlPlane, served: Served, key: Key, stored: dict[str, Any], since: str,
                     replays: Replays | None) -> dict[str, Any]:
     """After an update of an object being deleted: deleted when its finalizers are gone (as kube-apiserver's
     registry deletes an object whose deletionTimestamp is set once its finalizers are empty:
@@ -183,7 +185,7 @@ def patched(served: Served, current: dict[str, Any], content_type: str, raw: byt
         raise APIError(422, "Invalid", f'{served.kind} "{current["metadata"]["name"]}": {error}') from None
 
 
-def write_status(runtime: Runtime, served: Served, key: Key, body: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+def write_status(runtime: ControlPlane, served: Served, key: Key, body: dict[str, Any], dry_run: bool) -> dict[str, Any]:
     """The status subresource: only the status of what was sent is written (spec and metadata stay)."""
     current = runtime.get(key)
     if current is None:
@@ -209,7 +211,7 @@ def check_propagation(propagation: str | None) -> str:
     return propagation or "Background"
 
 
-def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagation: str,
+def delete(runtime: ControlPlane, served: Served, key: Key, dry_run: bool, propagation: str,
            replays: Replays) -> dict[str, Any]:
     """Delete an object and what it composed (Background and Foreground alike: both are gone when this
     answers). One still in use is refused, its deletion recorded in `replays` to be done once its users
@@ -232,7 +234,7 @@ def delete(runtime: Runtime, served: Served, key: Key, dry_run: bool, propagatio
     return current
 
 
-def _remove(runtime: Runtime, served: Served, key: Key, propagation: str, replays: Replays | None) -> None:
+def _remove(runtime: ControlPlane, served: Served, key: Key, propagation: str, replays: Replays | None) -> None:
     try:
         runtime.delete(key)
     except InUse as refused:

@@ -20,7 +20,7 @@ def complete_kinds(incomplete: str) -> list[CompletionItem]:
 def complete_names(params: dict[str, Any], incomplete: str) -> list[str]:
     """Names of the objects of the kind already typed, from the state; nothing where there is no state."""
     from inferplane.cli.resources import resolve_many
-    from inferplane.engine.runtime import state_dir
+    from inferplane import state_dir
     from inferplane.runtime.store import STORE_FILE, Store, StoreError
 
     folder = state_dir(params.get("state"))

@@ -11,7 +11,7 @@ from inferplane.cli.resources import ResourceType, resolve
 from inferplane.api.selectors import SelectorError, parse_selector
 
 if TYPE_CHECKING:
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.runtime.store import Key
 
 DEFAULT_NAMESPACE = "default"
@@ -86,7 +86,7 @@ def object_key(typed: str, name: str, namespace: str | None) -> "Key":
     return Key(type_.group, type_.kind, ns if type_.namespaced else "", name)
 
 
-def fetch(runtime: "Runtime", typed: str, name: str, namespace: str | None) -> dict[str, Any]:
+def fetch(runtime: "ControlPlane", typed: str, name: str, namespace: str | None) -> dict[str, Any]:
     key = object_key(typed, name, namespace)
     obj = runtime.get(key)
     if obj is None:
@@ -104,7 +104,7 @@ def event_subject(reference: str, namespace: str | None) -> "Key":
     return object_key(typed, name, namespace)
 
 
-def objects_named(runtime: "Runtime", args: tuple[str, ...], namespace: str | None, selector: str | None = None,
+def objects_named(runtime: "ControlPlane", args: tuple[str, ...], namespace: str | None, selector: str | None = None,
                   every: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """kubectl's TYPE NAME..., TYPE/NAME... or TYPE with -l/--all (`label`, `wait`): (objects found,
     not-found messages)."""

@@ -48,14 +48,14 @@ def resource_types() -> tuple[ResourceType, ...]:
     from inferplane.api import ALL_KINDS
     from inferplane.api.stored import CORE_KINDS, PROVIDER_CONFIG_KINDS
     from inferplane.clouds import CLOUD_MODULES
-    from inferplane.api.managed import HELM_API_VERSION as RELEASE_API_VERSION, OBJECT_API_VERSION
+    from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
     from inferplane.routing.gateway import GATEWAY_API_VERSION, METALLB_API_VERSION
 
     types = [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced", tuple(k.SHORT_NAMES))
              for k in (*ALL_KINDS, *CORE_KINDS)]
     # Crossplane's managed resources are namespaced (its v2 `.m.` groups); so are ProviderConfigs, where
     # ClusterProviderConfigs are cluster-scoped.
-    types += [ResourceType("Release", RELEASE_API_VERSION, "releases", True),
+    types += [ResourceType("Release", HELM_API_VERSION, "releases", True),
               ResourceType("Object", OBJECT_API_VERSION, "objects", True)]
     types += [ResourceType(k.KIND, k.api_version_string(), k.PLURAL, k.SCOPE == "Namespaced")
               for k in PROVIDER_CONFIG_KINDS]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.runtime.store import Store
 
 T = TypeVar("T")
@@ -19,16 +19,17 @@ T = TypeVar("T")
 
 @contextlib.contextmanager
 def opened(state: Path | None, wait: float | None = None, create: bool = True,
-           read_only: bool = False) -> Iterator["Runtime"]:
+           read_only: bool = False) -> Iterator["ControlPlane"]:
     """The runtime on the state folder, closed however the command ends; whatever keeps the state
     from being used (another process's lock, a read-only folder, a file that is not a state or is
     damaged) is reported with its fix, never a traceback. A command that does not create (create=False)
     refuses a folder with no store rather than create an empty one; one that only reads (read_only)
     works on a state it may not write."""
-    from inferplane.engine.runtime import DEFAULT_WAIT, Runtime
+    from inferplane.engine.control_plane import ControlPlane
+    from inferplane.engine.lease_wait import DEFAULT_WAIT
 
     folder = _existing(state, create=create and not read_only)
-    runtime = _opening(folder, lambda: Runtime(folder, progress=progress_bar(),
+    runtime = _opening(folder, lambda: ControlPlane(folder, progress=progress_bar(),
                                                 wait=DEFAULT_WAIT if wait is None else wait, read_only=read_only))
     with _store_failures(runtime.store):
         try:
@@ -94,17 +95,18 @@ def _opening(folder: Path, open_: Callable[[], T]) -> T:
 
 
 @contextlib.contextmanager
-def scratch(state: Path | None) -> Iterator[tuple["Runtime", list[dict]]]:
+def scratch(state: Path | None) -> Iterator[tuple["ControlPlane", list[dict]]]:
     """An in-memory copy of the state (empty where there is none) and what the state holds now: for
     dry runs and diffs, which store nothing."""
-    from inferplane.engine.runtime import Runtime, state_dir
+    from inferplane import state_dir
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.runtime.store import STORE_FILE
 
     if (state_dir(state) / STORE_FILE).is_file():
         with opened(state, read_only=True) as runtime:
             before, copy = runtime.list(), runtime.scratch_copy()
     else:
-        before, copy = [], Runtime(None)
+        before, copy = [], ControlPlane(None)
     try:
         yield copy, before
     finally:

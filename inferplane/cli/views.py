@@ -6,6 +6,7 @@ import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, NamedTuple
 
+from inferplane.api.function import SYNCED
 from inferplane.api import KINDS_BY_NAME
 from inferplane.api.cloud import PROVIDERS
 from inferplane.api.common import taint_text
@@ -103,7 +104,7 @@ _WIDE_COLUMNS: dict[str, tuple[Column, ...]] = {
                          ("POOLS", lambda o: ",".join(p.get("name", "") for p in o["spec"].get("nodePools", [])))),
 }
 _MANAGED_COLUMNS: tuple[tuple[Column, ...], tuple[Column, ...]] = (
-    (("SYNCED", lambda o: condition(o, "Synced").get("status")),
+    (("SYNCED", lambda o: condition(o, SYNCED).get("status")),
      ("READY", lambda o: condition(o, "Ready").get("status")), _AGE),
     (("EXTERNAL-NAME", lambda o: o["metadata"].get("annotations", {}).get(EXTERNAL_NAME_ANNOTATION)),
      ("COMPOSITE", lambda o: o["metadata"].get("labels", {}).get(COMPOSITE_LABEL))))
@@ -322,7 +323,7 @@ def trace_tree(root: Resource, objects: list[Resource]) -> dict[str, Any]:
 
     def node(obj: Resource) -> dict[str, Any]:
         ready = condition(obj, "Ready")
-        synced = condition(obj, "Synced")
+        synced = condition(obj, SYNCED)
         return {
             "apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
             "namespace": obj["metadata"].get("namespace"),
@@ -373,7 +374,7 @@ def holding_condition(cluster: Resource) -> dict[str, str]:
     parts = [condition(cluster, t) for t in (CLUSTER_READY, STACK_READY)]
     overall = condition(cluster, "Ready")
     if not overall and not any(parts):
-        synced = condition(cluster, "Synced")
+        synced = condition(cluster, SYNCED)
         return synced if synced.get("status") == "False" else {}
     return next((p for p in parts if p.get("status") != "True"), None) or overall
 

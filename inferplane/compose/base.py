@@ -12,6 +12,7 @@ from typing import Callable, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from inferplane.api.function import RECONCILE_ERROR, SYNCED
 from inferplane.api.function import (  # noqa: F401  (the composers read the contract here)
     CONFLICT, Condition, Desired, Event, Request, Requirement, Resource, Response, condition_of, is_ready)
 from inferplane.api.json_data import json_copy
@@ -89,13 +90,12 @@ def validation_problems(error: ValidationError) -> str:
 
 # The reason on a composed resource the provider failed to create (Synced=False: a cloud refusing a
 # region, zone or machine it does not offer), which a cloud cluster passes up.
-PROVIDER_ERROR = "ReconcileError"
 
 
 def refused_by_provider(resource: Resource | None) -> bool:
     """A composed resource its provider failed to create: not ready, Synced=False with ReconcileError."""
-    synced = condition_of(resource, "Synced")
-    return not is_ready(resource) and synced.get("status") == "False" and synced.get("reason") == PROVIDER_ERROR
+    synced = condition_of(resource, SYNCED)
+    return not is_ready(resource) and synced.get("status") == "False" and synced.get("reason") == RECONCILE_ERROR
 
 
 # What a composer re-declares of a composed resource it keeps: what composition set, never what the

@@ -18,9 +18,9 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, 
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.storage import SharedStorage
-from inferplane.compose.base import PROVIDER_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
+from inferplane.compose.base import RECONCILE_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
     condition_of, refused_by_provider, validation_problems
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 
 READY = "Ready"
 # What the cluster's shared storage puts on the workload cluster (its StorageClass) is never deleted by
@@ -96,7 +96,7 @@ class CloudClusterComposer(Composer):
         waiting += [f"pool {pool} (waits for {reason})" for pool, reason in sorted(held.items())]
         failed = self.failed_to_create()
         if failed:
-            self.condition(READY, "False", PROVIDER_ERROR, f"{provider} cluster {self.name} cannot be provisioned: "
+            self.condition(READY, "False", RECONCILE_ERROR, f"{provider} cluster {self.name} cannot be provisioned: "
                                                            f"{'; '.join(failed)}")
         elif waiting:
             self.condition(READY, "False", "Creating", f"{provider} cluster {self.name} is being provisioned; "
@@ -138,7 +138,7 @@ class CloudClusterComposer(Composer):
                 f"the shared storage of cluster {self.name} is not installed: {'; '.join(problems)}")))
             return False
         if storage.releases:
-            self.storage_provider_config(STORAGE_HELM_PROVIDER_CONFIG, RELEASE_API_VERSION, config)
+            self.storage_provider_config(STORAGE_HELM_PROVIDER_CONFIG, HELM_API_VERSION, config)
         for key, release in storage.releases.items():
             chart = release.chart
             resource = helm_release(composed_name(self.name, key), config, (chart.name, chart.repository, chart.version),

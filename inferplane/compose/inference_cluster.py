@@ -29,7 +29,7 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, observed_manifest
-from inferplane.compose.base import CONFLICT, PROVIDER_ERROR, Composer, Desired, Event, Request, Requirement, \
+from inferplane.compose.base import CONFLICT, RECONCILE_ERROR, Composer, Desired, Event, Request, Requirement, \
     Response, composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
@@ -368,7 +368,7 @@ class InferenceClusterComposer(Composer):
         elif is_ready(observed.get(CLOUD_CLUSTER_KEY)):
             self.condition(CLUSTER_READY, "True", "Available", f"{self.source} cluster {self.name} is ready")
         elif (cloud := condition_of(observed.get(CLOUD_CLUSTER_KEY), "Ready")).get("reason") in (CONFLICT,
-                                                                                                  PROVIDER_ERROR):
+                                                                                                  RECONCILE_ERROR):
             # The cloud cluster cannot be provisioned as it is: say why, never "being provisioned".
             self.condition(CLUSTER_READY, "False", cloud["reason"], cloud.get("message", ""))
         else:

@@ -25,8 +25,7 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, M
 from inferplane.compose.base import Composer, Desired, Event, Request, Resource, Response, composite_name, \
     validation_problems
 
-RELEASE_API_VERSION = HELM_API_VERSION
-PROVIDER_CONFIG_API_VERSIONS = {"helm": RELEASE_API_VERSION, "kubernetes": OBJECT_API_VERSION}
+PROVIDER_CONFIG_API_VERSIONS = {"helm": HELM_API_VERSION, "kubernetes": OBJECT_API_VERSION}
 # The composition resource key of the ProviderConfig each provider reaches a cluster with (the gateway's
 # composition names its helm one the same).
 PROVIDER_CONFIG_KEYS = {"helm": "provider-config-helm", "kubernetes": "provider-config-kubernetes"}

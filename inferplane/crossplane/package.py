@@ -25,7 +25,7 @@ from inferplane.clouds.base import ProviderPackage
 from inferplane.crossplane.function import USAGES_INPUT
 from inferplane.compose.model_cache import HYDRATION_IMAGE
 from inferplane.compose.registry import composition_functions
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 
 VERSION = f"v{version('inferplane')}"
 # Where the packages are pushed; `package build --image` names another registry.
@@ -48,7 +48,7 @@ def group_of(api_version: str) -> str:
 # versions Modelplane v0.3.1 ships together (its crossplane-project.yaml). Each cloud module pins its own
 # (CloudModule.provider_packages).
 STACK_PROVIDERS: dict[str, ProviderPackage] = {
-    group_of(RELEASE_API_VERSION): ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
+    group_of(HELM_API_VERSION): ("xpkg.upbound.io/upbound/provider-helm", "v1.4.0"),
     group_of(OBJECT_API_VERSION): ("xpkg.upbound.io/upbound/provider-kubernetes", "v1.3.0"),
 }
 

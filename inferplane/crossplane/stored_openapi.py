@@ -23,7 +23,7 @@ import functools
 import json
 from typing import Any
 
-from inferplane import vendored_yaml
+from inferplane import KUBERNETES_RELEASE, vendored_yaml
 from inferplane.admission.object_meta import CORE_DEFINITIONS, CORE_V1, DEFINITIONS
 from inferplane.admission.stored_kinds import provider_config_crds
 from inferplane.crossplane.openapi import Published, published
@@ -67,7 +67,7 @@ def _core_document() -> str:
     definitions = {**json.loads(DEFINITIONS.read_text())["$defs"], **json.loads(CORE_DEFINITIONS.read_text())["$defs"]}
     schemas = {name: _openapi(schema, top=True) for name, schema in sorted(definitions.items())}
     paths = dict(_read_path(kind, plural, namespaced) for kind, plural, namespaced in CORE_KINDS)
-    return json.dumps({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.37.0"},
+    return json.dumps({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": KUBERNETES_RELEASE},
                        "paths": dict(sorted(paths.items())), "components": {"schemas": schemas}})
 
 

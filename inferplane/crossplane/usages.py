@@ -21,7 +21,7 @@ from typing import Any
 from inferplane import API_GROUP
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.api.serving_stack import ServingStack
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 from inferplane.compose.usage import references
 
 Resource = dict[str, Any]
@@ -32,7 +32,7 @@ USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 CONSUMER_LABEL = f"{API_GROUP}/usage-consumer"
 # What holds a provider config: the kinds the serving stack and the model replicas compose on a
 # cluster through its ClusterProviderConfigs.
-CONSUMERS = {(RELEASE_API_VERSION, "Release"), (OBJECT_API_VERSION, "Object")}
+CONSUMERS = {(HELM_API_VERSION, "Release"), (OBJECT_API_VERSION, "Object")}
 _CLOUD_CLUSTERS = {(kind.api_version_string(), kind.KIND) for kind in CLOUD_CLUSTER_KINDS.values()}
 
 

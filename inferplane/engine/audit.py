@@ -14,7 +14,8 @@ from typing import Any
 from inferplane.api.inference_cluster import CLUSTER_READY
 from inferplane.simulator.audits import AuditResult, audit_cluster
 from inferplane.runtime.reconciler import ProgressReport
-from inferplane.engine.runtime import ApplyResult, Runtime
+from inferplane.engine.apply_sets import ApplyResult
+from inferplane.engine.control_plane import ControlPlane
 
 @dataclass(frozen=True)
 class FolderAudit:
@@ -28,7 +29,7 @@ class FolderAudit:
 def audit_folder(folder: Path, progress: ProgressReport | None = None, recursive: bool = True) -> FolderAudit:
     """Reconcile one folder in memory (its subfolders too when `recursive`) and audit every cluster it
     simulates."""
-    runtime = Runtime(None, progress=progress)
+    runtime = ControlPlane(None, progress=progress)
     try:
         applied = runtime.apply([folder], recursive=recursive)
         simulated = runtime.store.cluster_objects()

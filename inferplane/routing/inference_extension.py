@@ -10,12 +10,11 @@ extension server (the catalog installs both, `inferplane/accelerators/catalog.py
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 
 from inferplane.api.json_data import json_copy
-from inferplane import vendored_yaml
+from inferplane import DATA, vendored_yaml
 
 INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
 INFERENCE_POOL_VERSION = "v1"
@@ -29,7 +28,7 @@ INFERENCE_EXTENSION_EXPERIMENTAL_GROUP = "inference.networking.x-k8s.io"
 PHASE_LABEL = "llm-d.ai/role"
 DECODE = "decode"
 
-CRDS_FILE = Path(__file__).resolve().parents[1] / "data" / "gateway-api-inference-extension" / "crds.yaml"
+CRDS_FILE = DATA / "gateway-api-inference-extension" / "crds.yaml"
 
 
 @functools.cache

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import orjson
 
+from inferplane.api.function import RECONCILE_SUCCESS, SYNCED
 from inferplane.accelerators.catalog import supported_drivers
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
@@ -294,7 +295,7 @@ def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
     ready_condition = ({"type": "Ready", "status": "True", "reason": "Available", "message": message} if ready else
                        {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
     return {"atProvider": {}, "conditions": [
-        ready_condition, {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
+        ready_condition, {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]}
 
 
 def _keep_creation_times(simulated: list[Resource], previous: list[Resource], now: str) -> None:

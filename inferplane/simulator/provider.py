@@ -33,13 +33,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
-from inferplane.api.function import is_ready
+from inferplane.api.function import RECONCILE_ERROR, RECONCILE_SUCCESS, SYNCED, is_ready
 from inferplane.api.json_data import frozen, json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, applied_manifest, observed_manifest
 from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
-from inferplane.compose.serving_stack import OBJECT_API_VERSION, RELEASE_API_VERSION
+from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
@@ -79,7 +79,7 @@ def simulated_id(prefix: str, obj: Resource) -> str:
 # What a provider reports on a resource it created: one list for every such resource (nearly every
 # composed object of a fleet), unchangeable, as nothing changes a status once reported.
 AVAILABLE = frozen([{"type": "Ready", "status": "True", "reason": "Available", "message": ""},
-                    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}])
+                    {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}])
 # The whole status of a resource the provider created and says nothing more of.
 CREATED = frozen({"atProvider": {}, "conditions": AVAILABLE})
 
@@ -109,7 +109,7 @@ class SimulatedProvider:
                 status["conditions"] = [
                     {"type": "Ready", "status": "False", "reason": "Creating",
                      "message": "waiting for the target cluster to run the workload"},
-                    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]
+                    {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]
             return status
         if (refused := refusal(obj)) is not None:
             return self.refused(status, refused)
@@ -130,7 +130,7 @@ class SimulatedProvider:
             if found is None:
                 status["conditions"] = [
                     {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
-                    {"type": "Synced", "status": "False", "reason": "ReconcileError",
+                    {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR,
                      "message": f"observe failed: {wanted.get('kind')} {(wanted.get('metadata') or {}).get('name')} "
                                 "not found on the cluster"}]
                 return True
@@ -145,7 +145,7 @@ class SimulatedProvider:
             # The target cluster's API server has no such kind: provider-kubernetes cannot create it.
             status["conditions"] = [
                 {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
-                {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": missing}]
+                {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR, "message": missing}]
             return True
         elif (settled := settled_status(spec, of_kind) or hydration_status(obj, of_kind)) is not None:
             # A ModelCache's volume binds and its hydration Job completes on the target cluster.
@@ -153,7 +153,7 @@ class SimulatedProvider:
             done = (settled.get("status") or {}).get("phase") != "Pending" and (
                 settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded")))
             status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
-                                    _condition("Synced", True, "ReconcileSuccess")]
+                                    _condition(SYNCED, True, RECONCILE_SUCCESS)]
             return True
         return False
 
@@ -166,7 +166,7 @@ class SimulatedProvider:
         ready = {"type": "Ready", "status": "True", "reason": "Available", "message": ""} if running else \
             {"type": "Ready", "status": "False", "reason": "Creating", "message": ""}
         failed = f"{'update' if running else 'create'} failed: {error}"
-        return {**status, "conditions": [ready, {"type": "Synced", "status": "False", "reason": "ReconcileError",
+        return {**status, "conditions": [ready, {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR,
                                                  "message": failed}]}
 
     def target_object(self, wanted: Resource) -> Resource | None:
@@ -284,7 +284,7 @@ def unserved_provisioner(spec: Resource, of_kind: Callable[[str], list[Resource]
     for release in of_kind("Release"):
         pinned = ((release.get("spec") or {}).get("forProvider") or {}).get("chart") or {}
         if (pinned.get("name"), pinned.get("version")) == (chart.name, chart.version) and is_ready(release) \
-                and here(RELEASE_API_VERSION, release):
+                and here(HELM_API_VERSION, release):
             return None
     return chart.provisioner
 

@@ -10,13 +10,14 @@ import yaml
 
 from inferplane.accelerators import amd, catalog, cpu, dranet, gaudi, nvidia, workloads
 from inferplane.accelerators.catalog import CLOUDS, catalog_errors, components, supported_drivers
-from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, helm_merged, pinned_values
+from inferplane.api.json_data import merge_patch
+from inferplane.accelerators.chart_values import CHARTS_DIR, chart_value_errors, pinned_values
 from inferplane.accelerators.component import Chart
 from inferplane.api.inference_gateway import TRAEFIK_CHART_VERSION
 from inferplane.api.serving_stack import ServingStackSpec
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.nebius import NEBIUS_CSI_CHART
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.routing.gateway import TRAEFIK_CHART, TRAEFIK_REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ def catalog_releases():
 def folder_releases(folder: Path):
     """(release name, chart, values) of every Release a folder reconciles to: the serving stacks' and
     the InferenceGateway's (Traefik, MetalLB)."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         runtime.apply([folder])
         releases = runtime.list("Release")
@@ -178,7 +179,7 @@ def test_the_charts_schema_checks_what_its_open_maps_hold():
 
 def test_helm_merges_maps_replaces_lists_and_drops_nulls():
     defaults = {"a": {"b": 1, "c": 2}, "l": [1, 2], "gone": {"x": 1}}
-    assert helm_merged(defaults, {"a": {"c": 3}, "l": [9], "gone": None}) == {"a": {"b": 1, "c": 3}, "l": [9]}
+    assert merge_patch(defaults, {"a": {"c": 3}, "l": [9], "gone": None}) == {"a": {"b": 1, "c": 3}, "l": [9]}
 
 
 # ---- dcgm-exporter under DRA

@@ -212,11 +212,11 @@ def test_a_file_over_the_document_limit_is_refused_before_any_document_is_built(
 
 
 def test_a_kept_file_is_checked_again_under_a_lower_limit(tmp_path):
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
     path = tmp_path / "three.yaml"
     path.write_text(stream(3))
-    runtime = Runtime(tmp_path / "state")
+    runtime = ControlPlane(tmp_path / "state")
     try:
         assert runtime.apply([path]).admission.ok
         again = runtime.apply([path], limits=StreamLimits(max_documents=2))

@@ -123,12 +123,12 @@ def value_at(document, path):
 @given(hostile_manifests())
 def test_apply_never_fails_on_what_validate_admitted(tmp_path_factory, documents):
     from inferplane.admission import admit_paths
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
     folder = tmp_path_factory.mktemp("manifests")
     (folder / "all.yaml").write_text(yaml.safe_dump_all(documents))
     validated = admit_paths([folder])
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         applied = runtime.apply([folder])  # raises on any traceback a user would see
         assert [str(e) for e in applied.admission.errors] == [str(e) for e in validated.errors]

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from served import INFERPLANE, rewritten
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.lease import Lease
 
 GROUP, VERSION = "inferplane.dev", "v1alpha1"
@@ -92,7 +92,7 @@ def test_pages_and_field_selectors(server, tmp_path):
 
 def settled(state) -> list[dict]:
     """The state's objects once no reconcile is queued or running, with what differs set aside."""
-    runtime = Runtime(state, read_only=True)
+    runtime = ControlPlane(state, read_only=True)
     try:
         deadline = time.monotonic() + 120
         while runtime.store.queued() or Lease(runtime.store).current_holder():

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from inferplane.cli.views import fleet_table
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Store
 from inferplane.simulator.synthetic_fleet import fleet_manifests
 
@@ -78,7 +78,7 @@ def comparable(store: Store) -> tuple[dict, dict]:
 
 
 def rendered(*folders: Path) -> tuple[dict, dict]:
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply(list(folders))
     assert result.admission.ok and result.report.converged
     return comparable(runtime.store)
@@ -136,7 +136,7 @@ def applied_fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
     classes, clusters = split(4)
     write(root / "manifests", classes + clusters)
-    assert Runtime(root / "state").apply([root / "manifests"]).report.converged
+    assert ControlPlane(root / "state").apply([root / "manifests"]).report.converged
     return root, classes, clusters
 
 

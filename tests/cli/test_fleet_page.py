@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from inferplane.api.cloud import SOURCES
 from inferplane.cli.fleet_page import fleet_page
 from inferplane.cli.main import cli
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.synthetic_fleet import CLUSTERS_PER_DEPLOYMENT, write_fleet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,16 +140,16 @@ def load(page: Path, tmp_path: Path, query: str = "") -> Page:
     return Page(page, loaded.stdout)
 
 
-def rendered(*folders: Path) -> Runtime:
+def rendered(*folders: Path) -> ControlPlane:
     """Folders applied in turn to one state in memory, as `inferplane render` reconciles one."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     for folder in folders:
         result = runtime.apply([folder])
         assert not result.admission.errors and result.report.converged
     return runtime
 
 
-def page_of(runtime: Runtime, path: Path) -> Path:
+def page_of(runtime: ControlPlane, path: Path) -> Path:
     path.write_text(fleet_page(runtime.list(), runtime.store.cluster_objects(), runtime.store.events()))
     return path
 

@@ -11,7 +11,7 @@ from inferplane.admission import admit_paths
 from inferplane.compose import model_cache
 from inferplane.compose.base import Request
 from inferplane.compose.model_cache import compose_model_cache
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from kubernetes_schemas import schema_errors
 
@@ -254,7 +254,7 @@ def test_a_staged_cluster_that_stops_being_ready_keeps_its_volume():
 
 @pytest.fixture(scope="module")
 def amd_recipe():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([AMD_RECIPE])
     assert not result.admission.errors and result.report.converged
     return runtime
@@ -295,7 +295,7 @@ def test_a_gang_mounts_the_cache_in_leader_and_workers(tmp_path, crossplane_crds
     for doc in docs:
         if doc["kind"] == "InferenceCluster":
             doc["spec"]["nodePools"][0]["nodeCount"] = 2
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert not runtime.apply([write(tmp_path / "gang", docs)]).admission.errors
     lws = next(o for o in runtime.list("Object")
                if o["spec"]["forProvider"]["manifest"]["kind"] == "LeaderWorkerSet")
@@ -314,7 +314,7 @@ def test_a_deployment_is_placed_only_where_its_cache_stages_and_a_missing_cache_
         deployment["spec"]["template"]["spec"]["modelCacheRef"] = {"name": "qwen2-5-0-5b"}
     elsewhere = load(AMD_RECIPE / "cache.yaml")[0]
     elsewhere["spec"]["clusterSelector"] = {"matchLabels": {"tier": "frontier"}}
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert not runtime.apply([write(tmp_path / "narrow", recipe_documents(elsewhere, reference))]).admission.errors
     deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "qwen2-5-0-5b-amd"))
     scheduled = next(c for c in deployment["status"]["conditions"] if c["type"] == "Scheduled")
@@ -323,7 +323,7 @@ def test_a_deployment_is_placed_only_where_its_cache_stages_and_a_missing_cache_
         "does not stage here: clusterSelector wants tier=frontier, the cluster has no label tier)"))
 
     # The recipe as shipped runs; deleting its cache keeps the running replica and says why.
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert not runtime.apply([AMD_RECIPE]).admission.errors
     runtime.delete(Key("inferplane.dev", "ModelCache", "ml-team", "qwen2-5-0-5b"))
     deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "qwen2-5-0-5b-amd"))

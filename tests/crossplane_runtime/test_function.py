@@ -129,9 +129,9 @@ CLOUD_CLUSTERS = {
 @pytest.fixture(scope="module")
 def cloud_clusters():
     """Every cloud cluster composite the synthetic fleet's InferenceClusters compose, by kind."""
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     manifests = fleet_manifests(7)
     for manifest in manifests:
         runtime._reconciler().submit(manifest)

@@ -111,10 +111,10 @@ def composed_groups() -> set[str]:
     every cloud."""
     from inferplane.api import ALL_KINDS
     from inferplane.clouds import CLOUD_MODULES
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.simulator.synthetic_fleet import fleet_manifests
 
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     writer = runtime._reconciler()
     for manifest in fleet_manifests(len(CLOUD_MODULES)):
         writer.submit(manifest)
@@ -209,7 +209,7 @@ def test_a_cloud_cluster_is_held_by_the_stack_beside_it(function_stub, crossplan
 
 def test_a_replicas_objects_hold_their_clusters_provider_config(function_stub, crossplane_crds):
     from inferplane.compose.registry import composition_functions
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
     last = {}
 
@@ -218,7 +218,7 @@ def test_a_replicas_objects_hold_their_clusters_provider_config(function_stub, c
         return compose_replica(request)
 
     compose_replica = composition_functions()["ModelReplica"]
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.functions = {**composition_functions(), "ModelReplica": keep}
     runtime.apply([RECIPE])
     request = last["request"]

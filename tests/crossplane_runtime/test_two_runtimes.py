@@ -27,7 +27,7 @@ from inferplane.compose.base import Desired, Request, Response
 from inferplane.crossplane.function import RESERVED_CONDITIONS, FunctionRunner, serving
 from inferplane.crossplane.wire import struct_to_dict
 from inferplane.compose.registry import composition_functions
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.synthetic_fleet import write_fleet
 from crossplane_requests import crossplane_request
 
@@ -66,7 +66,7 @@ def record(folder: Path) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
             return response
         return call
 
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.functions = {kind: recording(kind, f) for kind, f in composition_functions().items()}
     result = runtime.apply([folder])
     assert not result.admission.errors and result.report.converged

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.engine import runtime as runtime_module
-from inferplane.engine.runtime import Runtime
+from inferplane.engine import control_plane as control_plane_module
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,7 +16,7 @@ EKS_AMD = Key("inferplane.dev", "InferenceCluster", "", "eks-amd")
 
 
 def apply(state, *paths):
-    runtime = Runtime(state)
+    runtime = ControlPlane(state)
     try:
         return runtime.apply(list(paths))
     finally:
@@ -31,7 +31,7 @@ def said(result):
 def refuse_admission(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("the set was admitted again")
-    monkeypatch.setattr(runtime_module, "admit_paths", refused)
+    monkeypatch.setattr(control_plane_module, "admit_paths", refused)
 
 
 def test_the_same_set_applied_again_says_the_same_without_admitting_it(tmp_path, monkeypatch):
@@ -46,13 +46,13 @@ def test_the_same_set_applied_again_says_the_same_without_admitting_it(tmp_path,
 def test_a_users_write_since_makes_the_set_admitted_again(tmp_path, monkeypatch):
     state = tmp_path / "state"
     apply(state, MIXED)
-    runtime = Runtime(state)
+    runtime = ControlPlane(state)
     runtime.update([(EKS_AMD, lambda body: body["metadata"].setdefault("labels", {}).update(team="a"))], "label")
     runtime.close()
     again = apply(state, MIXED)  # the label is undone: the file says otherwise
     assert (EKS_AMD, "configured") in again.applied
     # A deletion since, too: the set's object is created again.
-    runtime = Runtime(state)
+    runtime = ControlPlane(state)
     runtime.delete(Key("inferplane.dev", "ModelService", "default", "qwen"))
     runtime.close()
     assert (Key("inferplane.dev", "ModelService", "default", "qwen"), "created") in apply(state, MIXED).applied
@@ -87,13 +87,13 @@ def test_a_few_changed_files_of_a_set_are_admitted_alone_and_the_rest_say_what_t
     cluster["spec"]["nodePools"][0]["nodeCount"] += 1
     changed.write_text(yaml.safe_dump(cluster))
     admitted = []
-    admit_paths = runtime_module.admit_paths
+    admit_paths = control_plane_module.admit_paths
 
     def recording(paths, *args, **kwargs):
         admitted.append(sorted(p.name for p in paths))
         return admit_paths(paths, *args, **kwargs)
 
-    monkeypatch.setattr(runtime_module, "admit_paths", recording)
+    monkeypatch.setattr(control_plane_module, "admit_paths", recording)
     again = apply(state, folder)
     assert admitted == [[changed.name]]
     key = Key("inferplane.dev", "InferenceCluster", "", cluster["metadata"]["name"])

@@ -12,7 +12,7 @@ from inferplane.api.drivers import AMD_GPU, NVIDIA_GPU
 from inferplane.simulator import fleet
 from inferplane.simulator.audits import audit_cluster
 from inferplane.engine.audit import audit_folder
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject
 from inferplane.runtime.store import Key
@@ -168,7 +168,7 @@ def test_the_amd_operands_tagged_nvidia_fail_the_placement_audit_on_existing(mut
 
 def held_eks_cluster(tmp_path):
     """The EKS recipe's cluster, running, whose class then asks for AMD GPUs (not served on EKS)."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
     # An AMD device, as AMD's driver publishes one (the NVIDIA attributes are not its).
@@ -209,7 +209,7 @@ def test_a_held_cluster_keeps_serving_what_it_served(tmp_path):
     """Its class now wants AMD GPUs, which EKS cannot serve: the gate holds the cluster, and its
     replicas, their engine pods with their NVIDIA claims, and their endpoints stay exactly as they ran
     (before, both replicas were deleted: the scheduler matched them against the changed class)."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     before = serving_state(runtime)
     assert sorted(name for kind, name in before[0] if kind == "ModelReplica") == [
@@ -291,7 +291,7 @@ def test_a_claim_allocated_from_another_drivers_slices_fails_the_claims_audit(mo
 
 
 def cpu_engine_pods(found_folder):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([found_folder]).admission.ok
     return [o for objects in runtime.store.cluster_objects().values() for o in objects
             if o["kind"] == "Pod" and o["spec"].get("nodeName", "").endswith("-cpu-0")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.runtime.store import Key
@@ -43,9 +43,9 @@ def deployment(replicas: int) -> dict:
     return out
 
 
-def run(tmp_path, *documents) -> Runtime:
+def run(tmp_path, *documents) -> ControlPlane:
     (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all(documents))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([EKS / "class.yaml", tmp_path / "objects.yaml"])
     assert result.admission.ok and result.report.converged
     return runtime

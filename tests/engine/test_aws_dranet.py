@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 def klass(name, instance_type, devices):
@@ -54,7 +54,7 @@ def cluster_objects(runtime, name, kind):
 
 @pytest.fixture
 def runtime():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     yield runtime
     runtime.close()
 

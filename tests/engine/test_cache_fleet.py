@@ -12,7 +12,7 @@ from inferplane.clouds.base import ProvisionedCloud
 from inferplane.clouds.eks import EKS
 from inferplane.compose import model_deployment
 from inferplane.compose.base import ByVersion, ByVersions
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def write(tmp_path: Path, name: str, objects: list[dict]) -> Path:
     return path
 
 
-def cache_of(runtime: Runtime, namespace: str, name: str) -> dict:
+def cache_of(runtime: ControlPlane, namespace: str, name: str) -> dict:
     return runtime.get(Key("inferplane.dev", "ModelCache", namespace, name))
 
 
@@ -54,7 +54,7 @@ def test_a_cache_on_two_of_three_clusters_places_the_model_only_there(tmp_path):
     cache["spec"]["clusterSelector"] = {"matchLabels": {"tier": "big"}}
     (model,) = docs(AMD / "model.yaml")
     model["spec"]["replicas"] = 3
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([AMD / "class.yaml", write(tmp_path, "clusters.yaml", clusters),
                             write(tmp_path, "cache.yaml", [cache]), write(tmp_path, "model.yaml", [model])])
     assert result.report.converged
@@ -86,7 +86,7 @@ def coder_files(tmp_path: Path, with_cache: bool = True) -> list[Path]:
 
 
 def test_a_gated_cache_on_a_cloud_waits_for_its_secret_naming_it_then_stages(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     waiting = runtime.apply(coder_files(tmp_path))
     assert waiting.report.converged
     cache = cache_of(runtime, "ml-team", "qwen3-coder")
@@ -115,7 +115,7 @@ def test_a_gated_cache_on_a_cloud_waits_for_its_secret_naming_it_then_stages(tmp
 
 
 def test_a_multi_node_engine_without_a_cache_is_warned(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply(coder_files(tmp_path, with_cache=False))
     deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "qwen3-coder"))
     (warning,) = [e for e in runtime.store.events(Key.of(deployment)) if e["reason"] == "NoModelCache"]
@@ -133,12 +133,12 @@ def test_shared_storage_added_to_a_running_cluster_keeps_its_cluster_and_pools(t
     with monkeypatch.context() as before:
         before.setattr(eks_foundation, "compose_efs", lambda *args, **kwargs: None)
         before.setattr(EKS, "shared_storage", ProvisionedCloud.shared_storage)
-        old = Runtime(state)
+        old = ControlPlane(state)
         assert old.apply(files).report.converged
         kept = {Key.of(o): o["metadata"]["uid"] for o in old.list("Cluster") + old.list("NodeGroup")}
         assert not old.list("FileSystem")
         old.close()
-    new = Runtime(state)
+    new = ControlPlane(state)
     new.store.enqueue("reconcile", sorted(Key.of(o) for o in new.list() if o["kind"] in new.functions))
     assert new.reconcile().converged
     assert {Key.of(o): o["metadata"]["uid"] for o in new.list("Cluster") + new.list("NodeGroup")} == kept

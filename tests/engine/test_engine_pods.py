@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.simulation_inputs import EngineObject, Pool
 from inferplane.simulator.audits import audit
@@ -39,7 +39,7 @@ def run(tmp_path, *replicas, recipe=AMD_RECIPE):
     for index, replica in enumerate(replicas):
         files.append(tmp_path / f"replica-{index}.yaml")
         files[-1].write_text(yaml.safe_dump(replica))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([*recipe, *files])
     assert result.admission.ok and result.report.converged
     return runtime

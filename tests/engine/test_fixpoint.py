@@ -7,7 +7,7 @@ import itertools
 from inferplane.compose.base import Requirement, Response
 from inferplane.runtime import reconciler as module
 from inferplane.runtime.reconciler import MAX_RECONCILES_PER_OBJECT, Reconciler
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import PLACEMENT_REPLICAS, write_placement_fleet
 
@@ -22,7 +22,7 @@ def condition(obj, type_):
 
 
 def converged(folder, clock):
-    runtime = Runtime(None, clock=clock)
+    runtime = ControlPlane(None, clock=clock)
     report = runtime.apply([folder]).report
     assert report.converged, report.unconverged
     return runtime, report

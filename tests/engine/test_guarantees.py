@@ -10,7 +10,7 @@ from inferplane.cli.main import cli
 from inferplane.cli.views import fleet_table, get_table
 from inferplane.compose.base import Desired, Response
 from inferplane.runtime.reconciler import Reconciler
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key, Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def test_a_cluster_whose_stack_is_invalid_is_not_ready_anywhere(monkeypatch):
     import inferplane.compose.inference_cluster as composer
 
     monkeypatch.setattr(composer, "connection_secret_name", lambda name: "x" * 254)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     cluster = runtime.get(CLUSTER)
     assert condition(cluster, "ClusterReady")["status"] == "True"  # the cloud cluster itself is up
@@ -58,7 +58,7 @@ def test_a_composite_is_ready_only_when_everything_composed_is():
 
 
 def test_a_blocked_cluster_keeps_its_status_and_records_the_gate(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     before = runtime.get(CLUSTER)["status"]
     klass = yaml.safe_load((EKS_RECIPE / "class.yaml").read_text())
@@ -77,7 +77,7 @@ def test_a_blocked_cluster_keeps_its_status_and_records_the_gate(tmp_path):
 
 
 def test_a_composed_resource_no_longer_desired_is_deleted_with_an_event(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
     cluster["spec"]["nodePools"].append({"name": "spare", "className": "eks-l4", "nodeCount": 1})
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
@@ -95,7 +95,7 @@ def test_a_placement_audit_finding_is_a_warning_event_on_the_cluster(monkeypatch
     from inferplane.simulator.audits import Finding
 
     monkeypatch.setattr(fleet, "audit", lambda objects: [Finding("placement", "PendingPod", "ns/x", None, "pod x is Pending: no node fits")])
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     assert ("Warning", "PlacementAuditPendingPod", "pod x is Pending: no node fits") in [
         (e["type"], e["reason"], e["message"]) for e in runtime.store.events(CLUSTER)]

@@ -19,7 +19,7 @@ from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
 from inferplane.clouds.nebius import NEBIUS_CSI_CHART
 from inferplane.compose import model_deployment
 from inferplane.compose.base import ByVersion, ByVersions
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from inferplane.runtime.work_queue import RECONCILE
 
@@ -86,7 +86,7 @@ def test_every_example_folder_is_vendored_whole():
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_example_stages_its_cache_and_serves(tmp_path, case):
     _, caches, deployments = CASES[case]
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply(example_files(tmp_path, case))
     assert result.admission.errors == []
     # The H200 classes' 140Gi is below the 143771Mi inferplane's table has, which is unconfirmed: the class is
@@ -119,7 +119,7 @@ NEBIUS_CASES = [case for case, (_, caches, _) in CASES.items() if any(
 
 @pytest.mark.parametrize("case", NEBIUS_CASES)
 def test_on_nebius_the_csi_driver_serving_the_cache_class_is_installed(tmp_path, case, crossplane_crds, provider_crds):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply(example_files(tmp_path, case)).report.converged
     nebius = [c["metadata"]["name"] for c in runtime.list("NebiusCluster")]
     assert nebius
@@ -162,7 +162,7 @@ def laguna_without_csi_driver(tmp_path, monkeypatch):
     real = type(module).shared_storage
     monkeypatch.setattr(type(module), "shared_storage",
                         lambda self, cluster, observed=None: replace(real(self, cluster, observed), releases={}))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     files = example_files(tmp_path, "laguna")
     assert runtime.apply(files).report.converged
     return runtime, files

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from inferplane.accelerators.catalog import CLOUDS
 from inferplane.cli.main import cli
 from inferplane.simulator.provider import SimulatedProvider
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 FIXTURES = Path(__file__).parent / "modelplane_e2e"
@@ -43,8 +43,8 @@ def fleet(tmp_path: Path, declared: list[str] | None) -> list[Path]:
     return out
 
 
-def reconciled(tmp_path: Path, declared: list[str] | None) -> Runtime:
-    runtime = Runtime(None, provider=SimulatedProvider(kubernetes_version=KIND_VERSION))
+def reconciled(tmp_path: Path, declared: list[str] | None) -> ControlPlane:
+    runtime = ControlPlane(None, provider=SimulatedProvider(kubernetes_version=KIND_VERSION))
     result = runtime.apply(fleet(tmp_path, declared))
     assert [str(e) for e in result.admission.errors] == []
     assert result.report.converged
@@ -172,7 +172,7 @@ def test_beside_a_cpu_pool_the_cpu_driver_keeps_off_the_owners_pool(tmp_path):
         "apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "cpu"},
         "spec": {"devices": [{"name": "cpu", "driver": "dra.cpu", "deviceClassName": "dra.cpu",
                               "capacity": {"cpu": {"value": "16"}}}]}}))
-    runtime = Runtime(None)  # the simulated cluster's v1.36.1: dra.cpu needs 1.36, more than kind's v1.34.0
+    runtime = ControlPlane(None)  # the simulated cluster's v1.36.1: dra.cpu needs 1.36, more than kind's v1.34.0
     assert runtime.apply([*paths, tmp_path / "cpu-class.yaml"]).report.converged
     objects = runtime.store.cluster_objects("local")["local"]
     nodes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from inferplane.admission import admit_paths
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def test_every_cluster_file_has_an_expectation():
 def test_every_cluster_reconciles_to_ready(tmp_path, path):
     (tmp_path / "cluster.yaml").write_text(rewritten(path))
     (tmp_path / "classes.yaml").write_text(yaml.safe_dump_all(referenced_classes(path)))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([tmp_path / "classes.yaml", tmp_path / "cluster.yaml"])
     assert result.admission.errors == []
     assert result.report.converged
@@ -134,7 +134,7 @@ def test_west_gke_is_refused_for_the_reason_modelplane_refuses_it(tmp_path):
     path = MANIFESTS / "reference" / "inferenceclusters.yaml"
     (tmp_path / "cluster.yaml").write_text(rewritten(path))
     (tmp_path / "classes.yaml").write_text(yaml.safe_dump_all(referenced_classes(path)))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([tmp_path / "classes.yaml", tmp_path / "cluster.yaml"])
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "west-gke"))
     ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")

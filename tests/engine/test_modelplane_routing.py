@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from inferplane.admission import admit_paths
 from inferplane.cli.main import cli
 from inferplane.cli.route_report import route_report
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def write(folder: Path, *docs: dict) -> Path:
     return folder
 
 
-def status(runtime: Runtime, kind: str, name: str, namespace: str = "") -> dict:
+def status(runtime: ControlPlane, kind: str, name: str, namespace: str = "") -> dict:
     return runtime.get(Key("inferplane.dev", kind, namespace, name))["status"]
 
 
@@ -80,7 +80,7 @@ def test_every_manifest_resolves(tmp_path, path):
             extra.append(endpoint(f"replica-{index}", labels))
     if extra:
         write(folder, *extra)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         result = runtime.apply([folder])
         assert result.admission.errors == [] and result.report.converged
@@ -203,7 +203,7 @@ def test_the_gateway_cannot_be_deleted_while_a_service_routes_through_it(tmp_pat
 
 
 def test_each_cluster_gateway_gets_its_own_address(gateway_api_crds):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         runtime.apply([REPO / "recipes" / "mixed-fleet"])
         addresses = {o["metadata"]["name"]: (o["status"].get("gateway") or {}).get("address")
@@ -220,7 +220,7 @@ def test_each_cluster_gateway_gets_its_own_address(gateway_api_crds):
         assert [v.message for v in gateway_api_crds.validate(gateway)] == []
 
 
-def routing_ready(runtime: Runtime) -> tuple[str, str]:
+def routing_ready(runtime: ControlPlane) -> tuple[str, str]:
     condition = next(c for c in status(runtime, "ModelService", "qwen", "ml-team")["conditions"]
                      if c["type"] == "RoutingReady")
     return condition["status"], condition["reason"]
@@ -229,7 +229,7 @@ def routing_ready(runtime: Runtime) -> tuple[str, str]:
 def test_a_service_applied_before_its_gateway_is_ready_once_the_gateway_accepts_its_route(tmp_path):
     """The route is composed at once but accepted only once the Gateway is: Traefik's answer (the
     route's status.parents) is observed again when the gateway comes, not only when the route changes."""
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         runtime.apply([write(tmp_path / "service", endpoint("qwen-0", STABLE), service((1, STABLE)))])
         route = runtime.get(Key("gateway.networking.k8s.io", "HTTPRoute", "ml-team", "qwen"))

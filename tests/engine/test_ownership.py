@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 MIXED = Path(__file__).resolve().parents[2] / "recipes" / "mixed-fleet"
@@ -21,7 +21,7 @@ def condition(obj, type_):
 
 @pytest.fixture
 def fleet():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([MIXED]).report.converged
     yield runtime
     runtime.close()

@@ -3,7 +3,7 @@ reconciles to Ready: an EKS pool on a Capacity Block with EFA, a Nebius pool on 
 
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 
@@ -23,7 +23,7 @@ def cluster(name, source, settings, pool):
 def reconciled(tmp_path, *documents):
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump_all(documents))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([path])
     assert result.admission.ok and result.report.converged
     return runtime

@@ -10,7 +10,7 @@ import pytest
 
 from inferplane.cli.route_report import route_report
 from inferplane.simulator.provider import SimulatedProvider
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-prefill-decode-eks"
 REPLICA = "qwen2-5-0-5b-pd-eks-l4-pd-0"
@@ -20,7 +20,7 @@ REACHED = (f"cluster eks-l4-pd's gateway, HTTPRoute default/{REPLICA} -> Inferen
 
 @pytest.fixture(scope="module")
 def objects():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         result = runtime.apply([RECIPE])
         assert result.admission.ok and result.report.converged

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from inferplane.cli.main import cli
 from inferplane.simulator.audits import audit_cluster
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 LEG = Path(__file__).resolve().parents[1] / "legs" / "existing"
@@ -28,7 +28,7 @@ def leg_declaring(tmp_path: Path, drivers: list[str]) -> Path:
 
 
 def test_an_owners_nvidia_driver_gets_no_stack_and_its_models_still_run(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([leg_declaring(tmp_path, ["gpu.nvidia.com"])]).report.converged
     stack = runtime.get(Key("infrastructure.inferplane.dev", "ServingStack", "", "leg-existing"))
     assert (stack["spec"]["draDrivers"], stack["spec"]["preinstalledDrivers"]) == (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 
 AMD = Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-amd"
 
@@ -23,7 +23,7 @@ def apply(tmp_path, selector):
         {"cel": selector}
     (tmp_path / "class.yaml").write_text(yaml.safe_dump(klass))
     (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([tmp_path / "class.yaml", tmp_path / "model.yaml",
                             *(AMD / f for f in ("cache.yaml", "cluster.yaml", "service.yaml"))])
     assert result.admission.ok and result.report.converged

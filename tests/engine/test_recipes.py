@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 
 RECIPES = sorted(p for p in (Path(__file__).resolve().parents[2] / "recipes").iterdir() if p.is_dir())
 
@@ -15,7 +15,7 @@ def cluster_ready(obj):
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.name)
 def test_recipe_reconciles_cleanly(recipe, simulate_fleet):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([recipe])
     assert result.admission.ok and result.report.converged
     refused = {o["metadata"]["name"]: cluster_ready(o)["reason"] for o in runtime.list("InferenceCluster")
@@ -28,7 +28,7 @@ def test_recipe_reconciles_cleanly(recipe, simulate_fleet):
 
 
 def test_cpu_recipe_publishes_cpu_slices_on_its_pool_only():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / "qwen2.5-0.5b-cpu"])
     objects = runtime.store.cluster_objects("civo-cpu")["civo-cpu"]
     slices = [o for o in objects if o["kind"] == "ResourceSlice"]
@@ -49,7 +49,7 @@ def test_cpu_recipe_publishes_cpu_slices_on_its_pool_only():
                                  ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4", "l4", "gpu.nvidia.com")]),
 ])
 def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
     replicas = [(r["metadata"]["name"], r["spec"]["clusterName"], member["nodePoolName"],
                  member["deviceRequests"][0]["deviceClassName"])
@@ -71,7 +71,7 @@ def test_model_recipe_places_its_replicas_on_its_pool(recipe, placed):
         ("qwen2-5-0-5b-l4-eks-l4-1", "eks-l4-l4-1", "Running", ["gpu.nvidia.com"])]),
 ])
 def test_model_recipe_engine_pods_run_with_devices_from_their_pools_driver(recipe, cluster, engines, simulate_fleet):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([Path(__file__).resolve().parents[2] / "recipes" / recipe])
     objects = runtime.store.cluster_objects(cluster)[cluster]
     claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}

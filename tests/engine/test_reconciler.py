@@ -7,7 +7,7 @@ import yaml
 
 from inferplane.simulator.provider import SimulatedProvider
 from inferplane.runtime.reconciler import Reconciler
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def condition(obj, type_):
 
 
 def test_eks_stack_reads_the_kubeconfig_that_cluster_auth_writes():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     composed = composed_under(runtime, "InferenceCluster", "eks-l4").values()
     written = [o["spec"]["writeConnectionSecretToRef"] for o in composed if "writeConnectionSecretToRef" in o["spec"]]
@@ -54,7 +54,7 @@ def test_eks_stack_reads_the_kubeconfig_that_cluster_auth_writes():
 
 
 def test_supported_cluster_reaches_a_ready_fixpoint():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     result = runtime.apply([EKS_RECIPE])
     assert result.report.converged
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
@@ -84,7 +84,7 @@ def test_supported_cluster_reaches_a_ready_fixpoint():
 
 
 def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     live = composed_under(runtime, "InferenceCluster", "eks-l4")
     assert any(k.startswith("NodeGroup/") for k in live)
@@ -113,7 +113,7 @@ def test_class_change_to_unsupported_driver_keeps_the_live_cluster_untouched(tmp
 
 
 def test_deleting_a_cluster_garbage_collects_everything_composed(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     # Its replicas moved off first (a cluster running replicas is not deleted): a NoExecute taint drains them.
     cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
@@ -127,7 +127,7 @@ def test_deleting_a_cluster_garbage_collects_everything_composed(tmp_path):
 
 
 def test_removing_a_pool_garbage_collects_only_its_node_group(tmp_path):
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     cluster = yaml.safe_load((EKS_RECIPE / "cluster.yaml").read_text())
     cluster["spec"]["nodePools"].append({"name": "spare", "className": "eks-l4", "nodeCount": 1})
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
@@ -151,7 +151,7 @@ def test_names_that_join_alike_never_collide(tmp_path):
         doc["spec"]["nodePools"][0]["name"] = pool_name
         docs.append(doc)
     (tmp_path / "clusters.yaml").write_text(yaml.safe_dump_all(docs))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([EKS_RECIPE / "class.yaml", tmp_path / "clusters.yaml"]).report.converged
     groups = {o["metadata"]["name"]: (o["metadata"]["labels"]["crossplane.io/composite"],
                                       o["metadata"]["annotations"]["crossplane.io/external-name"])
@@ -308,7 +308,7 @@ def test_composition_functions_leave_their_requests_as_they_were():
         return call
 
     calls = []
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.__dict__["functions"] = {kind: checked(f) for kind, f in composition_functions().items()}
     assert runtime.apply([REPO / "recipes" / "mixed-fleet"]).report.converged
     assert {"InferenceCluster", "ServingStack", "EKSCluster", "GKECluster"} <= set(calls)
@@ -339,7 +339,7 @@ spec:
 
 def apply_onprem(tmp_path, provider):
     (tmp_path / "lab.yaml").write_text(ONPREM)
-    runtime = Runtime(None, provider=provider)
+    runtime = ControlPlane(None, provider=provider)
     assert runtime.apply([tmp_path]).admission.ok
     return runtime, runtime.get(Key("inferplane.dev", "InferenceCluster", "", "lab"))
 
@@ -384,7 +384,7 @@ def test_existing_cluster_that_reports_no_version_waits_and_says_how_to_declare_
 def test_a_deployment_waiting_for_room_is_placed_when_a_cluster_arrives():
     """The deployment requires every cluster: one created later reconciles it, with no resync."""
     amd = REPO / "recipes" / "qwen2.5-0.5b-amd"
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([amd / "class.yaml", amd / "cache.yaml", amd / "model.yaml"]).report.converged
     (waiting,) = runtime.list("ModelDeployment")
     assert waiting["status"]["replicas"] == {"total": 0, "ready": 0}
@@ -416,7 +416,7 @@ def test_simulations_leave_their_inputs_as_they_were(monkeypatch, recipe):
         return result
 
     monkeypatch.setattr(controller, "simulate", checked)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([REPO / "recipes" / recipe]).report.converged
     assert sorted(simulated) == sorted(o["metadata"]["name"] for o in runtime.list("InferenceCluster"))
 
@@ -433,7 +433,7 @@ def test_a_composed_resource_changed_since_the_reconciler_applied_it_is_applied_
     from inferplane.runtime.reconciler import RECONCILE
     from inferplane.simulator.synthetic_fleet import write_fleet
 
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([write_fleet(tmp_path / "fleet", 1)]).report.converged
     size = eks_gpu_group(runtime.store)["spec"]["initProvider"]["scalingConfig"]["desiredSize"]
     owner = Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-0000")

@@ -52,10 +52,10 @@ def test_a_key_nobody_watched_is_watched_once_a_composite_requires_it():
 
 
 def test_a_fleet_applied_in_memory_shares_each_composites_owner_reference(tmp_path, monkeypatch):
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.simulator.synthetic_fleet import write_fleet
 
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     seen = {}
     run = Reconciler.run
 
@@ -85,7 +85,7 @@ def test_a_run_collects_the_cycles_each_batch_leaves_and_leaves_the_collector_as
     import gc
     import weakref
 
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
     from inferplane.runtime import reconciler
     from inferplane.simulator.synthetic_fleet import write_fleet
 
@@ -100,11 +100,11 @@ def test_a_run_collects_the_cycles_each_batch_leaves_and_leaves_the_collector_as
     monkeypatch.setattr(reconciler, "BATCH_SECONDS", 0.0)  # a batch for each queue item
     gc.disable()  # no collection but the run's own
     try:
-        assert Runtime(tmp_path / "state").apply([write_fleet(tmp_path / "fleet", 2)]).report.converged
+        assert ControlPlane(tmp_path / "state").apply([write_fleet(tmp_path / "fleet", 2)]).report.converged
         assert not gc.isenabled() and gc.get_freeze_count() == 0
         # Every batch's cycles are gone at its end; the last batch's are left for the collector after the run.
         assert len(left) > 10 and [ref() is None for ref in left][:-1] == [True] * (len(left) - 1)
     finally:
         gc.enable()
-    assert Runtime(tmp_path / "other").apply([write_fleet(tmp_path / "fleet", 1)]).report.converged
+    assert ControlPlane(tmp_path / "other").apply([write_fleet(tmp_path / "fleet", 1)]).report.converged
     assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime import reconciler as reconciler_module, shards
 from inferplane.runtime.store import Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
@@ -39,7 +39,7 @@ def timeless(node):
 
 
 def applied(fleet, state, shard_min):
-    runtime = Runtime(state, shard_min=shard_min)
+    runtime = ControlPlane(state, shard_min=shard_min)
     result = runtime.apply([fleet])
     assert result.admission.ok and result.report.converged, result.report.unconverged
     return runtime, result.report
@@ -94,7 +94,7 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
         {name for name in one_process[1].reconciled if name.startswith("InferenceCluster/")}
     assert not [p for p in (tmp_path / "state").iterdir() if p.name.startswith(".helper-")]
     # The next apply of the same files changes nothing.
-    assert Runtime(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
+    assert ControlPlane(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
 
 
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
@@ -103,7 +103,7 @@ def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tm
     # The helper's process fails at its start: it cannot make its reconciler.
     real_start = shards.start_helper
     monkeypatch.setattr(reconciler_module, "start_helper", lambda reconciler, kind, minimum, factory: real_start(
-        reconciler, kind, minimum, "inferplane.engine.runtime:no_such_factory"))
+        reconciler, kind, minimum, "inferplane.engine.embedded:no_such_factory"))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
     assert started
     assert_same_fleet(runtime, one_process)

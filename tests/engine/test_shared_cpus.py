@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
@@ -57,7 +57,7 @@ spec:
 
 def run(tmp_path, cpus, deployments):
     (tmp_path / "fleet.yaml").write_text(FLEET % cpus + "".join(DEPLOYMENT % d for d in deployments))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([tmp_path]).admission.ok
     return runtime
 
@@ -112,7 +112,7 @@ def test_every_composed_resource_claim_template_validates_against_kubernetes_1_3
     assert len(pods) == 3 and all(p["spec"]["containers"][0]["resources"] == {
         "requests": {"cpu": "4"}, "limits": {"cpu": "4"}, "claims": [{"name": "cpu"}]} for p in pods)
     assert schema_errors(templates + claims + pods, "1.36") == []
-    mixed = Runtime(None)
+    mixed = ControlPlane(None)
     assert mixed.apply([RECIPES / "mixed-fleet"]).admission.ok
     templates = composed_claim_templates(mixed)
     assert any("capacity" in t["spec"]["spec"]["devices"]["requests"][0]["exactly"] for t in templates)
@@ -147,7 +147,7 @@ def pending_reasons(tmp_path, cpus):
     pool, its class publishing `cpus` CPUs per node; the replica's Ready condition's message once simulated."""
     (tmp_path / "fleet.yaml").write_text(FLEET % cpus + "---\n" + CPU_REPLICA.replace("civo-cpu", "lab").replace(
         "copies: 3", "copies: 4").replace("nodePoolName: cpu", "nodePoolName: epyc"))
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([tmp_path / "fleet.yaml"]).admission.ok
     pods = [o for o in runtime.store.cluster_objects("lab")["lab"]
             if o["kind"] == "Pod" and o["metadata"]["name"].startswith("qwen-cpu-0-")]

@@ -380,7 +380,7 @@ def test_amd_operator_without_kmm_watch_off_crash_loops_and_the_audit_says_so():
 
 
 def test_a_cpu_capacity_written_as_an_integer_sizes_the_nodes_and_the_slices(tmp_path):
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
     (tmp_path / "fleet.yaml").write_text("""
 apiVersion: inferplane.dev/v1alpha1
@@ -399,7 +399,7 @@ spec:
     gke: {project: p, region: us-central1, kubernetesVersion: "1.36"}
   nodePools: [{name: cpu, className: gke-cpu, nodeCount: 1}]
 """)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([tmp_path]).admission.ok
     objects = runtime.store.cluster_objects("gke-c")["gke-c"]
     (node,) = [o for o in objects if o["kind"] == "Node" and o["metadata"]["labels"].get(POOL_LABEL) == "cpu"]

@@ -12,7 +12,7 @@ import yaml
 from inferplane.simulator import fleet
 from inferplane.simulator.audits import audit
 from inferplane.simulator.fleet import Templates, cluster_simulation, encoded, fingerprint
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.simulator.simulation import ClusterSimulation
 from inferplane.simulator.synthetic_fleet import write_fleet
 from stored_inputs import fleet_inputs
@@ -21,14 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted([*(REPO / "recipes").iterdir(), *(REPO / "tests" / "legs").iterdir()])
 
 
-def reconciled(folder: Path) -> Runtime:
-    runtime = Runtime(None)
+def reconciled(folder: Path) -> ControlPlane:
+    runtime = ControlPlane(None)
     assert runtime.apply([folder]).report.converged
     return runtime
 
 
 @pytest.fixture(scope="module")
-def synthetic(tmp_path_factory) -> Runtime:
+def synthetic(tmp_path_factory) -> ControlPlane:
     """Two clusters of each source: equal inputs in pairs."""
     return reconciled(write_fleet(tmp_path_factory.mktemp("fleet"), 14))
 
@@ -47,7 +47,7 @@ def fresh(name: str, inputs: dict) -> bytes:
     return orjson.dumps(cluster_simulation(name, inputs).simulate())
 
 
-def derived_for_each_cluster(runtime: Runtime) -> int:
+def derived_for_each_cluster(runtime: ControlPlane) -> int:
     """Derive every cluster from simulations run under other names (one its prefix, one extending it); each
     derived result must equal the cluster's own simulation byte for byte. Returns how many were derived."""
     derived = 0
@@ -205,10 +205,10 @@ def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
     """A class change reaches every cluster of that class; a pool change, only its cluster."""
     folder = write_fleet(tmp_path / "fleet", 14)
     state = tmp_path / "state"
-    assert Runtime(state).apply([folder]).report.converged
+    assert ControlPlane(state).apply([folder]).report.converged
 
     def slices_and_nodes(name):
-        objects = Runtime(state).store.cluster_objects(name)[name]
+        objects = ControlPlane(state).store.cluster_objects(name)[name]
         products = {o["spec"]["devices"][0]["attributes"]["productName"]["string"]
                     for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com"}
         return products, sum(o["kind"] == "Node" for o in objects)
@@ -224,7 +224,7 @@ def test_a_change_reaches_the_clusters_derived_from_the_same_inputs(tmp_path):
     body = yaml.safe_load(cluster.read_text())
     body["spec"]["nodePools"][0]["nodeCount"] = 3
     cluster.write_text(yaml.safe_dump(body))
-    assert Runtime(state).apply([folder]).report.converged
+    assert ControlPlane(state).apply([folder]).report.converged
     assert slices_and_nodes("eks-0000") == ({"NVIDIA L40S"}, 10)
     assert slices_and_nodes("eks-0007") == ({"NVIDIA L40S"}, 11)
     assert slices_and_nodes("gke-0001")[0] == {"NVIDIA L4"}

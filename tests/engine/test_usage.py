@@ -8,8 +8,8 @@ import yaml
 from click.testing import CliRunner
 
 from inferplane.cli.main import cli
-from inferplane.engine.runtime import InUse
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.in_use import InUse
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def drain_manifest(folder: Path) -> Path:
 
 @pytest.fixture
 def runtime():
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     yield runtime
     runtime.close()

@@ -3,7 +3,7 @@ cluster is simulated again only when what its simulation reads changed."""
 
 import yaml
 
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 from inferplane.runtime.store import Key
 from inferplane.simulator.synthetic_fleet import write_fleet
 
@@ -36,7 +36,7 @@ def driver_versions(runtime, cluster):
 
 def test_a_no_op_apply_reconciles_and_simulates_nothing(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     first = runtime.apply([fleet]).report
     assert (first.simulations, first.converged) == (CLUSTERS, True)
     before, simulated = versions(runtime), runtime.store.cluster_objects()
@@ -49,7 +49,7 @@ def test_a_no_op_apply_reconciles_and_simulates_nothing(tmp_path):
 
 def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([fleet])
     before, simulated = versions(runtime), runtime.store.cluster_objects()
 
@@ -69,7 +69,7 @@ def test_a_change_to_one_cluster_reconciles_that_cluster_only(tmp_path):
 
 def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([fleet])
     simulated = runtime.store.cluster_objects()
     assert gpu_memory(runtime, "eks-0000") == ["23034Mi"]  # an L4, as the NVIDIA driver reports it
@@ -90,7 +90,7 @@ def test_a_class_change_reconciles_every_cluster_using_it_and_no_other(tmp_path)
 
 def test_a_cluster_applied_before_its_class_is_reconciled_when_the_class_arrives(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", 1)  # eks-0000 with classes eks-nvidia and eks-cpu
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([fleet / "00015-eks-0000.yaml", fleet / "00001-eks-cpu.yaml"])
     cluster = runtime.get(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
     ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "ClusterReady")
@@ -106,7 +106,7 @@ def test_a_cluster_applied_before_its_class_is_reconciled_when_the_class_arrives
 
 def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
     fleet = write_fleet(tmp_path / "fleet", 2)
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     runtime.apply([fleet])
     assert set(runtime.store.cluster_objects()) == {"eks-0000", "gke-0001"}
     deleted, report = runtime.delete(Key("inferplane.dev", "InferenceCluster", "", "eks-0000"))
@@ -117,7 +117,7 @@ def test_a_deleted_cluster_leaves_no_simulated_objects(tmp_path):
 def test_a_cluster_change_reconciles_only_the_deployments_with_replicas_there(tmp_path):
     """A deployment with every replica placed watches the clusters hosting them, not the whole fleet."""
     fleet = write_fleet(tmp_path / "fleet", 20, models=True)  # model-0000 and model-0001, two replicas each
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     assert runtime.apply([fleet]).report.converged
     # Placed once the fleet settled, each deployment over the whole of it (not over the clusters that
     # happened to be ready first).
@@ -143,11 +143,11 @@ def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_
 
     fleet = write_fleet(tmp_path / "fleet", CLUSTERS)
     state = tmp_path / "state"
-    Runtime(state).apply([fleet])
+    ControlPlane(state).apply([fleet])
     edit(fleet, "gke-0001", lambda c: c["spec"]["nodePools"][0].update(nodeCount=3))
     edit(fleet, "eks-0000", lambda c: c["spec"]["nodePools"][0].update(nodeCount=4))
     monkeypatch.setattr(reconciler, "BATCH_SECONDS", 0.0)  # one queue item per batch
-    other = Runtime(state)
+    other = ControlPlane(state)
     batches = []
     run_batch = reconciler.Reconciler._run_batch
 
@@ -163,7 +163,7 @@ def test_a_users_write_between_two_reconcile_batches_is_read_before_anything_is_
         return run_batch(self, report)
 
     monkeypatch.setattr(reconciler.Reconciler, "_run_batch", between_batches)
-    runtime = Runtime(state)
+    runtime = ControlPlane(state)
     gke = next(fleet.glob("*-gke-0001.yaml"))
     report = runtime.apply([gke]).report
     assert report.converged and len(batches) > 2

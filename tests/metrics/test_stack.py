@@ -15,13 +15,13 @@ from inferplane.accelerators.amd import AMD_DEVICE_CONFIG
 from inferplane.accelerators.catalog import COMPONENT_LABEL, PROMETHEUS
 from inferplane.accelerators.component import tag_errors
 from inferplane.api.serving_stack import ServingStackSpec
-from inferplane.engine.runtime import Runtime
+from inferplane.engine.control_plane import ControlPlane
 
 RECIPES = Path(__file__).parents[2] / "recipes"
 
 
 def prometheus_values_by_cluster(folder: Path) -> dict[str, dict]:
-    runtime = Runtime(None)
+    runtime = ControlPlane(None)
     try:
         runtime.apply([folder])
         objects = runtime.list()

@@ -61,7 +61,7 @@ def _delete_in_order(runtime, found: list) -> dict:
     """Delete the objects in their order, except that one another of them still uses waits for that
     one (a fleet's file lists classes before the clusters that use them); the refusals left at the end.
     Exits when another command's reconcile keeps the state, or the fleet does not reach its fixpoint."""
-    from inferplane.engine.runtime import InUse
+    from inferplane.engine.in_use import InUse
 
     refused: dict = {}
     deleted_any = False

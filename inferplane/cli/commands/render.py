@@ -26,9 +26,9 @@ def render(folder: Path, recursive: bool, output: str, max_bytes: int, max_docum
 
     from inferplane.cli.diffs import masked_secrets
     from inferplane.cli.views import fleet_view
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
-    runtime = Runtime(None, progress=progress_bar())  # in memory: nothing is kept
+    runtime = ControlPlane(None, progress=progress_bar())  # in memory: nothing is kept
     try:
         result = runtime.apply([folder], limits=limits(max_bytes, max_documents), recursive=recursive)
         objects = runtime.list()

@@ -51,7 +51,9 @@ def _admitted(paths: tuple[Path, ...], recursive: bool, state: Path | None, stre
         return admit_paths(list(paths), limits=stream, recursive=recursive)
     with opened(state, create=False, read_only=True) as runtime:
         result = admit_paths(list(paths), known_classes=runtime.known_classes(), limits=stream, recursive=recursive)
-        runtime.refuse_composed(result)
+        from inferplane.engine.ownership import refuse_composed
+
+        refuse_composed(runtime.store, result)
     return result
 
 
