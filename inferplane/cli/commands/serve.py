@@ -70,9 +70,9 @@ def console(app):
     """The fleet console (/console/): the fleet page, rendered by the CLI's code, kept live by the server."""
     from inferplane.apiserver.console import Console
     from inferplane.cli.console_view import ConsoleView, script
-    from inferplane.engine.runtime import Runtime
+    from inferplane.engine.control_plane import ControlPlane
 
-    return Console(ConsoleView(), script(), lambda: Runtime(app.state, wait=60.0).store, app.hub,
+    return Console(ConsoleView(), script(), lambda: ControlPlane(app.state, wait=60.0).store, app.hub,
                    lambda: app.address)
 
 
