@@ -31,6 +31,11 @@ _MAJOR, _MINOR, _ = KUBERNETES_RELEASE.removeprefix("v").split(".")
 VERSION = {"major": _MAJOR, "minor": _MINOR, "gitVersion": KUBERNETES_RELEASE, "platform": "linux/amd64"}
 
 
+def is_console(path: str) -> bool:
+    """Whether a path is the fleet console's (console.py), which a session cookie may read."""
+    return path == "/console" or path.startswith("/console/")
+
+
 @dataclass
 class Request:
     method: str
@@ -40,6 +45,8 @@ class Request:
     body: bytes = b""
     # Whether the client is still connected (a quiet watch asks, to end when its client has gone).
     connected: Callable[[], bool] = lambda: True
+    # Whether it carries the bearer token (the console's pages come with a session cookie instead).
+    bearer: bool = True
 
     @property
     def dry_run(self) -> bool:
@@ -83,12 +90,15 @@ class App:
         self.replays = Replays(log_line)
         self.reconciler = Reconciling(lambda: ControlPlane(state, wait=WRITE_WAIT), self.replays)
         self.watch_slots = WatchSlots(max_watches or MAX_WATCHES)
+        self.console: Any = None  # the fleet console (console.py), when the CLI hands one over
 
     def start(self) -> None:
         self.hub.start()
         self.reconciler.start()
 
     def stop(self) -> None:
+        if self.console is not None:
+            self.console.stop()
         self.hub.stop()
         self.reconciler.stop()
         with self.pool_lock:
@@ -133,6 +143,10 @@ class App:
 
     def _route(self, request: Request) -> Answer:
         path = request.path.rstrip("/") or "/"
+        if self.console is not None and is_console(path):
+            return self.console.answer(request, request.bearer)
+        if not request.bearer:
+            raise APIError(401, "Unauthorized", "Unauthorized")
         fixed = {"/api": lambda: discovery.api_versions(self.address), "/apis": lambda: discovery.api_group_list(
             self.catalog), "/version": lambda: VERSION, "/openapi/v3": self.openapi.index}
         if path in ("/api", "/apis") and discovery.wants_aggregated(request.headers.get("accept", "")):

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 
-from inferplane.apiserver.app import Answer, App, Request
+from inferplane.apiserver.app import Answer, App, Request, is_console
 from inferplane.apiserver.credentials import Credentials
 from inferplane.apiserver.http_body import read_body
 from inferplane.apiserver.status import APIError, impersonation_refused, unauthorized
@@ -71,7 +71,13 @@ class Handler(BaseHTTPRequestHandler):
         path = unquote(parts.path)  # as Go's URL.Path: a name may be sent percent-escaped
         token = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         body: bytes | None = None
-        if not hmac.compare_digest(token.encode(), self.server.token.encode()):
+        bearer = hmac.compare_digest(token.encode(), self.server.token.encode())
+        if not bearer and self.server.app.console is not None and is_console(path):
+            # The console's pages, by their session cookie (console.py): no body is read.
+            body = b""
+            if self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
+                self.close_connection = True
+        elif not bearer:
             answer = Answer(401, unauthorized().status())
         else:
             self.reader.deadline = time.monotonic() + BODY_SECONDS
@@ -90,7 +96,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer = Answer(403, impersonation_refused(impersonating).status())
             else:
                 request = Request(self.command, path, dict(parse_qsl(parts.query)),
-                                  {k.lower(): v for k, v in self.headers.items()}, body, self._connected)
+                                  {k.lower(): v for k, v in self.headers.items()}, body, self._connected, bearer)
                 answer = self.server.app.answer(request)
         else:
             self.close_connection = True  # the body was not read (whole): what follows is not a request
@@ -127,7 +133,10 @@ class Handler(BaseHTTPRequestHandler):
             finally:
                 answer.stream.close()
             return
-        body = answer.body.encode() if answer.body == "ok" else orjson.dumps(answer.body)
+        if isinstance(answer.body, bytes):  # a page of the console's, its script
+            body = answer.body
+        else:
+            body = answer.body.encode() if answer.body == "ok" else orjson.dumps(answer.body)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

@@ -297,12 +297,36 @@ _ENVIRONMENT = Environment(loader=PackageLoader("inferplane.cli", "templates"), 
 _ENVIRONMENT.policies["json.dumps_kwargs"] = {"separators": (",", ":"), "sort_keys": False}
 
 
+def card_texts(cluster: Cluster) -> list[Any]:
+    """One cluster's card as `cards` gives it, each index replaced by its text: what the console sends
+    for a cluster that changed (the static page's script resolves its cards so at load)."""
+    packed = cards([cluster])
+    strings, card = packed["strings"], packed["cards"][0]
+    return [strings[i] for i in card[:7]] + [[[strings[i] for i in pool[:8]] + [pool[8]] for pool in card[7]]]
+
+
+def page_data(objects: list[Resource], cluster_objects: dict[str, list[Resource]],
+              events: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    """What the page shows, as the template reads it: from the state's objects (PAGE_KINDS are enough),
+    each simulated cluster's objects (CLUSTER_KINDS are enough) and the state's events (only their
+    times are read)."""
+    fleet = clusters(objects, cluster_objects)
+    return dict(problems=problems(objects), models=models(objects), services=services(objects), clusters=fleet,
+                clouds=sorted({c.cloud for c in fleet}), state_time=state_time(objects, cluster_objects, events))
+
+
+def render_page(data: dict[str, Any], console: dict[str, str] | None = None) -> str:
+    """The page of `page_data`: self-contained, or with `console` (its resourceVersion, its script's
+    path) the live console `inferplane serve` serves, which follows the fleet from that version."""
+    return _ENVIRONMENT.get_template("fleet.html.j2").render(cards=cards(data["clusters"]), console=console, **data)
+
+
+def parts():
+    """The template's parts (fleet_parts.html.j2's macros), to render one section or row again."""
+    return _ENVIRONMENT.get_template("fleet_parts.html.j2").module
+
+
 def fleet_page(objects: list[Resource], cluster_objects: dict[str, list[Resource]],
                events: Iterable[dict[str, Any]] = ()) -> str:
-    """The page, from the state's objects (PAGE_KINDS are enough), each simulated cluster's objects
-    (CLUSTER_KINDS are enough) and the state's events (only their times are read)."""
-    fleet = clusters(objects, cluster_objects)
-    return _ENVIRONMENT.get_template("fleet.html.j2").render(
-        problems=problems(objects), models=models(objects), services=services(objects), clusters=fleet,
-        cards=cards(fleet), clouds=sorted({c.cloud for c in fleet}),
-        state_time=state_time(objects, cluster_objects, events))
+    """The self-contained page, from the state's objects (see `page_data`)."""
+    return render_page(page_data(objects, cluster_objects, events))

@@ -66,6 +66,16 @@ def events(store):
     return out
 
 
+def console(app):
+    """The fleet console (/console/): the fleet page, rendered by the CLI's code, kept live by the server."""
+    from inferplane.apiserver.console import Console
+    from inferplane.cli.console_view import ConsoleView, script
+    from inferplane.engine.control_plane import ControlPlane
+
+    return Console(ConsoleView(), script(), lambda: ControlPlane(app.state, wait=60.0).store, app.hub,
+                   lambda: app.address)
+
+
 @click.command()
 @click.option("--address", default=DEFAULT_ADDRESS, show_default=True,
               help="HOST:PORT to listen on (port 0: any free port). Loopback unless you say otherwise.")
@@ -73,8 +83,12 @@ def events(store):
               help="Where to write the kubeconfig (mode 0600; default: STATE/kubeconfig).")
 @click.option("--max-watches", type=click.IntRange(min=1), default=None,
               help="Watches open at once with the token; the next is answered 429 (default 250).")
+@click.option("--console-url", is_flag=True,
+              help="Print a new one-time login link to the fleet console of the server already serving the "
+                   "state (read from its kubeconfig), and exit.")
 @STATE_OPTION
-def serve(address: str, kubeconfig_out: Path | None, state: Path | None, max_watches: int | None) -> None:
+def serve(address: str, kubeconfig_out: Path | None, state: Path | None, max_watches: int | None,
+          console_url: bool) -> None:
     """Serve the Kubernetes API over the state: kubectl, client libraries and tools read and write it.
 
     TLS with a certificate made at start, a bearer token on every request; the kubeconfig written
@@ -86,10 +100,15 @@ def serve(address: str, kubeconfig_out: Path | None, state: Path | None, max_wat
     from inferplane.cli.state import opened
 
     host, port = parse_address(address)
+    if console_url:
+        from inferplane.cli.console_link import print_console_url
+        print_console_url(state, kubeconfig_out)
+        return
     with opened(state) as runtime:  # creates the state where there is none; refuses one it cannot use
         folder = runtime.store.path
     credentials = make_credentials(host)
     app = App(folder, catalog(), events, max_watches=max_watches)
+    app.console = console(app)
     try:
         server = APIHTTPServer((host, port), app, credentials)
     except OSError as error:
@@ -101,7 +120,9 @@ def serve(address: str, kubeconfig_out: Path | None, state: Path | None, max_wat
     app.start()
     click.echo(f"Serving the Kubernetes API of {folder} at {server.url}\n"
                f"kubeconfig (mode 0600, with the token): {config}\n"
-               f"  export KUBECONFIG={config}\n  kubectl get inferenceclusters", err=False)
+               f"  export KUBECONFIG={config}\n  kubectl get inferenceclusters\n"
+               f"The fleet console (a one-time login link; `inferplane serve --console-url` prints another):\n"
+               f"  {app.console.login_url()}", err=False)
     stop_on(signal.SIGINT, signal.SIGTERM)
     try:
         server.serve_forever(poll_interval=0.2)
