@@ -16,6 +16,7 @@ from typing import Any, Iterable, NamedTuple
 
 from inferplane.cli import fleet_page
 from inferplane.runtime.store import Key, Resource, Store
+from inferplane.simulator.cluster_objects import simulated_objects
 
 # The kinds whose changes the page shows (the Events only time it: their changes alone are not followed).
 WATCHED = frozenset(fleet_page.PAGE_KINDS)
@@ -77,7 +78,7 @@ class ConsoleView:
     def refresh(self, store: Store) -> View:
         with store.reading():
             self.objects = {Key.of(o): o for kind in fleet_page.PAGE_KINDS for o in store.list(kind)}
-            self.cluster_objects = store.cluster_objects(kinds=fleet_page.CLUSTER_KINDS)
+            self.cluster_objects = simulated_objects(store, kinds=fleet_page.CLUSTER_KINDS)
             events = store.events()
         return self._render(events)
 
@@ -92,7 +93,7 @@ class ConsoleView:
                 touched |= _clusters_touched(before, after)
             for name in touched:
                 self.cluster_objects.pop(name, None)
-                self.cluster_objects.update(store.cluster_objects(cluster=name, kinds=fleet_page.CLUSTER_KINDS))
+                self.cluster_objects.update(simulated_objects(store, cluster=name, kinds=fleet_page.CLUSTER_KINDS))
             events = store.events()
         return self._render(events)
 
