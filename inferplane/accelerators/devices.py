@@ -244,14 +244,6 @@ class DriverSlices:
     def device_class_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.device_classes)
 
-    def known_models(self) -> str:
-        """Every model the table has, by its naming values and capacities, with the table's source."""
-        return "; ".join(f"{m.name} (" + ", ".join(
-            f"{short(k)} {shown(v)}" for k, v in m.attributes.items()
-            if k in self.model_keys or k.endswith("/architecture")) +
-            "".join(f", {short(k)} {v}" for k, v in m.capacity.items()) + ")" for m in self.models) + \
-            f" ({self.source})"
-
 
 def short(key: str) -> str:
     """A qualified key's name, as messages say it."""

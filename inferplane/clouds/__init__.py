@@ -51,9 +51,7 @@ def class_gpu(klass: InferenceClass) -> MachineGpu | None:
     """The GPU on each node of the machine a class provisions, from the cloud's table: what its devices are,
     whatever they state (issue 44); None for a class that provisions none, or a machine the table lacks."""
     provisioning = klass.spec.provisioning
-    if provisioning is None:
-        return None
-    return machine_gpu(provisioning.provider, provisioning.machine().model_dump(by_alias=True, exclude_none=True))
+    return None if provisioning is None else provisioned_gpu(provisioning.model_dump(by_alias=True, exclude_none=True))
 
 
 __all__ = ["CLOUD_MODULES", "CLUSTER_KEY", "CloudModule", "MachineGpu", "class_gpu", "machine_gpu", "pool_key",

@@ -13,14 +13,13 @@ from pydantic import ValidationError
 from inferplane.accelerators.chart_values import chart_value_errors
 from inferplane.accelerators.component import Chart
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, composed_name, \
-    helm_release
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, MANAGED_NAMESPACE, OBJECT_API_VERSION, \
+    PROVIDER_CONFIG_KIND, composed_name, helm_release
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.storage import SharedStorage
 from inferplane.compose.base import RECONCILE_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
     condition_of, refused_by_provider, validation_problems
-from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 
 READY = "Ready"
 # What the cluster's shared storage puts on the workload cluster (its StorageClass) is never deleted by

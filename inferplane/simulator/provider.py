@@ -35,11 +35,11 @@ from typing import Any, Callable
 
 from inferplane.api.function import RECONCILE_ERROR, RECONCILE_SUCCESS, SYNCED, is_ready
 from inferplane.api.json_data import frozen, json_copy
-from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, applied_manifest, observed_manifest
+from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, OBJECT_API_VERSION, applied_manifest, \
+    observed_manifest
 from inferplane.clouds import CLOUD_MODULES, refusal
 from inferplane.compose.inference_cluster import KUBEADM_CONFIG
 from inferplane.compose.model_cache import DOWNLOADED_ANNOTATION
-from inferplane.api.managed import HELM_API_VERSION, OBJECT_API_VERSION
 from inferplane.runtime.store import Resource
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import first_pool_address, simulated_load_balancer_address
