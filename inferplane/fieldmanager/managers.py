@@ -205,12 +205,14 @@ def same(one: Managers, other: Managers) -> bool:
 
 
 def stamped(before: Managers, after: Managers, time: str | None) -> Managers:
-    """`after` with the time of each entry whose fields changed set to `time` (the others keep theirs)."""
+    """`after` with the time of each entry whose fields changed set to `time`; the others keep the time they
+    had (an entry rebuilt for the write has none of its own), so a write that changes no one's fields leaves
+    managedFields as they were and the object unchanged."""
     out = {}
     for key, entry in after.items():
         old = before.get(key)
-        out[key] = entry if old is not None and old.paths == entry.paths and entry.time else \
-            replace(entry, time=time or None)
+        unchanged = old is not None and old.paths == entry.paths
+        out[key] = replace(entry, time=(entry.time or old.time) if unchanged else (time or None))  # type: ignore[union-attr]
     return out
 
 

@@ -85,3 +85,16 @@ def test_the_manager_from_the_user_agent():
     assert fm.manager_from_user_agent("kubectl/v1.37.1 (linux/amd64) kubernetes/abc") == "kubectl"
     assert fm.manager_from_user_agent("OpenAPI-Generator/36.0.3/python") == "OpenAPI-Generator"
     assert fm.manager_from_user_agent("a\x00b" + "c" * 200) == "ab" + "c" * 126
+
+
+def test_the_clis_apply_of_the_same_fields_later_leaves_managed_fields_as_they_were():
+    # A second apply of the same object a second later changes no one's fields: the entry keeps its time, so
+    # the object is unchanged (it flipped to "configured" when the clock crossed a second).
+    times = iter(["2026-12-05T10:00:00Z", "2026-12-05T10:00:01Z"])
+    record = fm.recorder(fm.INFERPLANE, fm.APPLY, lambda: next(times))
+    obj = {"apiVersion": "inferplane.dev/v1alpha1", "kind": "InferenceClass", "metadata": {"name": "c"},
+           "spec": {"devices": [{"name": "gpu", "driver": "gpu.nvidia.com", "deviceClassName": "gpu.nvidia.com"}]}}
+    first = record(obj, None)
+    stored = {**obj, "metadata": {**obj["metadata"], "managedFields": first}}
+    assert record(obj, stored) == first
+    assert first[0]["time"] == "2026-12-05T10:00:00Z"
