@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -417,12 +418,19 @@ class App:
 # How soon the reconciler tries again after a round that failed, or that found another process's
 # reconcile under way (which it waited for up to WRITE_WAIT).
 RETRY_SECONDS = 5.0
+# A burst of writes (a GitOps sync, `kubectl apply -f` of a folder: one request per object) is reconciled
+# together: a round begins once writes have paused this long, or this long after the first unreconciled
+# write at the latest. Each round reads the fleet whole, so a round per write made a 1,000-object apply
+# quadratic, and the round's transactions held the writes' lock (bench/ssa_bench.py).
+BURST_PAUSE = 0.2
+BURST_LONGEST = 5.0
 
 
 class Reconciling:
-    """The server's controller loop: after each write (and once at start), the engine's reconciler
-    works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a write that
-    comes in meanwhile is reconciled in the next round. A round that fails is logged and tried again."""
+    """The server's controller loop: after each burst of writes (and once at start), the engine's
+    reconciler works its queue to the fixpoint, holding the state's lease as `inferplane apply` does; a
+    write that comes in meanwhile is reconciled in the next round. A round that fails is logged and tried
+    again."""
 
     def __init__(self, open_runtime: Callable[[], ControlPlane], replays: Replays, log: Callable[[str], None] = log_line):
         self.open_runtime, self.replays, self.log = open_runtime, replays, log
@@ -451,12 +459,21 @@ class Reconciling:
             self.replays.load(runtime)
             while not self.stopped.is_set():
                 self.woken.wait(retry)
-                self.woken.clear()
+                self._burst_ended()
                 if self.stopped.is_set():
                     break
                 retry = self._round(runtime)
         finally:
             runtime.close()
+
+    def _burst_ended(self) -> None:
+        """Wait until the writes have paused (BURST_PAUSE), BURST_LONGEST at most."""
+        latest = time.monotonic() + BURST_LONGEST
+        self.woken.clear()
+        while (left := latest - time.monotonic()) > 0 and self.woken.wait(min(BURST_PAUSE, left)):
+            if self.stopped.is_set():
+                return
+            self.woken.clear()
 
     def _round(self, runtime: ControlPlane) -> float | None:
         """One reconcile to the fixpoint; how long to wait before the next unwoken one (None: until woken)."""
