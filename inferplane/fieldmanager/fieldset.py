@@ -4,9 +4,11 @@ a path is a tuple of path elements, each written as FieldsV1 writes it (fieldpat
 JSON), `v:"x"` the item of a set by its value, `i:3` a list item by index. A set of fields in FieldsV1
 is a tree of those, `{}` a member, `.` a member that has members under it (fieldpath/serialize.go).
 
-`fields_of` is typed.ToFieldSet (typed/tofieldset.go): a scalar, an atomic list or map is owned
+`fields_of` is typed.ToFieldSet (typed/tofieldset.go, v6.4.2): a scalar, an atomic list or map is owned
 whole; a list-map's or a set's items are owned themselves and what is under them; a struct's declared
-fields only through their leaves; a granular map's keys themselves and what is under them. It also
+fields only through their leaves (or themselves, when null or an empty map: visitMapItems); a granular
+map's keys themselves and what is under them. One difference: an empty list-map or set of a declared
+field is owned here as itself, where ToFieldSet owns nothing for it (doList walks no items). It also
 keeps each path's value, for comparisons (typed/compare.go)."""
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
 
 def with_prefixes(paths: Iterable[Path]) -> set[Path]:
     """The paths and every path above them (fieldpath Set.EnsureNamedFieldsAreMembers, and the add-back of
-    what another manager owns under a removed field: merge/update.go, prune)."""
+    what another manager owns under a removed field: merge/update.go, prune and addBackOwnedItems)."""
     out: set[Path] = set()
     for path in paths:
         for end in range(1, len(path) + 1):

@@ -14,13 +14,18 @@ from inferplane.fieldmanager.merge import merged, remove
 from inferplane.fieldmanager.schema import Shape, shape_of
 
 APPLY, UPDATE = "Apply", "Update"
-# kube-apiserver's limit on a field manager's name (k8s.io/apimachinery pkg/apis/meta/v1/validation,
-# v0.37.0: FieldManagerMaxLength = 128).
+# kube-apiserver's limit on a field manager's name (k8s.io/apimachinery pkg/apis/meta/v1/validation/
+# validation.go, v0.37.0-beta.0: FieldManagerMaxLength = 128).
 MAX_MANAGER = 128
 # What the API server leaves out of every field set (k8s.io/apimachinery pkg/util/managedfields/internal/
-# stripmeta.go, v0.37.0: apiVersion, kind, metadata itself and its server-set fields); and the status,
-# which the main resource's writes do not change (the status subresource's reset fields: structured-merge-
-# diff's IgnoredFields).
+# stripmeta.go, v0.37.0-beta.0, NewStripMetaManager: apiVersion, kind, metadata itself and metadata's name,
+# namespace, creationTimestamp, selfLink, uid, clusterName, generation, managedFields, resourceVersion).
+# metadata.deletionTimestamp and deletionGracePeriodSeconds are ours: upstream does not strip them. And
+# the status, which the main resource's writes do not change: it is the main resource's reset fields
+# (a custom resource's with the status subresource: k8s.io/apiextensions-apiserver
+# pkg/registry/customresource/strategy.go, GetResetFields), which the field manager hands to
+# structured-merge-diff's Updater as its IgnoreFilter (internal/structuredmerge.go,
+# NewStructuredMergeManager).
 STRIPPED: tuple[Path, ...] = (("f:apiVersion",), ("f:kind",), ("f:status",)) + tuple(
     ("f:metadata", "f:" + name) for name in (
         "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields",
@@ -29,8 +34,11 @@ STRIPPED: tuple[Path, ...] = (("f:apiVersion",), ("f:kind",), ("f:status",)) + t
 
 def manager_from_user_agent(user_agent: str) -> str:
     """The manager of a write that names none: the User-Agent up to its first `/`, unprintable characters
-    left out, at most MAX_MANAGER bytes (k8s.io/apiserver pkg/endpoints/handlers/create.go, v0.37.0:
-    managerOrUserAgent and prefixFromUserAgent)."""
+    left out, at most MAX_MANAGER bytes (k8s.io/apiserver pkg/endpoints/handlers/create.go, v0.37.0-beta.0:
+    managerOrUserAgent and prefixFromUserAgent). Unlike upstream, spaces other than U+0020 (category Zs)
+    are kept here, where Go's unicode.IsPrint drops them; and an empty result stays empty, where the API
+    server names the manager "unknown" (k8s.io/apimachinery pkg/util/managedfields/internal/
+    buildmanagerinfo.go, buildManagerInfo)."""
     out, size = [], 0
     for char in user_agent.split("/", 1)[0]:
         if not char.isprintable() and unicodedata.category(char) != "Zs":
@@ -53,13 +61,15 @@ class Entry:
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        # An Update manager is told apart by its API version too; an Apply manager by its name alone
-        # (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go, v0.37.0:
-        # BuildManagerIdentifier, which never includes the time).
+        # A manager is its name, operation and subresource; an Update manager's API version too, an Apply
+        # manager's never (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go,
+        # v0.37.0-beta.0: BuildManagerIdentifier, which never includes the time or the fields).
         return (self.manager, self.operation, self.api_version if self.operation == UPDATE else "", self.subresource)
 
     def describe(self) -> str:
-        """As a conflict names it (internal/conflict.go, v0.37.0: printManager)."""
+        """As a conflict names it (internal/conflict.go, v0.37.0-beta.0: printManager). printManager adds
+        ` at TIME` only when the manager identifier carries a time, and BuildManagerIdentifier never gives
+        it one, so kube-apiserver's messages end at `using VERSION`; ours add the entry's time."""
         name = f'"{self.manager}"'
         if self.subresource:
             name += f' with subresource "{self.subresource}"'
@@ -87,7 +97,7 @@ def read(obj: dict[str, Any] | None) -> Managers:
 
 def written(managers: Managers) -> list[dict[str, Any]]:
     """managedFields as the API server writes them, Apply entries first, then by time and manager
-    (internal/managedfields.go, v0.37.0: sortEncodedManagedFields)."""
+    (internal/managedfields.go, v0.37.0-beta.0: sortEncodedManagedFields)."""
     entries = sorted(managers.values(), key=lambda e: (e.operation, e.time or "", e.manager, e.api_version,
                                                        e.subresource))
     out = []
@@ -120,7 +130,8 @@ class Conflicts(Exception):
     conflicts: list[tuple[Path, Entry]]
 
     def message(self) -> str:
-        # internal/conflict.go, v0.37.0: getConflictMessage.
+        # internal/conflict.go, v0.37.0-beta.0: getConflictMessage (which groups by the manager identifier,
+        # sorted; we sort by the printed name).
         if len(self.conflicts) == 1:
             path, entry = self.conflicts[0]
             return f"Apply failed with 1 conflict: conflict with {entry.describe()}: {path_string(path)}"
@@ -170,8 +181,8 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], managers: Manager
     entry.paths = set(config_fields)
     managers[entry.key] = entry
     if last is not None and last.paths:
-        # prune (merge/update.go): remove what this manager applied last time unless it applies it now
-        # or another manager owns it (or something under it).
+        # prune (merge/update.go: prune, addBackOwnedItems): remove what this manager applied last time
+        # unless it applies it now or another manager owns it (or something under it).
         kept = with_prefixes(p for k, e in managers.items() for p in e.paths)
         for path in sorted(with_prefixes(last.paths) - kept, key=len):
             if path not in STRIPPED and path != ("f:metadata",):
@@ -207,7 +218,9 @@ def same(one: Managers, other: Managers) -> bool:
 def stamped(before: Managers, after: Managers, time: str | None) -> Managers:
     """`after` with the time of each entry whose fields changed set to `time`; the others keep the time they
     had (an entry rebuilt for the write has none of its own), so a write that changes no one's fields leaves
-    managedFields as they were and the object unchanged."""
+    managedFields as they were and the object unchanged. kube-apiserver stamps only the writer's entry (an
+    Update's when it took fields, an Apply's when the object changed), never the entries that lost fields
+    (k8s.io/apimachinery pkg/util/managedfields/internal/managedfieldsupdater.go, v0.37.0-beta.0)."""
     out = {}
     for key, entry in after.items():
         old = before.get(key)

@@ -1,7 +1,10 @@
-"""The applied configuration merged into the live object (typed.Merge, typed/merge.go): the
-configuration's values win; maps merge key by key; a list-map's items merge by their keys and a set's
-by their values, the live object's items kept in their order and new ones added after; an atomic list
-or map, and a scalar, is the configuration's. And the removal of a field, by its path."""
+"""The applied configuration merged into the live object (TypedValue.Merge: typed/merge.go,
+structured-merge-diff v6.4.2): the configuration's values win; maps merge key by key; a list-map's items
+merge by their keys and a set's by their values; an atomic list or map, and a scalar, is the
+configuration's. The order of a merged list is ours: the live object's items kept in their order and new
+ones added after. typed/merge.go's visitListItems orders by the configuration instead: items both have
+come in the configuration's order, a new item where the configuration puts it, live-only items where they
+stood. And the removal of a field, by its path."""
 
 from __future__ import annotations
 

@@ -3,9 +3,11 @@ map keyed by its `x-kubernetes-list-map-keys` (`x-kubernetes-list-type: map`), a
 (`x-kubernetes-list-type: set`) or atomic (replaced whole: the default of a custom resource's lists);
 a core kind's list without a list type but with `x-kubernetes-patch-strategy: merge` is keyed by its
 `x-kubernetes-patch-merge-key`, or a set without one (k8s.io/kube-openapi pkg/schemaconv/smd.go,
-v0.37.0: the list relationship from the extensions, then the patch strategy). A map's declared fields
-(`properties`) are fields of a struct; any other key (`additionalProperties`, or no schema: a kind
-without a published schema is "deduced", structured-merge-diff's `__untyped_deduced_`) is a key of a
+getListElementRelationship: the list type from the extensions, then the patch strategy; read at commit
+bc653b64f974, the pseudo-version k8s.io/apimachinery v0.37.0-beta.0 requires: kube-openapi is not
+released by tag). A map's declared fields (`properties`) are fields of a struct; any other key
+(`additionalProperties`, or no schema: a kind without a published schema is "deduced",
+structured-merge-diff's `__untyped_deduced_`, typed/parser.go DeducedParseableType) is a key of a
 granular map, owned itself as well as what is under it."""
 
 from __future__ import annotations
