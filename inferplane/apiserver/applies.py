@@ -1,5 +1,6 @@
 """Server-side apply, and the field ownership every write records, as kube-apiserver keeps them
-(k8s.io/apiserver pkg/endpoints/handlers/patch.go and fieldmanager, v0.37.0): a PATCH of
+(k8s.io/apiserver pkg/endpoints/handlers/patch.go, and the field manager in k8s.io/apimachinery
+pkg/util/managedfields/internal, both read at v0.37.0-beta.0): a PATCH of
 `application/apply-patch+yaml` merges the applied configuration into the object (creating it when
 missing) as the field manager named by `fieldManager` (required), refused with 409 for fields another
 manager owns with another value unless `force=true`; every other write (create, update, the other
@@ -29,8 +30,10 @@ def _options_invalid(causes: list[tuple[str, str]]) -> APIError:
 
 def manager_of(query: dict[str, str], user_agent: str, apply: bool) -> str:
     """The request's field manager: `fieldManager`, required for apply (422 without, as
-    ValidatePatchOptions answers: k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.37.0); for other
-    writes, the User-Agent's prefix when none is named (create.go: managerOrUserAgent)."""
+    ValidatePatchOptions answers: k8s.io/apimachinery pkg/apis/meta/v1/validation/validation.go,
+    v0.37.0-beta.0, called by k8s.io/apiserver pkg/endpoints/handlers/patch.go); for other writes, the
+    User-Agent's prefix when none is named (k8s.io/apiserver pkg/endpoints/handlers/create.go:
+    managerOrUserAgent)."""
     manager = query.get("fieldManager", "")
     if apply and not manager:
         raise _options_invalid([("fieldManager", "Required value: is required for apply patch: name the field "
@@ -55,7 +58,8 @@ def force_of(query: dict[str, str], apply: bool) -> bool:
 
 def conflict(error: fm.Conflicts) -> APIError:
     """409 Conflict with one cause per field (k8s.io/apimachinery pkg/util/managedfields/internal/conflict.go,
-    v0.37.0: NewConflictError; kubectl prints the causes and how to resolve them)."""
+    v0.37.0-beta.0: NewConflictError; kubectl prints the message and how to resolve the conflicts:
+    k8s.io/kubectl pkg/cmd/apply/apply.go, v0.37.0-beta.0)."""
     causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {entry.describe()}",
                "field": path_string(path)} for path, entry in error.conflicts]
     return APIError(409, "Conflict", error.message(), {"causes": causes})

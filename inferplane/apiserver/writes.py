@@ -23,11 +23,14 @@ from inferplane.fieldmanager.fieldset import FieldError
 from inferplane.fieldmanager.schema import shape_of
 from inferplane.runtime.store import Key, controller_ref, now, resource_version
 
-# kube-apiserver v1.37 also reads apply patches in CBOR (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
+# kube-apiserver v1.37 reads apply patches in CBOR only with its alpha CBORServingAndStorage gate on (off
+# by default: k8s.io/apiserver pkg/features/kube_features.go; pkg/endpoints/installer.go and
+# pkg/endpoints/handlers/patch.go, v0.37.0-beta.0); otherwise it answers 415, as this server does.
 APPLY_CBOR = "application/apply-patch+cbor"
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
-# What a custom resource takes as a patch; the core kinds take a strategic merge patch too
-# (k8s.io/apiserver pkg/endpoints/handlers/patch.go, v0.37.0).
+# What a custom resource takes as a patch (k8s.io/apiextensions-apiserver pkg/apiserver/
+# customresource_handler.go, v0.37.0-beta.0: supportedTypes); the core kinds take a strategic merge patch
+# too (k8s.io/apiserver pkg/endpoints/installer.go, v0.37.0-beta.0). Apply patches are taken apart.
 CUSTOM_PATCHES = [patches.JSON_PATCH, patches.MERGE]
 CORE_PATCHES = [*CUSTOM_PATCHES, patches.STRATEGIC]
 
@@ -150,7 +153,9 @@ def recorded_update(served: Served, current: dict[str, Any] | None, body: dict[s
 
 def _check_finalizers(served: Served, key: Key, current: dict[str, Any], body: dict[str, Any]) -> None:
     """An object being deleted may lose finalizers, never gain one (k8s.io/apimachinery
-    pkg/api/validation/objectmeta.go, v0.37.0, ValidateObjectMetaUpdate)."""
+    pkg/api/validation/objectmeta.go, v0.37.0-beta.0: ValidateObjectMetaAccessorUpdate, which
+    ValidateObjectMetaUpdate calls, and ValidateNoNewFinalizers; upstream prints the names as a Go
+    %#v, `[]string{"x"}`)."""
     before = current["metadata"].get("finalizers") or []
     added = [f for f in body["metadata"].get("finalizers") or [] if f not in before]
     if added:
@@ -163,8 +168,8 @@ def _still_deleting(runtime: ControlPlane, served: Served, key: Key, stored: dic
                     replays: Replays | None) -> dict[str, Any]:
     """After an update of an object being deleted: deleted when its finalizers are gone (as kube-apiserver's
     registry deletes an object whose deletionTimestamp is set once its finalizers are empty:
-    k8s.io/apiserver pkg/registry/generic/registry/store.go, v0.37.0, Update), else marked again (admission
-    drops a deletionTimestamp sent, as the API server does)."""
+    k8s.io/apiserver pkg/registry/generic/registry/store.go, v0.37.0-beta.0: Update, ShouldDeleteDuringUpdate),
+    else marked again (admission drops a deletionTimestamp sent, as the API server does)."""
     if not stored["metadata"].get("finalizers"):
         marked = {**stored, "metadata": {**stored["metadata"], "deletionTimestamp": since}}
         _remove(runtime, served, key, "Background", replays)
@@ -248,7 +253,9 @@ def delete(runtime: ControlPlane, served: Served, key: Key, dry_run: bool, propa
     if current["metadata"].get("finalizers"):
         # Not deleted yet: marked (metadata.deletionTimestamp), Terminating until an update removes its last
         # finalizer, and answered 200 with the object, as kube-apiserver does (k8s.io/apiserver
-        # pkg/registry/rest/delete.go and pkg/endpoints/handlers/delete.go, v0.37.0).
+        # pkg/registry/generic/registry/store.go, v0.37.0-beta.0: Delete, updateForGracefulDeletionAndFinalizers,
+        # markAsDeleting; pkg/endpoints/handlers/delete.go: 200 unless orphanDependents=false). markAsDeleting
+        # also sets deletionGracePeriodSeconds to 0 and adds 1 to a positive generation; this does neither.
         if current["metadata"].get("deletionTimestamp") or dry_run:
             return current
         marked = json_copy(current)
@@ -265,7 +272,8 @@ def _remove(runtime: ControlPlane, served: Served, key: Key, propagation: str, r
         runtime.delete(key)
     except InUse as refused:
         # Crossplane's Usage webhook answers 409 (crossplane/crossplane internal/webhook/protection/usage/
-        # handler.go, v2: `Code: int32(http.StatusConflict)` with the users named in the message).
+        # handler.go, v2, read at 0be002d0a370: `Code: int32(http.StatusConflict)`, the first usage named
+        # in the Status's reason by inUseMessage).
         message = str(refused)
         if replays is not None and record(runtime, key, propagation):
             replays.add(key)
