@@ -46,7 +46,9 @@ FACTS = (
     Fact("the pinned Python image", "compose/model_cache.py", r"python:\d.*"),
     # Condition types and the reasons the runtimes and providers share (Crossplane's).
     Fact("the Ready condition type", "api/function.py", r"Ready",
-         allowed=(("api/model_cache.py", "Ready"),)),  # a ModelCache's phase, its own fact
+         allowed=(("api/model_cache.py", "Ready"),  # a ModelCache's phase, its own fact
+                  # A Node's and a Pod's condition type: Kubernetes' (the kubelet's) fact, not Crossplane's.
+                  ("simulator/cluster_objects.py", "Ready"))),
     Fact("the Synced condition type", "api/function.py", r"Synced"),
     Fact("a provider's failure reason", "api/function.py", r"ReconcileError"),
     Fact("a provider's success reason", "api/function.py", r"ReconcileSuccess"),

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.api.function import RECONCILE_SUCCESS, SYNCED
+from inferplane.api.function import READY, RECONCILE_SUCCESS, SYNCED
 from inferplane.accelerators.catalog import supported_drivers
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
@@ -293,8 +293,8 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, tem
 def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
     """What provider-kubernetes reports for a workload Object whose readiness derives from the
     workload's Available condition: Ready, or not with the pods that do not run and why."""
-    ready_condition = ({"type": "Ready", "status": "True", "reason": "Available", "message": message} if ready else
-                       {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
+    ready_condition = ({"type": READY, "status": "True", "reason": "Available", "message": message} if ready else
+                       {"type": READY, "status": "False", "reason": "Unschedulable", "message": message})
     return {"atProvider": {}, "conditions": [
         ready_condition, {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]}
 
