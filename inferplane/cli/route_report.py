@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.function import READY
 from inferplane.api.managed import applied_manifest
 from inferplane.cli.output import table
 from inferplane.runtime.store import Resource
@@ -60,7 +61,7 @@ def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
     from inferplane.routing.travel import ClusterRoutes
 
     def created(obj: Resource) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
+        return any(c.get("type") == READY and c.get("status") == "True"
                    for c in (obj.get("status") or {}).get("conditions") or [])
 
     routes: dict[str, list[Resource]] = {}
