@@ -94,13 +94,7 @@ def strings() -> dict[str, tuple[str, ...]]:
     return {module: constants(ast.parse(source.read_text(), str(source))) for module, source in sources().items()}
 
 
-# Found by the checks above, still retyped (issue 45, part 4, not done yet): each fails until it has one home.
-NOT_YET_HOMED = frozenset({f"the {kind.KIND} kind's name" for kind in ALL_KINDS})
-
-
-@pytest.mark.parametrize("fact", [pytest.param(fact, marks=pytest.mark.xfail(strict=True, reason="not homed yet"))
-                                  if fact.name in NOT_YET_HOMED else fact for fact in FACTS],
-                         ids=lambda fact: fact.name)
+@pytest.mark.parametrize("fact", FACTS, ids=lambda fact: fact.name)
 def test_a_fact_is_written_in_its_home_alone(fact: Fact):
     assert any(re.fullmatch(fact.pattern, s) for s in strings()[fact.home]), f"{fact.home} no longer holds it"
     elsewhere = sorted((module, s) for module, found in strings().items() if module != fact.home
