@@ -31,7 +31,8 @@ from inferplane.admission.openapi import openapi_validator, to_jsonschema, viola
 from inferplane.admission.schema_messages import PATTERN_MEANINGS, describe_violation
 from inferplane.admission.stored_kinds import content_schema, is_secret, stored_problems, \
     without_secret_values
-from inferplane.api import KINDS, KINDS_BY_NAME
+from inferplane.api import KINDS, KINDS_BY_NAME, InferenceClass, InferenceGateway, ModelDeployment, ModelEndpoint, \
+    ModelReplica
 from inferplane.api.stored import STORED_KINDS, StoredObject
 from inferplane import API_GROUP
 from inferplane.api.common import DNS_LABEL, DNS_SUBDOMAIN, Resource
@@ -67,7 +68,7 @@ MODELPLANE_GROUP = "modelplane.ai"
 # Cluster-scoped kinds whose names may be DNS subdomains (classes are referenced by such names).
 # Every other kind's name is a DNS label: Crossplane copies it into the crossplane.io/composite
 # label of everything composed, and a label value is at most 63 characters.
-SUBDOMAIN_NAMED_KINDS = {"InferenceClass"}
+SUBDOMAIN_NAMED_KINDS = {InferenceClass.KIND}
 class SchemaCheck:
     """A structural schema compiled for admission. The Rust validator answers whether a value is valid
     (~1 us for a typical manifest), so the common case pays nothing more; only a failure takes the
@@ -306,13 +307,13 @@ def _semantic_checks(kind: type[Resource], body: dict[str, Any]) -> Iterable[tup
     other APIs' kinds, what their API server checks beyond the schema."""
     if issubclass(kind, StoredObject):
         yield from stored_problems(kind, body)
-    if kind.KIND == "InferenceClass":
+    if kind.KIND == InferenceClass.KIND:
         yield from _capacity_problems(body)
         yield from _published_problems(body)
         yield from shares.class_problems(body)
     if kind.KIND in SELECTOR_KINDS:
         yield from shares.requested_problems(body)
-    if kind.KIND in ("InferenceGateway", "ModelEndpoint"):
+    if kind.KIND in (InferenceGateway.KIND, ModelEndpoint.KIND):
         yield from _address_problems(body)
 
 
@@ -336,7 +337,7 @@ def _selector_problems(body: dict[str, Any], reported: set[str]) -> Iterable[tup
 
 
 # The kinds whose device requests carry CEL selectors.
-SELECTOR_KINDS = {"ModelDeployment", "ModelReplica"}
+SELECTOR_KINDS = {ModelDeployment.KIND, ModelReplica.KIND}
 _SELECTOR_ITEM = re.compile(r"\.selectors\[\d+\]$")
 
 

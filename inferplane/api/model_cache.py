@@ -15,6 +15,8 @@ from inferplane.api.managed import child_name
 CACHE_MOUNT_PATH = "/mnt/models"
 # The per-cluster phases of status.clusters[].phase, Modelplane's.
 Phase = Literal["Pending", "Hydrating", "Ready", "Failed"]
+# The phase of a cluster the model is staged on.
+READY_PHASE: Phase = "Ready"
 
 
 def cache_volume_name(namespace: str, cache: str) -> str:

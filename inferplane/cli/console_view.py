@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_replica import ModelReplica
 from inferplane.cli import fleet_page
 from inferplane.runtime.store import Key, Resource, Store
 from inferplane.simulator.cluster_objects import simulated_objects
@@ -55,9 +57,9 @@ def _clusters_touched(before: Resource | None, after: Resource | None) -> set[st
     for obj in (before, after):
         if obj is None:
             continue
-        if obj["kind"] == "InferenceCluster":
+        if obj["kind"] == InferenceCluster.KIND:
             names.add(obj["metadata"]["name"])
-        elif obj["kind"] == "ModelReplica":
+        elif obj["kind"] == ModelReplica.KIND:
             names.add((obj.get("spec") or {}).get("clusterName", ""))
     return names - {""}
 

@@ -20,9 +20,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
+from inferplane.api.function import READY
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster
-from inferplane.api.model_endpoint import CLUSTER_LABEL
+from inferplane.api.model_deployment import ModelDeployment
+from inferplane.api.model_endpoint import CLUSTER_LABEL, ModelEndpoint
+from inferplane.api.model_replica import ModelReplica
+from inferplane.api.model_service import ModelService
+from inferplane.api.serving_stack import ServingStack
 from inferplane.cli.views import (cluster_readiness, condition, fleet_rows, held, holding_condition,
                                   replica_placements, service_backends)
 from inferplane.compose.inference_cluster import node_pool
@@ -31,8 +36,8 @@ from inferplane.runtime.store import Resource
 
 # What the page reads from the state: the rest of a big fleet's objects (composed cloud resources,
 # releases) is never loaded.
-PAGE_KINDS = ("InferenceCluster", "InferenceClass", "ServingStack", "ModelDeployment", "ModelReplica",
-              "ModelService", "ModelEndpoint", "HTTPRoute")
+PAGE_KINDS = (InferenceCluster.KIND, InferenceClass.KIND, ServingStack.KIND, ModelDeployment.KIND, ModelReplica.KIND,
+              ModelService.KIND, ModelEndpoint.KIND, "HTTPRoute")
 # ...and from each simulated cluster: the nodes (a pool's running count) and the devices they publish
 # and that claims hold (used and free).
 CLUSTER_KINDS = ("Node", "ResourceSlice", "ResourceClaim")
@@ -117,14 +122,14 @@ def problems(objects: list[Resource]) -> list[Problem]:
     """What is down and why: clusters not Ready, stacks the gate holds as they were, ModelDeployments
     not scheduled or not ready, ModelServices not Ready."""
     found = []
-    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+    for cluster in (o for o in objects if o["kind"] == InferenceCluster.KIND):
         ready, reason = cluster_readiness(cluster)
         if ready != "True":
-            found.append(Problem("InferenceCluster", _name(cluster), reason or "NotReconciled",
+            found.append(Problem(InferenceCluster.KIND, _name(cluster), reason or "NotReconciled",
                                  holding_condition(cluster).get("message", "")))
-    for stack in (o for o in objects if o["kind"] == "ServingStack" and held(o)):
-        found.append(Problem("ServingStack", _name(stack), "Held", held(stack) or ""))
-    for kind, types in (("ModelDeployment", ("Scheduled", "Ready")), ("ModelService", ("Ready",))):
+    for stack in (o for o in objects if o["kind"] == ServingStack.KIND and held(o)):
+        found.append(Problem(ServingStack.KIND, _name(stack), "Held", held(stack) or ""))
+    for kind, types in ((ModelDeployment.KIND, ("Scheduled", READY)), (ModelService.KIND, (READY,))):
         for obj in (o for o in objects if o["kind"] == kind):
             if (failed := _not_ready(obj, types)) is not None:
                 found.append(Problem(kind, _name(obj), failed.get("reason", ""), failed.get("message", "")))
@@ -176,9 +181,9 @@ def _device_use(simulated: list[Resource]) -> tuple[dict[str, list[Resource]], d
 def _models_by_pool(objects: list[Resource]) -> dict[tuple[str, str], list[str]]:
     """(cluster, pool) -> the ModelDeployments with a replica's member pinned there (Modelplane's
     ModelReplica: `spec.clusterName`, each member's `nodePoolName`), by namespace/name."""
-    deployments = {o["metadata"].get("uid"): _name(o) for o in objects if o["kind"] == "ModelDeployment"}
+    deployments = {o["metadata"].get("uid"): _name(o) for o in objects if o["kind"] == ModelDeployment.KIND}
     placed: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+    for replica in (o for o in objects if o["kind"] == ModelReplica.KIND):
         spec = replica.get("spec") or {}
         # A replica no deployment controls (left over, or written by hand) shows by its own name.
         model = deployments.get(controller_of(replica)) or _name(replica)
@@ -192,11 +197,11 @@ def _models_by_pool(objects: list[Resource]) -> dict[tuple[str, str], list[str]]
 def clusters(objects: list[Resource], cluster_objects: dict[str, list[Resource]]) -> list[Cluster]:
     """Every InferenceCluster, by name: the fleet table's row, and its pools as provisioned (or, when
     none is yet, as they would be)."""
-    by_name = {o["metadata"]["name"]: o for o in objects if o["kind"] == "InferenceCluster"}
-    classes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "InferenceClass"}
+    by_name = {o["metadata"]["name"]: o for o in objects if o["kind"] == InferenceCluster.KIND}
+    classes = {o["metadata"]["name"]: o for o in objects if o["kind"] == InferenceClass.KIND}
     models = _models_by_pool(objects)
     replicas: dict[str, int] = defaultdict(int)
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+    for replica in (o for o in objects if o["kind"] == ModelReplica.KIND):
         replicas[(replica.get("spec") or {}).get("clusterName", "")] += 1
     out = []
     for row in sorted(fleet_rows(objects), key=lambda r: r.cluster):
@@ -226,9 +231,9 @@ def models(objects: list[Resource]) -> list[Model]:
     each replica."""
     where = replica_placements(objects)
     out = []
-    for deployment in sorted((o for o in objects if o["kind"] == "ModelDeployment"), key=_name):
+    for deployment in sorted((o for o in objects if o["kind"] == ModelDeployment.KIND), key=_name):
         counts = (deployment.get("status") or {}).get("replicas") or {}
-        failed = _not_ready(deployment, ("Scheduled", "Ready"))
+        failed = _not_ready(deployment, ("Scheduled", READY))
         out.append(Model(_name(deployment), int(deployment["spec"].get("replicas", 1)), int(counts.get("total", 0)),
                          int(counts.get("ready", 0)), where.get(deployment["metadata"].get("uid", ""), []),
                          failed.get("reason", "") if failed else ""))
@@ -239,11 +244,11 @@ def services(objects: list[Resource]) -> list[Service]:
     """Every ModelService: its address, the cluster of each endpoint its route reaches, its readiness."""
     cluster_of_backend = {(e.get("status") or {}).get("routing", {}).get("backendName"):
                           (e["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "?")
-                          for e in objects if e["kind"] == "ModelEndpoint"}
+                          for e in objects if e["kind"] == ModelEndpoint.KIND}
     backends = service_backends(objects)
     out = []
-    for service in sorted((o for o in objects if o["kind"] == "ModelService"), key=_name):
-        ready = condition(service, "Ready")
+    for service in sorted((o for o in objects if o["kind"] == ModelService.KIND), key=_name):
+        ready = condition(service, READY)
         reached = backends.get(service["metadata"].get("uid"), [])
         out.append(Service(_name(service), (service.get("status") or {}).get("address") or "",
                            sorted(cluster_of_backend.get(b, "?") for b in reached),

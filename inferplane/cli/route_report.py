@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.api.function import READY
+from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import applied_manifest
+from inferplane.api.model_service import ModelService
 from inferplane.cli.output import table
 from inferplane.runtime.store import Resource
 
 
 def route_report(objects: list[Resource], namespace: str, name: str, path: str, method: str) -> tuple[str, bool]:
     """`inferplane route`: the request, the rule it matched and its backends; and whether it reaches one."""
-    from inferplane.api.inference_gateway import DEFAULT_GATEWAY_NAME
+    from inferplane.api.inference_gateway import DEFAULT_GATEWAY_NAME, InferenceGateway
     from inferplane.routing.travel import travel
 
-    service = next((o for o in objects if o["kind"] == "ModelService" and o["metadata"]["name"] == name
+    service = next((o for o in objects if o["kind"] == ModelService.KIND and o["metadata"]["name"] == name
                     and o["metadata"].get("namespace") == namespace), None)
     if service is None:
         return f"Error from server (NotFound): modelservice {namespace}/{name} not found", False
-    gateway = next((o for o in objects if o["kind"] == "InferenceGateway"
+    gateway = next((o for o in objects if o["kind"] == InferenceGateway.KIND
                     and o["metadata"]["name"] == DEFAULT_GATEWAY_NAME), None)
     address = ((gateway or {}).get("status") or {}).get("address")
     trip = travel(objects, address, namespace, name, path, method, cluster_gateways(objects))
@@ -60,7 +63,7 @@ def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
     from inferplane.routing.travel import ClusterRoutes
 
     def created(obj: Resource) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
+        return any(c.get("type") == READY and c.get("status") == "True"
                    for c in (obj.get("status") or {}).get("conditions") or [])
 
     routes: dict[str, list[Resource]] = {}
@@ -85,7 +88,7 @@ def cluster_gateways(objects: list[Resource]) -> dict[str, Any]:
         elif manifest.get("kind") in ("Deployment", "LeaderWorkerSet") and not component:
             workloads.setdefault(cluster, []).append(manifest)
     out = {}
-    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+    for cluster in (o for o in objects if o["kind"] == InferenceCluster.KIND):
         name = cluster["metadata"]["name"]
         gateway_address = ((cluster.get("status") or {}).get("gateway") or {}).get("address")
         if gateway_address:

@@ -6,8 +6,8 @@ import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, NamedTuple
 
-from inferplane.api.function import SYNCED
-from inferplane.api import KINDS_BY_NAME
+from inferplane.api.function import READY, SYNCED
+from inferplane.api import KINDS_BY_NAME, InferenceCluster, ModelDeployment, ModelReplica, ModelService, ServingStack
 from inferplane.api.cloud import PROVIDERS
 from inferplane.api.common import taint_text
 from inferplane.api.drivers import POOL_LABEL
@@ -20,6 +20,7 @@ from inferplane.cli.resources import display_kind
 from inferplane.runtime.composed import COMPOSITE_LABEL, COMPOSITION_KEY
 from inferplane.runtime.store import controller_of
 from inferplane.runtime.store import Resource
+from inferplane.simulator.cluster_objects import KUBERNETES_READY
 
 
 def condition(obj: Resource, type_: str) -> dict[str, str]:
@@ -73,7 +74,8 @@ _AGE: Column = ("AGE", age)
 
 # Columns of the Kubernetes kinds a simulated cluster holds, as kubectl shows them: (normal, -o wide extra).
 _BUILTIN_COLUMNS: dict[str, tuple[tuple[Column, ...], tuple[Column, ...]]] = {
-    "Node": ((("STATUS", lambda o: "Ready" if condition(o, "Ready").get("status") == "True" else "NotReady"),
+    "Node": ((("STATUS", lambda o: KUBERNETES_READY if condition(o, KUBERNETES_READY).get("status") == "True"
+               else "NotReady"),
               ("POOL", lambda o: o["metadata"].get("labels", {}).get(POOL_LABEL)),
               ("TAINTS", lambda o: ",".join(taint_text(t["key"], t.get("value"), t["effect"])
                                             for t in o["spec"].get("taints", []))), _AGE), ()),
@@ -100,12 +102,12 @@ _BUILTIN_COLUMNS: dict[str, tuple[tuple[Column, ...], tuple[Column, ...]]] = {
 }
 # What -o wide adds to inferplane's own kinds and to the managed resources they compose.
 _WIDE_COLUMNS: dict[str, tuple[Column, ...]] = {
-    "InferenceCluster": (("DRIVERS", lambda o: ",".join((o.get("status") or {}).get("draDrivers", []))),
-                         ("POOLS", lambda o: ",".join(p.get("name", "") for p in o["spec"].get("nodePools", [])))),
+    InferenceCluster.KIND: (("DRIVERS", lambda o: ",".join((o.get("status") or {}).get("draDrivers", []))),
+                            ("POOLS", lambda o: ",".join(p.get("name", "") for p in o["spec"].get("nodePools", [])))),
 }
 _MANAGED_COLUMNS: tuple[tuple[Column, ...], tuple[Column, ...]] = (
     (("SYNCED", lambda o: condition(o, SYNCED).get("status")),
-     ("READY", lambda o: condition(o, "Ready").get("status")), _AGE),
+     ("READY", lambda o: condition(o, READY).get("status")), _AGE),
     (("EXTERNAL-NAME", lambda o: o["metadata"].get("annotations", {}).get(EXTERNAL_NAME_ANNOTATION)),
      ("COMPOSITE", lambda o: o["metadata"].get("labels", {}).get(COMPOSITE_LABEL))))
 
@@ -213,7 +215,7 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
               f"Generation:   {meta.get('generation')}"]
     labels = meta.get("labels") or {}
     lines.append("Labels:       " + (", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"))
-    if obj["kind"] == "InferenceCluster":
+    if obj["kind"] == InferenceCluster.KIND:
         _cluster_essentials(obj, lines)
     elif obj["apiVersion"] == "v1" and obj["kind"] in _CORE_DESCRIBED:
         _CORE_DESCRIBED[obj["kind"]](obj, lines)
@@ -231,7 +233,7 @@ def describe(obj: Resource, composed: list[Resource], events: list[dict[str, Any
     _section(lines, "Composed Resources", ("KEY", "KIND", "NAME", "READY"),
              [(c["metadata"].get("annotations", {}).get(COMPOSITION_KEY), display_kind(c["kind"], c["apiVersion"]),
                c["metadata"]["name"],
-               f"Held ({held(c)})" if held(c) else condition(c, "Ready").get("status", "Unknown")) for c in composed])
+               f"Held ({held(c)})" if held(c) else condition(c, READY).get("status", "Unknown")) for c in composed])
     _section(lines, "Events", ("TYPE", "REASON", "AGE", "COUNT", "MESSAGE"), event_rows(events))
     return "\n".join(lines)
 
@@ -322,7 +324,7 @@ def trace_tree(root: Resource, objects: list[Resource]) -> dict[str, Any]:
             children.setdefault(owner, []).append(obj)
 
     def node(obj: Resource) -> dict[str, Any]:
-        ready = condition(obj, "Ready")
+        ready = condition(obj, READY)
         synced = condition(obj, SYNCED)
         return {
             "apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
@@ -359,7 +361,7 @@ def cluster_readiness(cluster: Resource) -> tuple[str, str]:
 
     The reason is what holds it (the gate, an invalid stack, provisioning, a reconcile that failed)
     or, when ready, how the cluster came to be (Available, Existing)."""
-    overall = condition(cluster, "Ready")
+    overall = condition(cluster, READY)
     parts = [condition(cluster, t) for t in (CLUSTER_READY, STACK_READY)]
     if overall.get("status") == "True" and all(p.get("status") == "True" for p in parts):
         return "True", parts[0].get("reason", "")
@@ -372,7 +374,7 @@ def holding_condition(cluster: Resource) -> dict[str, str]:
     stack's (StackReady) when either is not True, else Ready; when nothing composed it yet, a Synced
     that failed (ReconcileError). {} when nothing says why."""
     parts = [condition(cluster, t) for t in (CLUSTER_READY, STACK_READY)]
-    overall = condition(cluster, "Ready")
+    overall = condition(cluster, READY)
     if not overall and not any(parts):
         synced = condition(cluster, SYNCED)
         return synced if synced.get("status") == "False" else {}
@@ -401,10 +403,10 @@ def fleet_rows(objects: list[Resource]) -> list[FleetRow]:
     stacks) and, apart, what its classes want that does not run yet (WANTED-DRIVERS)."""
     from inferplane.accelerators import CLOUDS
 
-    stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ServingStack"}
+    stacks = {o["metadata"]["name"]: o for o in objects if o["kind"] == ServingStack.KIND}
     tagged = {c.key for stack in CLOUDS.values() for c in stack.components if c.dra_drivers}
     rows = []
-    for cluster in (o for o in objects if o["kind"] == "InferenceCluster"):
+    for cluster in (o for o in objects if o["kind"] == InferenceCluster.KIND):
         name = cluster["metadata"]["name"]
         ready_status, reason = cluster_readiness(cluster)
         status = cluster.get("status") or {}
@@ -438,10 +440,10 @@ def services_table(objects: list[Resource]) -> str:
     there is no service)."""
     rows = []
     backends = service_backends(objects)
-    for service in sorted((o for o in objects if o["kind"] == "ModelService"),
+    for service in sorted((o for o in objects if o["kind"] == ModelService.KIND),
                           key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
         status = service.get("status") or {}
-        ready = condition(service, "Ready")
+        ready = condition(service, READY)
         rows.append((f"{service['metadata'].get('namespace', '')}/{service['metadata']['name']}",
                      status.get("address") or "<none>", len(backends.get(service["metadata"].get("uid"), [])),
                      ready.get("status", "Unknown"), ready.get("reason", "")))
@@ -464,7 +466,7 @@ def models_table(objects: list[Resource]) -> str:
     (cluster/pool of its engines), with why the rest fit nowhere."""
     placed = replica_placements(objects)
     rows = []
-    for deployment in (o for o in objects if o["kind"] == "ModelDeployment"):
+    for deployment in (o for o in objects if o["kind"] == ModelDeployment.KIND):
         status = deployment.get("status") or {}
         counts = status.get("replicas") or {}
         where = placed.get(deployment["metadata"]["uid"], [])
@@ -478,7 +480,7 @@ def replica_placements(objects: list[Resource]) -> dict[str, list[str]]:
     """ModelDeployment uid -> where each of its ModelReplicas runs, `cluster/pool` (`pool+pool` when its
     engines span pools), sorted."""
     placed: dict[str, list[str]] = {}
-    for replica in (o for o in objects if o["kind"] == "ModelReplica"):
+    for replica in (o for o in objects if o["kind"] == ModelReplica.KIND):
         pools = sorted({m["nodePoolName"] for e in replica["spec"].get("engines", []) for m in e.get("members", [])})
         where = f"{replica['spec']['clusterName']}/{'+'.join(pools)}"
         placed.setdefault(controller_of(replica) or "", []).append(where)
@@ -489,7 +491,7 @@ def fleet_view(objects: list[Resource]) -> str:
     """What `fleet` and `render` print: the fleet table, the models table when models are deployed, and
     the services with their addresses when there are any."""
     view = fleet_table(objects)
-    if any(o["kind"] == "ModelDeployment" for o in objects):
+    if any(o["kind"] == ModelDeployment.KIND for o in objects):
         view += "\n\n" + models_table(objects)
     services = services_table(objects)
     return f"{view}\n\n{services}" if services else view

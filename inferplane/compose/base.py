@@ -13,7 +13,7 @@ from typing import Any, Callable, Generic, TypeVar
 from pydantic import ValidationError
 
 from inferplane.api.function import (  # noqa: F401  (the composers read the contract here)
-    CONFLICT, RECONCILE_ERROR, SYNCED, Condition, Desired, Event, Request, Requirement, Resource, Response,
+    CONFLICT, READY, RECONCILE_ERROR, SYNCED, Condition, Desired, Event, Request, Requirement, Resource, Response,
     condition_of, is_ready)
 from inferplane.api.json_data import json_copy
 from inferplane.kept import MIB, Kept, size_of

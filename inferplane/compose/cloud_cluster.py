@@ -18,10 +18,9 @@ from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, M
 from inferplane.clouds import CLOUD_MODULES, CLUSTER_KEY
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.storage import SharedStorage
-from inferplane.compose.base import RECONCILE_ERROR, Composer, Desired, Event, Request, Response, composite_name, \
-    condition_of, refused_by_provider, validation_problems
+from inferplane.compose.base import READY, RECONCILE_ERROR, SYNCED, Composer, Desired, Event, Request, Response, \
+    composite_name, condition_of, refused_by_provider, validation_problems
 
-READY = "Ready"
 # What the cluster's shared storage puts on the workload cluster (its StorageClass) is never deleted by
 # Crossplane: it goes with the cluster, and a delete would have to reach a cluster being torn down.
 # Every management policy but Delete, as Modelplane v0.3.1 composes its StorageClass Objects (and its
@@ -165,7 +164,7 @@ class CloudClusterComposer(Composer):
             if refused_by_provider(observed):
                 resource = desired.resource
                 out.append(f"{resource['kind']} {resource['metadata']['name']}: "
-                           f"{condition_of(observed, 'Synced').get('message')}")
+                           f"{condition_of(observed, SYNCED).get('message')}")
         return out
 
     def hold(self, reason: str, message: str) -> None:

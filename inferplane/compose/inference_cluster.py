@@ -29,7 +29,7 @@ from inferplane.clouds import CLOUD_MODULES
 from inferplane.clouds.base import KUBECONFIG_KEY, connection_secret_name
 from inferplane.clouds.kubernetes_version import cluster_kubernetes_version, kubernetes_version_problems
 from inferplane.api.managed import MANAGED_NAMESPACE, PROVIDER_CONFIG_KIND, observed_manifest
-from inferplane.compose.base import CONFLICT, RECONCILE_ERROR, Composer, Desired, Event, Request, Requirement, \
+from inferplane.compose.base import CONFLICT, READY, RECONCILE_ERROR, Composer, Desired, Event, Request, Requirement, \
     Response, composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
 
@@ -367,8 +367,8 @@ class InferenceClusterComposer(Composer):
                            f"InferenceCluster {self.name} runs on an existing cluster: nothing to provision")
         elif is_ready(observed.get(CLOUD_CLUSTER_KEY)):
             self.condition(CLUSTER_READY, "True", "Available", f"{self.source} cluster {self.name} is ready")
-        elif (cloud := condition_of(observed.get(CLOUD_CLUSTER_KEY), "Ready")).get("reason") in (CONFLICT,
-                                                                                                  RECONCILE_ERROR):
+        elif (cloud := condition_of(observed.get(CLOUD_CLUSTER_KEY), READY)).get("reason") in (CONFLICT,
+                                                                                                RECONCILE_ERROR):
             # The cloud cluster cannot be provisioned as it is: say why, never "being provisioned".
             self.condition(CLUSTER_READY, "False", cloud["reason"], cloud.get("message", ""))
         else:

@@ -26,9 +26,9 @@ from inferplane import API_GROUP
 from inferplane.accelerators.component import is_pinned_image
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name, observed_manifest
-from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache, cache_volume_name
+from inferplane.api.model_cache import CACHE_MOUNT_PATH, READY_PHASE, ModelCache, cache_volume_name
 from inferplane.clouds import CLOUD_MODULES
-from inferplane.compose.base import Composer, Event, Request, Requirement, Resource, Response, composite_name, \
+from inferplane.compose.base import READY, Composer, Event, Request, Requirement, Resource, Response, composite_name, \
     is_ready, validation_problems
 from inferplane.compose.model_replica import REMOTE_NAMESPACE
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
@@ -186,7 +186,7 @@ class ModelCacheComposer(Composer):
         name = cluster.metadata.name
         if not is_ready(stored):
             self.keep_cluster(name)
-            ready = next((c for c in (cluster.status.conditions if cluster.status else []) if c.type == "Ready"), None)
+            ready = next((c for c in (cluster.status.conditions if cluster.status else []) if c.type == READY), None)
             why = f" ({ready.reason}: {ready.message})" if ready is not None and ready.message else ""
             return self.entry(name, "Pending", f"InferenceCluster {name} is not ready{why}")
         storage_class = rwx_storage_class(stored)
@@ -203,7 +203,7 @@ class ModelCacheComposer(Composer):
         bound = pvc_phase(self.request.observed.get(self.key("pvc", name))) == "Bound"
         observed_job = self.request.observed.get(self.key("hydrate", name))
         if bound and (job_condition(observed_job, "Complete") or self.was_ready(name)):
-            return self.entry(name, "Ready", f"{self.source.repo} is staged on PersistentVolumeClaim "
+            return self.entry(name, READY_PHASE, f"{self.source.repo} is staged on PersistentVolumeClaim "
                               f"{REMOTE_NAMESPACE}/{volume}, mounted at {CACHE_MOUNT_PATH} by engine pods")
         held = self.compose_hydration(name, volume)
         if held is not None:
@@ -239,7 +239,7 @@ class ModelCacheComposer(Composer):
         return None
 
     def compose_status(self) -> None:
-        ready = sum(1 for c in self.clusters if c["phase"] == "Ready")
+        ready = sum(1 for c in self.clusters if c["phase"] == READY_PHASE)
         self.response.status = {"summary": {"ready": f"{ready}/{len(self.clusters)}"}, "clusters": self.clusters}
         if not self.clusters:
             message = f"ModelCache {self.name}: no InferenceCluster is selected by its clusterSelector"
@@ -249,7 +249,7 @@ class ModelCacheComposer(Composer):
         self.condition(CLUSTERS_MATCHED, "True", "Matched", f"ModelCache {self.name} stages on "
                        f"{', '.join(c['name'] for c in self.clusters)}")
         failed = [c for c in self.clusters if c["phase"] == "Failed"]
-        waiting = [c for c in self.clusters if c["phase"] != "Ready"]
+        waiting = [c for c in self.clusters if c["phase"] != READY_PHASE]
         summary = f"{self.revision_text()} staged on {ready} of {len(self.clusters)} clusters"
         if failed:
             self.warn(ARTIFACT_READY, "Failed", f"{summary}; " + "; ".join(f"{c['name']}: {c['message']}" for c in failed))
@@ -271,7 +271,7 @@ class ModelCacheComposer(Composer):
         before = {c.get("name"): c.get("phase") for c in (self.request.composite.get("status") or {}).get("clusters")
                   or []}
         for entry in self.clusters:
-            if entry["phase"] in ("Hydrating", "Ready") and before.get(entry["name"]) != entry["phase"]:
+            if entry["phase"] in ("Hydrating", READY_PHASE) and before.get(entry["name"]) != entry["phase"]:
                 self.response.events.append(Event("Normal", entry["phase"], f"{entry['name']}: {entry['message']}"))
 
     # ---- helpers
@@ -317,7 +317,7 @@ class ModelCacheComposer(Composer):
     def was_ready(self, cluster: str) -> bool:
         """Whether the last status said this cluster was staged (the Job is dropped once it is)."""
         status = self.request.composite.get("status") or {}
-        return any(c.get("name") == cluster and c.get("phase") == "Ready" for c in status.get("clusters") or [])
+        return any(c.get("name") == cluster and c.get("phase") == READY_PHASE for c in status.get("clusters") or [])
 
     def entry(self, cluster: str, phase: str, message: str) -> dict[str, Any]:
         return {"name": cluster, "phase": phase, "message": message}

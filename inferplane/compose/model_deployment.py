@@ -29,7 +29,7 @@ from inferplane.api.model_cache import CACHE_MOUNT_PATH, ModelCache
 from inferplane.api.model_deployment import ModelDeployment
 from inferplane.api.model_endpoint import CLUSTER_LABEL, DEPLOYMENT_LABEL, ModelEndpoint
 from inferplane.api.model_replica import ModelReplica
-from inferplane.compose.base import ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
+from inferplane.compose.base import READY, ByVersion, ByVersions, Composer, Event, Request, Requirement, Response, \
     composite_name, condition_of, is_ready, validation_problems
 from inferplane.compose.model_cache import rwx_storage_class, selection_refusal
 from inferplane.compose.pool_views import pool_view
@@ -111,7 +111,7 @@ def snapshot_cluster(obj: dict[str, Any]) -> Cluster:
                        p.get("role") or "GPU")
                   for p in status.get("schedulablePools") or [])
     ready = is_ready(obj)
-    coming_up = not ready and condition_of(obj, "Ready").get("reason") in COMING_UP_REASONS
+    coming_up = not ready and condition_of(obj, READY).get("reason") in COMING_UP_REASONS
     # Pools the spec adds, removes or moves to another class that the status does not publish yet: until the
     # cluster's next reconcile the pools read here are its old ones, so it is read as coming up (its replicas
     # kept as they run, none placed) rather than placed on as it was.

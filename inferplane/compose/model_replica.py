@@ -38,8 +38,8 @@ from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import PROVIDER_CONFIG_KIND, child_name
 from inferplane.api.model_cache import CACHE_MOUNT_PATH, cache_volume_name
 from inferplane.api.model_replica import ModelReplica, ReplicaEngine, ReplicaMember
-from inferplane.compose.base import Composer, Request, Requirement, Resource, Response, composite_name, is_ready, \
-    validation_problems
+from inferplane.compose.base import READY, Composer, Request, Requirement, Resource, Response, composite_name, \
+    is_ready, validation_problems
 from inferplane.compose.inference_cluster import class_requirement_key, pool_labels_and_taints, pool_role
 from inferplane.compose.pool_views import pool_view
 from inferplane.compose.serving_stack import OBJECT_API_VERSION
@@ -294,7 +294,7 @@ class ModelReplicaComposer(Composer):
             if self.response.desired[key].ready:
                 continue
             ready = next((c for c in (self.request.observed.get(key, {}).get("status") or {}).get("conditions") or []
-                          if c.get("type") == "Ready"), None)
+                          if c.get("type") == READY), None)
             if ready is not None and ready.get("reason") not in (None, "Creating"):
                 stuck.append((ready["reason"], f"{key}: {ready.get('message', '')}"))
             else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from inferplane.clouds import CLOUD_MODULES
 from inferplane.api.inference_class import InferenceClass
+from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.managed import MANAGED_NAMESPACE
 from inferplane.api.stored import PROVIDER_CONFIG_GROUPS
 from inferplane.runtime.store import Key, Resource
@@ -48,7 +49,7 @@ def references(obj: Resource) -> set[Key]:
     """Every object `obj` uses (whether or not it exists)."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     used: set[Key] = set()
-    if obj["kind"] == "InferenceCluster":
+    if obj["kind"] == InferenceCluster.KIND:
         for pool in spec.get("nodePools") or []:
             if isinstance(pool, dict) and isinstance(pool.get("className"), str):
                 used.add(Key(*_INFERENCE_CLASS, "", pool["className"]))

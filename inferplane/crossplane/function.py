@@ -33,7 +33,7 @@ from inferplane.compose.base import Request, Requirement, Response
 from inferplane.crossplane.usages import compose_usages
 from inferplane.crossplane.wire import MalformedRequest, UnparsedRequest, decode_struct, desired_part, dict_to_struct, \
     from_wire, refuse_misshapen, shape_problem, shown, status_part, struct_to_dict
-from inferplane.api.function import PROGRESS_REASONS, SYNCED
+from inferplane.api.function import PROGRESS_REASONS, READY, SYNCED
 from inferplane.compose.registry import composition_functions
 from inferplane.kept import MIB, Kept
 
@@ -51,7 +51,7 @@ _SEVERITY = {"Normal": fnv1.SEVERITY_NORMAL, "Warning": fnv1.SEVERITY_WARNING}
 # Condition types Crossplane reserves for itself: it derives Ready from the composed resources'
 # readiness and Synced from the pipeline. A function saying why its composite is not ready says it
 # as a result (an event on the composite) instead.
-RESERVED_CONDITIONS = ("Ready", SYNCED, "Healthy")
+RESERVED_CONDITIONS = (READY, SYNCED, "Healthy")
 
 
 # A pipeline step's `input` selects what it runs: none composes the composite's kind; this one adds the

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferplane.api.inference_cluster import CLUSTER_READY
+from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster
 from inferplane.simulator.audits import AuditResult, audit_cluster
 from inferplane.simulator.cluster_objects import simulated_objects
 from inferplane.runtime.reconciler import ProgressReport
@@ -34,7 +34,7 @@ def audit_folder(folder: Path, progress: ProgressReport | None = None, recursive
     try:
         applied = runtime.apply([folder], recursive=recursive)
         simulated = simulated_objects(runtime.store)
-        clusters = runtime.store.list("InferenceCluster")
+        clusters = runtime.store.list(InferenceCluster.KIND)
     finally:
         runtime.close()
     results, unprovisioned = audit_clusters(clusters, simulated)

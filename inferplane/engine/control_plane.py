@@ -81,7 +81,7 @@ class ControlPlane:
         """The stored classes this version can read. One stored in an older shape is left out: the batch
         being applied may replace it, and otherwise its clusters' composition says it is unreadable."""
         classes = {}
-        for body in self.store.list("InferenceClass"):
+        for body in self.store.list(InferenceClass.KIND):
             try:
                 classes[body["metadata"]["name"]] = InferenceClass.model_validate(body)
             except ValidationError:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from inferplane.api.model_endpoint import ModelEndpoint
 from inferplane.routing import gateway as gw
 from inferplane.routing.addresses import DEFAULT_PORTS, url_target
 from inferplane.routing.inference_extension import DECODE, PHASE_LABEL, is_inference_pool_ref
@@ -84,7 +85,7 @@ def travel(objects: list[Resource], address: str | None, namespace: str, service
         return Travel(url, None, [])
     endpoints = {}  # (namespace, backend Service) -> the ModelEndpoint that fronts it
     for obj in objects:
-        if obj["kind"] == "ModelEndpoint":
+        if obj["kind"] == ModelEndpoint.KIND:
             backend = ((obj.get("status") or {}).get("routing") or {}).get("backendName")
             endpoints[(obj["metadata"].get("namespace", ""), backend)] = obj
     slices = {(o["metadata"].get("namespace", ""), (o["metadata"].get("labels") or {}).get(gw.SERVICE_NAME_LABEL)): o

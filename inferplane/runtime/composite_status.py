@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferplane.api.function import CONFLICT, PROGRESS_REASONS, Response, is_ready
+from inferplane.api.function import (CONFLICT, PROGRESS_REASONS, READY, RECONCILE_ERROR, RECONCILE_SUCCESS, SYNCED,
+                                     Response, is_ready)
 from inferplane.api.json_data import SharedDict, SharedList, json_copy
 from inferplane.runtime.keys import Resource
 
@@ -19,7 +20,7 @@ def failed_status(composite: Resource, exc: Exception) -> tuple[dict[str, Any], 
     status = dict(composite.get("status") or {})
     conditions = {c["type"]: c for c in status.get("conditions", [])}
     message = f"composition function failed: {type(exc).__name__}: {exc}"
-    conditions["Synced"] = {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": message}
+    conditions[SYNCED] = {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR, "message": message}
     status["conditions"] = [conditions[t] for t in sorted(conditions)]
     return status, message
 
@@ -49,14 +50,14 @@ def composite_status(composite: Resource, response: Response, observed: dict[str
         if (recovered := recovery(conditions.get(condition.type), condition.to_dict())) is not None:
             recoveries.append(recovered)
         conditions[condition.type] = condition.to_dict()
-    conditions["Ready"] = ready_condition(response, observed)
+    conditions[READY] = ready_condition(response, observed)
     if conflicts:
-        conditions["Synced"] = {"type": "Synced", "status": "False", "reason": CONFLICT,
-                                "message": "; ".join(conflicts)}
-        conditions["Ready"] = {"type": "Ready", "status": "False", "reason": CONFLICT,
-                               "message": "; ".join(conflicts)}
+        conditions[SYNCED] = {"type": SYNCED, "status": "False", "reason": CONFLICT,
+                              "message": "; ".join(conflicts)}
+        conditions[READY] = {"type": READY, "status": "False", "reason": CONFLICT,
+                             "message": "; ".join(conflicts)}
     else:
-        conditions["Synced"] = {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}
+        conditions[SYNCED] = {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}
     status["conditions"] = [conditions[t] for t in sorted(conditions)]
     return status, recoveries
 
@@ -67,10 +68,10 @@ def ready_condition(response: Response, observed: dict[str, Resource]) -> dict[s
                      if not (d.ready if d.ready is not None else is_ready(observed.get(name))))
     failing = [c for c in response.conditions if c.status == "False"]
     if not (pending or failing):
-        return {"type": "Ready", "status": "True", "reason": "Available", "message": ""}
+        return {"type": READY, "status": "True", "reason": "Available", "message": ""}
     # A condition that says why (InvalidSpec, UnsupportedDevices) beats a generic "Creating".
     stuck = [c for c in failing if c.reason not in PROGRESS_REASONS]
     why = stuck[0].reason if stuck else failing[0].reason if failing and not pending else "Creating"
     message = stuck[0].message if stuck else (f"waiting for {', '.join(pending)}" if pending
                                               else failing[0].message)
-    return {"type": "Ready", "status": "False", "reason": why, "message": message}
+    return {"type": READY, "status": "False", "reason": why, "message": message}

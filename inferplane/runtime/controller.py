@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Protocol
 
+from inferplane.api.function import READY, RECONCILE_SUCCESS, SYNCED
 from inferplane.runtime.cache import FieldIndex
 from inferplane.runtime.store import Key, Resource, Store
 
@@ -30,8 +31,8 @@ class ReportsReady:
 
     def observe(self, obj: Resource, of_kind: OfKind) -> dict:
         return {**(obj.get("status") or {}), "conditions": [
-            {"type": "Ready", "status": "True", "reason": "Available", "message": ""},
-            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "message": ""}]}
+            {"type": READY, "status": "True", "reason": "Available", "message": ""},
+            {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]}
 
     def observes_others(self, obj: Resource) -> bool:
         return False

@@ -37,7 +37,7 @@ import gc
 import time
 from typing import Any, Callable
 
-from inferplane.api.function import CONFLICT, Request, Requirement, Response
+from inferplane.api.function import CONFLICT, RECONCILE_ERROR, Request, Requirement, Response
 from inferplane.runtime.cache import Cache
 from inferplane.runtime.collector import collector_paused
 from inferplane.runtime.composed import COMPOSITION_KEY, composed_metadata, desired_digest
@@ -424,7 +424,7 @@ class Reconciler:
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
         status, message = failed_status(composite, exc)
-        self.store.record_event(key, "Warning", "ReconcileError", message)
+        self.store.record_event(key, "Warning", RECONCILE_ERROR, message)
         self._put_status(key, status)
 
     def _call(self, key: Key, function: Callable[[Request], Response], composite: Resource,

@@ -22,6 +22,11 @@ from inferplane.runtime.store import Store
 
 Resource = dict[str, Any]
 
+# The Ready condition type of the Nodes and Pods kept here, the kubelet's: Kubernetes' own, the same word
+# as Crossplane's Ready (api/function.py) but not the same fact. Here, not with the objects' builders
+# (simulation_objects.py), as `get nodes` reads it too and loads none of the simulation.
+KUBERNETES_READY = "Ready"
+
 # zlib's fastest level: 5.1 MB at 1,000 clusters in 0.17 s, against 3.7 MB in 0.42 s at its default (6).
 LEVEL = 1
 INSERT = "INSERT INTO cluster_objects (cluster, seq, kind, body) VALUES (?,?,?,?)"

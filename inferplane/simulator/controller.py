@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from inferplane.api.inference_cluster import InferenceCluster
+from inferplane.api.model_cache import ModelCache
+from inferplane.api.model_replica import ModelReplica
 from inferplane.runtime.controller import HOSTED_PRIORITY, View
 from inferplane.runtime.store import Key
 from inferplane.simulator.fleet import Templates, fingerprint, simulate, simulation_inputs
@@ -17,8 +19,6 @@ from inferplane.simulator.cluster_objects import replace_cluster_objects, simula
 SIMULATE = "simulate"
 # After every reconcile: a cluster is simulated once its fleet settled, not at every step on the way.
 SIMULATE_PRIORITY = HOSTED_PRIORITY
-MODEL_REPLICA = "ModelReplica"
-MODEL_CACHE = "ModelCache"
 # The field a ModelReplica names its cluster by: the cache indexes replicas by it.
 PINNED_TO = "spec.clusterName"
 
@@ -31,7 +31,7 @@ def pinned_cluster(replica: dict) -> str:
 class Simulator:
     work = SIMULATE
     priority = SIMULATE_PRIORITY
-    field_indexes = ((MODEL_REPLICA, PINNED_TO),)
+    field_indexes = ((ModelReplica.KIND, PINNED_TO),)
 
     def __init__(self) -> None:
         # Simulations kept for clusters whose inputs equal theirs (fleet.Templates).
@@ -41,7 +41,7 @@ class Simulator:
     def target(view: View, key: Key) -> Key | None:
         """The target cluster whose simulation a change to this object can change: the cluster it is
         composed under, or the one a ModelReplica is pinned to."""
-        if key.kind == MODEL_REPLICA:
+        if key.kind == ModelReplica.KIND:
             replica = view.get(key)
             cluster = view.lookup(InferenceCluster.KIND, pinned_cluster(replica)) if replica else None
             return Key.of(cluster) if cluster else None
@@ -49,7 +49,7 @@ class Simulator:
         return root if root.kind == InferenceCluster.KIND else None
 
     def due_after_reconcile(self, view: View, key: Key) -> Iterable[Key]:
-        if key.kind == MODEL_CACHE:
+        if key.kind == ModelCache.KIND:
             return self.claim_clusters(view, key)
         target = self.target(view, key)
         return [target] if target is not None else []
@@ -69,7 +69,7 @@ class Simulator:
         pods; a deleted cluster's simulation goes."""
         if key.kind == InferenceCluster.KIND:
             return [key]
-        return self.due_after_reconcile(view, key) if key.kind in (MODEL_REPLICA, MODEL_CACHE) else []
+        return self.due_after_reconcile(view, key) if key.kind in (ModelReplica.KIND, ModelCache.KIND) else []
 
     def run(self, view: View, key: Key) -> bool:
         """Simulate a target cluster again if its inputs changed since it last was."""
@@ -79,7 +79,7 @@ class Simulator:
             replace_cluster_objects(store, key.name, [], None)  # the cluster is gone
             return False
         inputs = simulation_inputs(cluster, view.lookup, view.children,
-                                   lambda name: view.by_field(MODEL_REPLICA, PINNED_TO, name), view.get)
+                                   lambda name: view.by_field(ModelReplica.KIND, PINNED_TO, name), view.get)
         if simulated_inputs(store, key.name) == fingerprint(inputs):
             return False
         _, statuses = simulate(store, cluster, inputs, self.templates)

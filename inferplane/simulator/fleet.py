@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import orjson
 
-from inferplane.api.function import RECONCILE_SUCCESS, SYNCED
+from inferplane.api.function import READY, RECONCILE_SUCCESS, SYNCED
 from inferplane.accelerators.catalog import supported_drivers
 from inferplane.api.cloud_cluster import CLOUD_CLUSTER_KINDS, PoolRole
 from inferplane.api.common import SYSTEM_POOL_NAME
@@ -24,6 +24,7 @@ from inferplane.api.drivers import DRIVERS
 from inferplane.api.inference_class import InferenceClass
 from inferplane.api.inference_cluster import InferenceCluster
 from inferplane.api.json_data import json_copy
+from inferplane.api.serving_stack import ServingStack
 from inferplane.clouds import CLOUD_MODULES, provisioned_gpu
 from inferplane.clouds.base import SYSTEM_POOL_NODES, CloudModule, scaling_of
 from inferplane.api.managed import composed_name
@@ -58,12 +59,12 @@ def simulation_inputs(cluster: Resource, lookup: Lookup, children: Children,
     """Everything the cluster's simulation reads, as plain data; None when nothing is provisioned (yet).
     `get` reads a namespaced object (a replica's ModelCache, whose claims its engine pods mount)."""
     name = cluster["metadata"]["name"]
-    stack = lookup("ServingStack", name)
+    stack = lookup(ServingStack.KIND, name)
     if stack is None:
         return None
     source = cluster["spec"]["cluster"]["source"]
     pool_classes = {p["name"]: p["className"] for p in cluster["spec"].get("nodePools") or []}
-    classes = {c: lookup("InferenceClass", c) for c in set(pool_classes.values())}
+    classes = {c: lookup(InferenceClass.KIND, c) for c in set(pool_classes.values())}
     cloud = CLOUD_MODULES[source]
     entries = (pool_entries(cluster, cloud, classes) if not cloud.provisioned
                else cloud_pool_entries(name, cloud, lookup, children))
@@ -293,8 +294,8 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, tem
 def engine_object_status(ready: bool, message: str) -> dict[str, Any]:
     """What provider-kubernetes reports for a workload Object whose readiness derives from the
     workload's Available condition: Ready, or not with the pods that do not run and why."""
-    ready_condition = ({"type": "Ready", "status": "True", "reason": "Available", "message": message} if ready else
-                       {"type": "Ready", "status": "False", "reason": "Unschedulable", "message": message})
+    ready_condition = ({"type": READY, "status": "True", "reason": "Available", "message": message} if ready else
+                       {"type": READY, "status": "False", "reason": "Unschedulable", "message": message})
     return {"atProvider": {}, "conditions": [
         ready_condition, {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]}
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
-from inferplane.api.function import RECONCILE_ERROR, RECONCILE_SUCCESS, SYNCED, is_ready
+from inferplane.api.function import READY, RECONCILE_ERROR, RECONCILE_SUCCESS, SYNCED, is_ready
 from inferplane.api.json_data import frozen, json_copy
 from inferplane.api.managed import EXTERNAL_NAME_ANNOTATION, HELM_API_VERSION, OBJECT_API_VERSION, applied_manifest, \
     observed_manifest
@@ -78,7 +78,7 @@ def simulated_id(prefix: str, obj: Resource) -> str:
 
 # What a provider reports on a resource it created: one list for every such resource (nearly every
 # composed object of a fleet), unchangeable, as nothing changes a status once reported.
-AVAILABLE = frozen([{"type": "Ready", "status": "True", "reason": "Available", "message": ""},
+AVAILABLE = frozen([{"type": READY, "status": "True", "reason": "Available", "message": ""},
                     {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}])
 # The whole status of a resource the provider created and says nothing more of.
 CREATED = frozen({"atProvider": {}, "conditions": AVAILABLE})
@@ -107,7 +107,7 @@ class SimulatedProvider:
             # cluster's simulation reports it); until then, what was last reported stands.
             if not status.get("conditions"):
                 status["conditions"] = [
-                    {"type": "Ready", "status": "False", "reason": "Creating",
+                    {"type": READY, "status": "False", "reason": "Creating",
                      "message": "waiting for the target cluster to run the workload"},
                     {"type": SYNCED, "status": "True", "reason": RECONCILE_SUCCESS, "message": ""}]
             return status
@@ -129,7 +129,7 @@ class SimulatedProvider:
             found = self.target_object(wanted)
             if found is None:
                 status["conditions"] = [
-                    {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                    {"type": READY, "status": "False", "reason": "Unavailable", "message": ""},
                     {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR,
                      "message": f"observe failed: {wanted.get('kind')} {(wanted.get('metadata') or {}).get('name')} "
                                 "not found on the cluster"}]
@@ -144,7 +144,7 @@ class SimulatedProvider:
         elif (missing := missing_definition(spec, of_kind)) is not None:
             # The target cluster's API server has no such kind: provider-kubernetes cannot create it.
             status["conditions"] = [
-                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": ""},
+                {"type": READY, "status": "False", "reason": "Unavailable", "message": ""},
                 {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR, "message": missing}]
             return True
         elif (settled := settled_status(spec, of_kind) or hydration_status(obj, of_kind)) is not None:
@@ -152,7 +152,7 @@ class SimulatedProvider:
             status["atProvider"] = {**status["atProvider"], "manifest": settled}
             done = (settled.get("status") or {}).get("phase") != "Pending" and (
                 settled.get("kind") != "Job" or bool((settled.get("status") or {}).get("succeeded")))
-            status["conditions"] = [_condition("Ready", done, "Available" if done else "Creating"),
+            status["conditions"] = [_condition(READY, done, "Available" if done else "Creating"),
                                     _condition(SYNCED, True, RECONCILE_SUCCESS)]
             return True
         return False
@@ -162,9 +162,9 @@ class SimulatedProvider:
         """The status of a cloud resource whose create the cloud's API refuses (a region, machine or
         accelerator type it does not offer), as crossplane-runtime reports it: Creating and the error,
         retried. One that exists already stays as it runs (Ready), its update failing."""
-        running = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-        ready = {"type": "Ready", "status": "True", "reason": "Available", "message": ""} if running else \
-            {"type": "Ready", "status": "False", "reason": "Creating", "message": ""}
+        running = any(c.get("type") == READY and c.get("status") == "True" for c in status.get("conditions") or [])
+        ready = {"type": READY, "status": "True", "reason": "Available", "message": ""} if running else \
+            {"type": READY, "status": "False", "reason": "Creating", "message": ""}
         failed = f"{'update' if running else 'create'} failed: {error}"
         return {**status, "conditions": [ready, {"type": SYNCED, "status": "False", "reason": RECONCILE_ERROR,
                                                  "message": failed}]}

@@ -15,6 +15,7 @@ from inferplane.scheduling.framework import Profile
 from inferplane.scheduling.node_scores import WorkloadPods
 from inferplane.scheduling.predicates import NodeInfo, unschedulable_message
 from inferplane.simulator.cache_claims import readiness_reason, waiting_message
+from inferplane.simulator.cluster_objects import KUBERNETES_READY
 from inferplane.simulator.simulation_autoscaler import Unplaced
 from inferplane.simulator.simulation_inputs import EngineObject
 from inferplane.simulator.simulation_objects import (
@@ -92,7 +93,7 @@ class EnginePlacement:
                                                 [a.to_dict() for a in allocation.get(claim, [])]))
         pod["spec"] = {"nodeName": chosen, **spec}
         pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
-                                                            {"type": "Ready", "status": "True"}]}
+                                                            {"type": KUBERNETES_READY, "status": "True"}]}
         if statuses:
             pod["status"]["resourceClaimStatuses"] = statuses
         self.objects.append(pod)

@@ -19,6 +19,7 @@ from inferplane.api.cloud_cluster import PoolRole
 from inferplane.api.json_data import json_copy
 from inferplane.api.managed import NAME_MAX, composed_name
 from inferplane.cel.quantity import format_quantity, parse_quantity
+from inferplane.simulator.cluster_objects import KUBERNETES_READY
 from inferplane.simulator.simulation_inputs import EngineObject, Pool
 
 Resource = dict[str, Any]
@@ -94,7 +95,7 @@ def kwok_node(name: str, pool: Pool) -> Resource:
         "status": {
             "allocatable": allocatable,
             "capacity": dict(allocatable),
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+            "conditions": [{"type": KUBERNETES_READY, "status": "True", "reason": "KubeletReady",
                             "message": "kubelet is posting ready status"}],
         },
     }
@@ -131,14 +132,14 @@ def pod_object(workload: Workload, name: str, spec: Resource, node: str | None, 
         spec = {"nodeName": node, **spec}
         status = {"phase": "Running",
                   "conditions": [{"type": "PodScheduled", "status": "True"},
-                                 {"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+                                 {"type": KUBERNETES_READY, "status": "False", "reason": "ContainersNotReady"}],
                   "containerStatuses": [{"name": workload.container, "ready": False, "restartCount": 5,
                                          "state": {"waiting": {"reason": "CrashLoopBackOff",
                                                                "message": workload.crash}}}]}
     elif node is not None:
         spec = {"nodeName": node, **spec}
         status = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
-                                                     {"type": "Ready", "status": "True"}]}
+                                                     {"type": KUBERNETES_READY, "status": "True"}]}
     else:
         status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                       "reason": "Unschedulable", "message": pending}]}

@@ -66,12 +66,13 @@ def _dry_run(paths: tuple[Path, ...], recursive: bool, state: Path | None, strea
 
 def _apply_summary(runtime, result, started: float, dry_run: bool = False) -> str:
     """The line that ends an apply: time taken, what changed, and which applied objects are not ready, why."""
+    from inferplane.api.function import READY
     from inferplane.cli.progress import apply_summary
 
     not_ready = []
     for key, _ in result.applied:
         conditions = runtime.store.conditions(key) or []
-        ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
+        ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == READY), None)
         if ready is not None and ready.get("status") != "True":
             not_ready.append((str(key), ready.get("reason") or "NotReady"))
         elif ready is None and key.kind in runtime.functions:  # a composite no reconcile reached yet

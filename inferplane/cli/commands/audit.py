@@ -23,12 +23,13 @@ Row = tuple[str, str, str, str]
 def audit(folders: tuple[Path, ...], recursive: bool, state: Path | None) -> None:
     """Audit where every workload lands (placement, toleration, claims, held): the state's simulated
     clusters (--state), or each folder of manifests reconciled in memory on its own."""
+    from inferplane.api.inference_cluster import InferenceCluster
     from inferplane.engine.audit import audit_clusters
     from inferplane.simulator.cluster_objects import simulated_objects
 
     if not folders:
         with opened(state, read_only=True) as runtime:
-            rows, failed = _rows(*audit_clusters(runtime.list("InferenceCluster"), simulated_objects(runtime.store)))
+            rows, failed = _rows(*audit_clusters(runtime.list(InferenceCluster.KIND), simulated_objects(runtime.store)))
         broken = False
     else:
         rows, failed, broken = _audit_folders(folders, recursive)

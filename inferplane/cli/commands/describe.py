@@ -15,6 +15,7 @@ from inferplane.cli.state import opened
 @object_arguments
 def describe(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Spec essentials, status, conditions, composed resources and events of one object."""
+    from inferplane.api.model_deployment import ModelDeployment
     from inferplane.cli.query import fetch
     from inferplane.cli.diffs import carried_secrets_masked
     from inferplane.cli.views import describe as render
@@ -24,5 +25,5 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
         composed = runtime.store.controlled_by(obj["metadata"]["uid"])
-        shown = placement(runtime, obj, verdict) if obj["kind"] == "ModelDeployment" else None
+        shown = placement(runtime, obj, verdict) if obj["kind"] == ModelDeployment.KIND else None
         click.echo(render(carried_secrets_masked(obj), composed, runtime.store.events(Key.of(obj)), shown))

@@ -148,7 +148,7 @@ def _print_tables(selection, types, ns: str | None, output: str | None, show_lab
 def _cluster_objects(store, cluster: str) -> list[dict]:
     """A target cluster's simulated objects; a clear error where there is no such running cluster."""
     from inferplane import API_GROUP
-    from inferplane.api.inference_cluster import CLUSTER_READY
+    from inferplane.api.inference_cluster import CLUSTER_READY, InferenceCluster
     from inferplane.cli.views import condition
     from inferplane.runtime.store import Key
     from inferplane.simulator.cluster_objects import simulated_objects
@@ -156,7 +156,7 @@ def _cluster_objects(store, cluster: str) -> list[dict]:
     held = simulated_objects(store, cluster).get(cluster)
     if held:
         return held
-    owner = store.get(Key(API_GROUP, "InferenceCluster", "", cluster))
+    owner = store.get(Key(API_GROUP, InferenceCluster.KIND, "", cluster))
     if owner is None:
         raise click.ClickException(f"InferenceCluster {cluster!r} does not exist: `inferplane get inferenceclusters` "
                                    "lists them")

@@ -21,12 +21,13 @@ def why(kind: str, name: str, namespace: str | None, state: Path | None) -> None
 
 def print_why(kind: str, name: str, namespace: str | None, state: Path | None) -> None:
     """Every step of the placement of the ModelDeployment KIND NAME names (`explain KIND NAME` too)."""
+    from inferplane.api.model_deployment import ModelDeployment
     from inferplane.cli.query import fetch
     from inferplane.compose.model_deployment import explain as explain_placement
 
     with opened(state, read_only=True) as runtime:
         obj = fetch(runtime, kind, name, namespace)
-        if obj["kind"] != "ModelDeployment":
+        if obj["kind"] != ModelDeployment.KIND:
             raise click.ClickException(f"{obj['kind']} has no placement to explain: name a ModelDeployment (md)")
         click.echo("\n".join(placement(runtime, obj, explain_placement)))
 
