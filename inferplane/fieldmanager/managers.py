@@ -32,13 +32,15 @@ STRIPPED: tuple[Path, ...] = (("f:apiVersion",), ("f:kind",), ("f:status",)) + t
         "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"))
 
 
+UNKNOWN_MANAGER = "unknown"
+
+
 def manager_from_user_agent(user_agent: str) -> str:
     """The manager of a write that names none: the User-Agent up to its first `/`, unprintable characters
     left out, at most MAX_MANAGER bytes (k8s.io/apiserver pkg/endpoints/handlers/create.go, v0.37.0-beta.0:
     managerOrUserAgent and prefixFromUserAgent). Unlike upstream, spaces other than U+0020 (category Zs)
-    are kept here, where Go's unicode.IsPrint drops them; and an empty result stays empty, where the API
-    server names the manager "unknown" (k8s.io/apimachinery pkg/util/managedfields/internal/
-    buildmanagerinfo.go, buildManagerInfo)."""
+    are kept here, where Go's unicode.IsPrint drops them. An empty result is "unknown", as the API server
+    names it (k8s.io/apimachinery pkg/util/managedfields/internal/buildmanagerinfo.go, buildManagerInfo)."""
     out, size = [], 0
     for char in user_agent.split("/", 1)[0]:
         if not char.isprintable() and unicodedata.category(char) != "Zs":
@@ -47,7 +49,7 @@ def manager_from_user_agent(user_agent: str) -> str:
         if size > MAX_MANAGER:
             break
         out.append(char)
-    return "".join(out)
+    return "".join(out) or UNKNOWN_MANAGER
 
 
 @dataclass
@@ -67,14 +69,14 @@ class Entry:
         return (self.manager, self.operation, self.api_version if self.operation == UPDATE else "", self.subresource)
 
     def describe(self) -> str:
-        """As a conflict names it (internal/conflict.go, v0.37.0-beta.0: printManager). printManager adds
-        ` at TIME` only when the manager identifier carries a time, and BuildManagerIdentifier never gives
-        it one, so kube-apiserver's messages end at `using VERSION`; ours add the entry's time."""
+        """As a conflict names it (internal/conflict.go, v0.37.0-beta.0: printManager): an Update manager
+        with its API version and no time (printManager adds ` at TIME` only to an identifier carrying one,
+        and BuildManagerIdentifier never gives it one)."""
         name = f'"{self.manager}"'
         if self.subresource:
             name += f' with subresource "{self.subresource}"'
         if self.operation == UPDATE:
-            name += f" using {self.api_version}" + (f" at {self.time}" if self.time else "")
+            name += f" using {self.api_version}"
         return name
 
 

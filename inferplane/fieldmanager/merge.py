@@ -1,10 +1,8 @@
 """The applied configuration merged into the live object (TypedValue.Merge: typed/merge.go,
 structured-merge-diff v6.4.2): the configuration's values win; maps merge key by key; a list-map's items
 merge by their keys and a set's by their values; an atomic list or map, and a scalar, is the
-configuration's. The order of a merged list is ours: the live object's items kept in their order and new
-ones added after. typed/merge.go's visitListItems orders by the configuration instead: items both have
-come in the configuration's order, a new item where the configuration puts it, live-only items where they
-stood. And the removal of a field, by its path."""
+configuration's, a merged list in visitListItems' order (_merged_list). And the removal of a field, by its
+path."""
 
 from __future__ import annotations
 
@@ -28,23 +26,64 @@ def merged(live: Any, config: Any, shape: Shape, schema: Schema | None = None, p
         return out
     kind = shape.list_type(schema)
     if isinstance(live, list) and isinstance(config, list) and kind.kind != "atomic":
-        items = shape.items(schema)
-        out = list(live)
-        index = {}
-        for at, item in enumerate(live):
-            try:
-                index.setdefault(item_element(item, kind.keys, kind.kind, path), at)
-            except ValueError:
-                continue  # a live item the schema cannot key: left as it is
-        for item in config:
-            element = item_element(item, kind.keys, kind.kind, path)
-            if element in index:
-                out[index[element]] = merged(out[index[element]], item, shape, items, path + (element,))
-            else:
-                index[element] = len(out)
-                out.append(copy.deepcopy(item))
-        return out
+        return _merged_list(live, config, shape, schema, path)
     return copy.deepcopy(config)
+
+
+def _merged_list(live: list, config: list, shape: Shape, schema: Schema | None, path: Path) -> list:
+    """A list-map or set merged in typed/merge.go's visitListItems order (structured-merge-diff v6.4.2),
+    walking both lists: the items both have in the configuration's order, merged; an item only the live
+    list has where it stood; a new item where the configuration puts it. Live [a, b] and configuration
+    [c, a] give [c, a, b]."""
+    kind, items = shape.list_type(schema), shape.items(schema)
+
+    def element(item: Any) -> str | None:
+        try:
+            return item_element(item, kind.keys, kind.kind, path)
+        except ValueError:
+            return None  # a live item the schema cannot key: left where it is
+
+    live_elements = [element(item) for item in live]
+    config_elements = [item_element(item, kind.keys, kind.kind, path) for item in config]
+    in_live: dict[str, int] = {}
+    for at, found in enumerate(live_elements):
+        if found is not None:
+            in_live.setdefault(found, at)
+    in_config = set(config_elements)
+    # The items both lists have, in the configuration's order: a live one met before its turn waits for it.
+    shared = iter([found for found in config_elements if found in in_live])
+    next_shared = next(shared, None)
+    out: list = []
+    done: set[str] = set()
+    left, right = 0, 0
+    while left < len(live) or right < len(config):
+        here = live_elements[left] if left < len(live) else None
+        if left < len(live) and right < len(config):
+            if here is not None and here == config_elements[right]:
+                done.add(here)
+                out.append(merged(live[left], config[right], shape, items, path + (here,)))
+                left, right = left + 1, right + 1
+                next_shared = next(shared, None)
+                continue
+            if here in in_config and next_shared is not None and next_shared != here:
+                left += 1
+                continue
+        if left < len(live):
+            if here not in in_config:
+                out.append(live[left])
+                left += 1
+                continue
+            if here in done:
+                left += 1
+        if right < len(config):
+            wanted = config_elements[right]
+            done.add(wanted)
+            out.append(merged(live[in_live[wanted]], config[right], shape, items, path + (wanted,))
+                       if wanted in in_live else copy.deepcopy(config[right]))
+            right += 1
+            if next_shared == wanted:
+                next_shared = next(shared, None)
+    return out
 
 
 def _matches(element: str, item: Any) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from inferplane.runtime.keys import unmanaged
 from inferplane.runtime.store import Key, Resource, Store, controller_of, resource_version
 
 # An index kept over one field of one kind's objects: (kind, field path).
@@ -66,13 +67,18 @@ class Cache:
 
     # ---- reads
 
+    def decode(self, body: str) -> Resource:
+        """An object as the cache holds it: without managedFields, which the store keeps (Store.put) and
+        nothing reading the cache reads."""
+        return unmanaged(self.store.decode(body))
+
     def _take(self, rows: list[tuple[Key, int, str]]) -> list[Resource]:
         """The objects of store rows, each decoded only when the cache holds another version of it."""
         out = []
         for key, version, body in rows:
             held = self.objects.get(key)
             if held is None or resource_version(held) != str(version):
-                held = self.store.decode(body)
+                held = self.decode(body)
                 self._hold(key, self.objects.get(key), held)
             out.append(held)
         return out
@@ -139,14 +145,14 @@ class Cache:
         for key, version, body in self.store.rows_changed_since(self.seen):
             before = self.objects.get(key)
             if before is None or resource_version(before) != str(version):
-                after = self.store.decode(body)
+                after = self.decode(body)
                 self._hold(key, before, after)
                 self.on_change(key, before, after)
             self.seen = max(self.seen, version)
 
     def remember(self, obj: Resource) -> None:
         """An object this process just wrote."""
-        key = Key.of(obj)
+        key, obj = Key.of(obj), unmanaged(obj)
         before = self.objects.get(key)
         self._hold(key, before, obj)
         self.on_change(key, before, obj)

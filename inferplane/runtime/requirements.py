@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from inferplane.api.function import Request, Requirement, Response
-from inferplane.runtime.keys import Key, Resource
+from inferplane.runtime.keys import Key, Resource, unmanaged
 
 # Bounded so that a function which keeps asking for new resources cannot spin forever.
 MAX_REQUIREMENT_ROUNDS = 5
@@ -46,14 +46,6 @@ def call_with_requirements(resolve: Resolve, function: Callable[[Request], Respo
         response = function(Request(composite, observed, dict(required)))
     asked.update(response.requirements)
     return response, watched_keys(asked)
-
-
-def unmanaged(obj: Any) -> Any:
-    """An object as a function is handed it: without metadata.managedFields, the API server's bookkeeping
-    of who wrote which field, which no function reads (Crossplane's SDKs never do)."""
-    if isinstance(obj, dict) and "managedFields" in (obj.get("metadata") or {}):
-        return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "managedFields"}}
-    return obj
 
 
 def _unmanaged_answers(resolve: Resolve) -> Resolve:

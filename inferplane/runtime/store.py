@@ -12,15 +12,9 @@ It keeps the API server's rules, so that several `inferplane` processes can shar
 SQLite in WAL mode; each `transaction()` commits atomically, so a process killed mid-apply leaves
 every acknowledged write and nothing half-written. `path=None` keeps everything in memory (render).
 
-What keeps a state from being used is told apart, each with its fix (StoreError): a state this process
-may not write (readers still read it), a file that is not an inferplane store (empty, cut short, not
-SQLite, another program's: never taken for a new state), a store SQLite finds damaged, another
-process's lock. No message quotes what the store holds.
-
-Its parts, each in its own module: the keys and what is read off an object (keys.py), the tables'
-layout (schema.py), the file and its errors (store_file.py), the work queue (work_queue.py) and the
-events (event_log.py). What an owner above the runtime keeps beside (the simulated clusters' objects,
-admission's files) lives in tables it registers (register_tables).
+A state that cannot be used is told apart, with its fix (StoreError: unwritable, not a store, damaged,
+locked); no message quotes what the store holds. Its parts: keys.py, schema.py, store_file.py,
+work_queue.py, event_log.py; an owner above the runtime registers its own tables (register_tables).
 """
 
 from __future__ import annotations
@@ -35,7 +29,8 @@ import orjson
 from inferplane.runtime.checkpointer import AUTOCHECKPOINT_PAGES, Checkpointer
 from inferplane.runtime.event_log import EventLog
 from inferplane.runtime.keys import (EVERY, Key, Resource, columns, controller_of, controller_ref,  # noqa: F401
-                                     resource_version, store_opened, uid_for, written_digest)
+                                     resource_version, store_opened, uid_for, unmanaged, written_digest,
+                                     MANAGED_FIELDS)
 from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's callers read it here)
 from inferplane.runtime.schema import Tables, field_index, field_value
 from inferplane.runtime.transaction import Transaction, now  # noqa: F401  (callers read `now` here)
@@ -51,9 +46,6 @@ class Conflict(Exception):
 def _dumps(obj: Resource) -> str:
     # Unsorted: key order means nothing to any reader. orjson encodes several times faster than json.
     return orjson.dumps(obj).decode()
-
-
-_loads = orjson.loads
 
 
 class Store(StoreFile, WorkQueue, EventLog):
@@ -245,7 +237,7 @@ class Store(StoreFile, WorkQueue, EventLog):
             "SELECT body FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?",
             columns(key)).fetchone()
         try:
-            return _loads(row[0]) if row else None
+            return orjson.loads(row[0]) if row else None
         except orjson.JSONDecodeError:
             raise self.undecodable() from None
 
@@ -270,7 +262,7 @@ class Store(StoreFile, WorkQueue, EventLog):
             query += " WHERE " + " AND ".join(clauses)
         query += " ORDER BY api_group, kind, namespace, name"
         try:
-            return [_loads(row[0]) for row in self._db.execute(query, args)]
+            return [orjson.loads(row[0]) for row in self._db.execute(query, args)]
         except orjson.JSONDecodeError:
             raise self.undecodable() from None
 
@@ -348,7 +340,7 @@ class Store(StoreFile, WorkQueue, EventLog):
 
     def decode(self, body: str) -> Resource:
         try:
-            return _loads(body)
+            return orjson.loads(body)
         except orjson.JSONDecodeError:
             raise self.undecodable() from None
 
@@ -389,10 +381,12 @@ class Store(StoreFile, WorkQueue, EventLog):
                status: Callable[[Resource], dict[str, Any]] | None = None, written: str | None = None
                ) -> tuple[Resource, bool]:
         """Store `stored` unless it equals `current` (resourceVersion aside); bumps the version. `status`,
-        `written`: see `put` (None, for a status, keeps the digest stored)."""
+        `written`: see `put` (None, for a status, keeps the digest stored). A user's object written without
+        managedFields (its status, a finalizer removed: the reconciler's cache holds none) keeps those stored."""
+        kept = self._kept_managed_fields(key, current, stored)
         if current is not None:
             unchanged = {**stored, "metadata": {**stored["metadata"], "resourceVersion": resource_version(current)}}
-            if unchanged == current:
+            if unchanged == (current if kept is None else unmanaged(current)):
                 if written and written != self.written(key):
                     self._db.execute("UPDATE resources SET written=? WHERE api_group=? AND kind=? AND namespace=? "
                                      "AND name=?", (written, *columns(key)))
@@ -406,9 +400,17 @@ class Store(StoreFile, WorkQueue, EventLog):
             "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,IFNULL(?9,'')) ON CONFLICT(api_group, kind, namespace, name) DO UPDATE "
             "SET body=excluded.body, rv=excluded.rv, uid=excluded.uid, controller=excluded.controller, "
             "written=IFNULL(?9, written)",
-            (*columns(key), _dumps(stored), version, stored["metadata"].get("uid") or "", controller_of(stored) or "",
-             written))
+            (*columns(key), _dumps(stored if kept is None else {
+                **stored, "metadata": {**stored["metadata"], MANAGED_FIELDS: orjson.Fragment(kept)}}),
+             version, stored["metadata"].get("uid") or "", controller_of(stored) or "", written))
         return stored, True
+
+    def _kept_managed_fields(self, key: Key, current: Resource | None, stored: Resource) -> str | None:
+        """The stored managedFields (JSON) a write of a user's object without them keeps."""
+        if current is None or MANAGED_FIELDS in stored["metadata"] or controller_of(stored) is not None:
+            return None
+        found = self._column(key, f"json_extract(body, '$.metadata.{MANAGED_FIELDS}')")
+        return found[0] if found is not None else None
 
     def _current(self, key: Key, known: Resource | None) -> Resource | None:
         """The stored object: `known` (a caller's cached copy) if it is still at the stored version,

@@ -46,6 +46,18 @@ def test_a_changed_value_another_manager_owns_is_a_conflict_and_force_takes_it()
     assert ("f:spec", "f:maxNodeCount") not in forced[("kubectl", "Apply", "", "")].paths
 
 
+def test_a_conflict_with_an_update_names_its_api_version_and_no_time():
+    """As kube-apiserver words it: `conflict with "kubectl-edit" using API: .spec.maxNodeCount`."""
+    live, managers = applied(None, BASE, {}, "kubectl")
+    edited = {**BASE, "spec": {**BASE["spec"], "maxNodeCount": 6}}
+    managers = fm.stamped(managers, fm.update(fm.managed_part(live), fm.managed_part(edited), managers,
+                                              fm.Entry("kubectl-edit", fm.UPDATE, API), SHAPE), "2026-12-05T13:00:00Z")
+    with pytest.raises(fm.Conflicts) as raised:
+        applied(edited, {**BASE, "spec": {**BASE["spec"], "maxNodeCount": 8}}, managers, "gitops")
+    assert raised.value.message() == ('Apply failed with 1 conflict: conflict with "kubectl-edit" using '
+                                      f'{API}: .spec.maxNodeCount')
+
+
 DROPS = [  # (what the first manager's second apply leaves out, where it was)
     (lambda c: c["metadata"]["labels"].pop("team"), lambda o: o["metadata"].get("labels", {}).get("team")),
     (lambda c: c["spec"]["nodePools"].clear(), lambda o: [p["name"] for p in o["spec"].get("nodePools", [])]),
@@ -85,6 +97,7 @@ def test_the_manager_from_the_user_agent():
     assert fm.manager_from_user_agent("kubectl/v1.37.1 (linux/amd64) kubernetes/abc") == "kubectl"
     assert fm.manager_from_user_agent("OpenAPI-Generator/36.0.3/python") == "OpenAPI-Generator"
     assert fm.manager_from_user_agent("a\x00b" + "c" * 200) == "ab" + "c" * 126
+    assert fm.manager_from_user_agent("") == fm.manager_from_user_agent("/v1") == "unknown"
 
 
 def test_the_clis_apply_of_the_same_fields_later_leaves_managed_fields_as_they_were():
@@ -98,3 +111,21 @@ def test_the_clis_apply_of_the_same_fields_later_leaves_managed_fields_as_they_w
     stored = {**obj, "metadata": {**obj["metadata"], "managedFields": first}}
     assert record(obj, stored) == first
     assert first[0]["time"] == "2026-12-05T10:00:00Z"
+
+
+@pytest.mark.parametrize("live, config, expected", [
+    (["a", "b"], ["c", "a"], ["c", "a", "b"]),
+    (["a", "b"], ["b", "a"], ["b", "a"]),
+    (["a", "b", "c"], ["b", "d"], ["a", "b", "c", "d"]),
+    (["a", "b", "c"], ["c", "a"], ["b", "c", "a"]),
+])
+def test_a_merged_list_map_follows_the_applied_order(live, config, expected):
+    """typed/merge.go's visitListItems: items both have in the configuration's order, new items where the
+    configuration puts them, live-only items where they stood."""
+    from inferplane.fieldmanager.merge import merged
+
+    def pools(names):
+        return {**BASE, "spec": {**BASE["spec"], "nodePools": [{"name": n, "className": "l4", "nodeCount": 1}
+                                                                for n in names]}}
+    out = merged(fm.managed_part(pools(live)), fm.managed_part(pools(config)), SHAPE)
+    assert [p["name"] for p in out["spec"]["nodePools"]] == expected

@@ -367,3 +367,31 @@ def test_an_owners_tables_are_made_once_inside_the_callers_transaction_and_kept(
         store.execute("INSERT INTO toy_shelves VALUES ('a')")
     store.close()
     assert Store(tmp_path).execute("SELECT name FROM toy_shelves").fetchall() == [("a",)]
+
+
+def test_managed_fields_stay_in_the_store_not_in_the_reconcilers_cache(tmp_path):
+    """The reconciler's cache holds no managedFields; its writes of a user's object (a status, a finalizer
+    removed) keep the ones stored, and a user's write with new ones replaces them."""
+    from inferplane.runtime.cache import Cache
+
+    managers = [{"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:spec": {"f:devices": {}}}}]
+    store = Store(tmp_path)
+    written = {**CLASS, "metadata": {**CLASS["metadata"], "finalizers": ["keep"], "managedFields": managers}}
+    store.put(written)
+    cached = Cache(store).get(KEY)
+    assert "managedFields" not in cached["metadata"]
+
+    after_status, changed = store.put_status(KEY, READY, cached)
+    assert changed and "managedFields" not in after_status["metadata"]
+    assert store.get(KEY)["metadata"]["managedFields"] == managers
+    assert store.put(after_status, known=after_status) == (after_status, False), "the same object, unchanged"
+
+    unfinalized = {**after_status, "metadata": {**after_status["metadata"], "finalizers": []}}
+    store.put(unfinalized, known=after_status)
+    assert store.get(KEY)["metadata"]["managedFields"] == managers
+
+    others = [{**managers[0], "manager": "argocd-controller"}]
+    current = store.get(KEY)
+    store.put({**current, "metadata": {**current["metadata"], "managedFields": others}})
+    assert store.get(KEY)["metadata"]["managedFields"] == others
