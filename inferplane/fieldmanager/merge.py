@@ -36,19 +36,9 @@ def _merged_list(live: list, config: list, shape: Shape, schema: Schema | None, 
     list has where it stood; a new item where the configuration puts it. Live [a, b] and configuration
     [c, a] give [c, a, b]."""
     kind, items = shape.list_type(schema), shape.items(schema)
-
-    def element(item: Any) -> str | None:
-        try:
-            return item_element(item, kind.keys, kind.kind, path)
-        except ValueError:
-            return None  # a live item the schema cannot key: left where it is
-
-    live_elements = [element(item) for item in live]
+    live_elements = [_element_or_none(item, kind, path) for item in live]
     config_elements = [item_element(item, kind.keys, kind.kind, path) for item in config]
-    in_live: dict[str, int] = {}
-    for at, found in enumerate(live_elements):
-        if found is not None:
-            in_live.setdefault(found, at)
+    in_live = {found: at for at, found in reversed(list(enumerate(live_elements))) if found is not None}
     in_config = set(config_elements)
     # The items both lists have, in the configuration's order: a live one met before its turn waits for it.
     shared = iter([found for found in config_elements if found in in_live])
@@ -84,6 +74,14 @@ def _merged_list(live: list, config: list, shape: Shape, schema: Schema | None, 
             if next_shared == wanted:
                 next_shared = next(shared, None)
     return out
+
+
+def _element_or_none(item: Any, kind, path: Path) -> str | None:
+    """A live item's path element; None for one the schema cannot key, which is left where it is."""
+    try:
+        return item_element(item, kind.keys, kind.kind, path)
+    except ValueError:
+        return None
 
 
 def _matches(element: str, item: Any) -> bool:
