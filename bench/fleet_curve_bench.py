@@ -1,6 +1,6 @@
 """The embedded engine's cost curve, 500 to 10,000 clusters: does work grow with the change or the fleet?
 
-Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N] [--one-process]
+Run: python bench/fleet_curve_bench.py [SIZES...] [--runs N] [--one-process] [--against DIR]
 For each size (default 500 1000 2000 5000 10000), N times (default 3: N rounds of every size), each run
 in its own process (so that its peak RSS is its own): a synthetic fleet of mixed clouds, four pools per
 cluster, one file per object (synthetic_fleet.write_fleet), applied to a fresh SQLite state to its
@@ -8,7 +8,8 @@ fixpoint; the same folder applied again unchanged (no-op); one cluster's nodeCou
 applied again; then a whole `inferplane get icluster NAME` of one cluster, process start included, three
 times. Each apply is a fresh ControlPlane, as each `inferplane apply` is a fresh process.
 A run of 250 clusters or more starts a helper process (engine/shards.py), counted in its CPU and peak;
-`--one-process` keeps every run in one process, to compare.
+`--one-process` keeps every run in one process, to compare. `--against DIR` runs another checkout's code
+(with its own copy of this benchmark) after each run of this one, and prints its figures beside.
 
 Prints per size the best run's wall seconds, CPU seconds (best of the runs, each phase on its own), CPU
 ms per cluster, peak RSS, and the no-op and the change as shares of the full apply; then the machine's
@@ -21,12 +22,15 @@ apply at 10,000, `get` of one cluster under 0.5 s at 10,000.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from fleet_bench import measure
+
+REPO = Path(__file__).resolve().parents[1]
 
 SIZES = [500, 1000, 2000, 5000, 10000]
 RUNS = 3
@@ -73,15 +77,36 @@ def best(runs: list[dict], phase: str, field: str) -> float:
     return min(run[phase][field] for run in runs)
 
 
-def main(sizes: list[int], runs: int, one_process: bool) -> None:
+def one_run_of(checkout: Path, size: int, one_process: bool) -> dict:
+    """One run in its own process, of `checkout`'s code and its own copy of this benchmark."""
+    return json.loads(subprocess.run(
+        [sys.executable, str(checkout / "bench" / Path(__file__).name), "--one", str(size)]
+        + ["--one-process"] * one_process, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(checkout)}).stdout)
+
+
+def main(sizes: list[int], runs: int, one_process: bool, against: Path | None = None) -> None:
     # Round by round, every size in each: this machine's speed drifts within the minutes a curve takes, and
-    # all runs of one size in a row would put that drift into the curve's flatness.
-    rows: dict[int, list[dict]] = {size: [] for size in sizes}
+    # all runs of one size in a row would put that drift into the curve's flatness. With `against`, the
+    # other checkout's run of each size follows this one's, so that both see the same drift.
+    checkouts = [REPO] + ([against.resolve()] if against else [])
+    rows: dict[Path, dict[int, list[dict]]] = {checkout: {size: [] for size in sizes} for checkout in checkouts}
     for _ in range(runs):
         for size in sizes:
-            rows[size].append(json.loads(subprocess.run(
-                [sys.executable, __file__, "--one", str(size)] + ["--one-process"] * one_process,
-                capture_output=True, text=True, check=True).stdout))
+            for checkout in checkouts:
+                rows[checkout][size].append(one_run_of(checkout, size, one_process))
+    for checkout in checkouts:
+        if against:
+            print(f"\n== {checkout} ({git_head(checkout)})")
+        report(rows[checkout], runs)
+
+
+def git_head(checkout: Path) -> str:
+    return subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def report(rows: dict[int, list[dict]], runs: int) -> None:
     print(f"best of {runs} runs each (CPU: each phase's least; wall and peak: the run with the least full CPU)")
     print(f"{'clusters':>8} {'objects':>8} | {'full s':>7} {'cpu s':>7} {'ms/cl':>6} {'MiB':>6} | {'no-op s':>7} "
           f"{'cpu s':>6} {'of full':>7} | {'change s':>8} {'cpu s':>6} {'recs':>4} {'of full':>7} | {'get s':>5}")
@@ -130,7 +155,10 @@ if __name__ == "__main__":
     if args[:1] == ["--one"]:
         print(json.dumps(one_run(int(args[1]), one_process)))
     else:
-        count = int(args[args.index("--runs") + 1]) if "--runs" in args else RUNS
-        if "--runs" in args:
-            del args[args.index("--runs"):args.index("--runs") + 2]
-        main([int(a) for a in args] or SIZES, count, one_process)
+        options = {}
+        for option in ("--runs", "--against"):
+            if option in args:
+                options[option] = args[args.index(option) + 1]
+                del args[args.index(option):args.index(option) + 2]
+        main([int(a) for a in args] or SIZES, int(options.get("--runs", RUNS)), one_process,
+             Path(options["--against"]) if "--against" in options else None)
