@@ -117,6 +117,10 @@ def forget_killed_helpers(store: Store) -> None:
         store.unpark()
 
 
+# The folder holding the `inferplane` package this process imported.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
 class Helper:
     """The helper process of one run, seen from the run: started at the start, waited for and merged
     once only parked items are left, `stop`ped at the end whatever happened. A new interpreter, not a
@@ -133,9 +137,13 @@ class Helper:
         with store.transaction(durable=False):
             store.park(RECONCILE, sorted(roots))
         with open(self.folder / LOG, "wb") as log:
+            # The helper runs the very package this process runs: `-P` keeps the working folder (which may
+            # hold another checkout's `inferplane`) off its path, PACKAGE_ROOT goes first.
             self.process: subprocess.Popen | None = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(store.file), str(self.folder), str(os.getpid())],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                [sys.executable, "-P", "-m", __name__, str(store.file), str(self.folder), str(os.getpid())],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                    filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))})
         with open(self.folder / DONE, "r+b") as counter:
             self.done = mmap.mmap(counter.fileno(), 8)  # the helper's reconciles and runs so far
         self.merged = False  # the helper's count is in the run's report once merged (or dropped)

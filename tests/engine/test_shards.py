@@ -8,7 +8,7 @@ import pytest
 
 from inferplane.engine.control_plane import ControlPlane
 from inferplane.engine import shards
-from inferplane.runtime.store import Key, Store
+from inferplane.runtime.store import STORE_FILE, Key, Store
 from inferplane.simulator.synthetic_fleet import write_fleet
 from inferplane.simulator.cluster_objects import simulated_objects
 
@@ -101,13 +101,29 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
     assert ControlPlane(tmp_path / "state", shard_min=2).apply([fleet]).report.reconciles == 0
 
 
+def test_a_helper_runs_this_package_whatever_folder_the_run_is_started_in(fleet, tmp_path, one_process, monkeypatch):
+    # A user's working folder holding another `inferplane` (an older checkout, say), which `python -m` would
+    # import first: here one that fails at once.
+    other = tmp_path / "checkout" / "inferplane"
+    (other / "engine").mkdir(parents=True)
+    (other / "__init__.py").write_text("raise SystemExit('another checkout')\n")
+    (other / "engine" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path / "checkout")
+    merges = []
+    real_merge = shards.merge
+    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
+    runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
+    assert merges == [True]  # the helper ran, and its work was merged
+    assert_same_fleet(runtime, one_process)
+
+
 def test_a_helper_that_fails_changes_nothing_and_the_run_does_its_work(fleet, tmp_path, one_process, monkeypatch):
     started = helpers_started(monkeypatch)
 
     # The helper's process fails at its start: it cannot copy the store.
     real_popen = shards.subprocess.Popen
     monkeypatch.setattr(shards.subprocess, "Popen", lambda args, **options: real_popen(
-        [*args[:3], str(tmp_path / "no-such-store.db"), *args[4:]], **options))
+        [str(tmp_path / "no-such-store.db") if arg.endswith(STORE_FILE) else arg for arg in args], **options))
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
     assert started
     assert_same_fleet(runtime, one_process)
