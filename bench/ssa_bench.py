@@ -27,7 +27,7 @@ def settle(state: Path) -> None:
     runtime = ControlPlane(state, read_only=True)
     try:
         time.sleep(0.5)  # the server's reconciler is woken by the last write
-        while runtime.store.queued() or Lease(runtime.store).current_holder():
+        while runtime.store.queue.queued() or Lease(runtime.store).current_holder():
             time.sleep(0.1)
     finally:
         runtime.close()

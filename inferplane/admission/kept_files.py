@@ -38,7 +38,7 @@ class KeptFiles:
         try:
             return None if row is None else orjson.loads(row[0])
         except orjson.JSONDecodeError:
-            raise self.store.undecodable() from None
+            raise self.store.database.undecodable() from None
 
     def keep_admitted(self, files: dict[bytes, list[dict[str, Any]]]) -> None:
         """Remember files admitted whole; the oldest go beyond ADMITTED_FILES_KEPT."""

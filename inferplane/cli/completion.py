@@ -37,7 +37,7 @@ def complete_names(params: dict[str, Any], incomplete: str) -> list[str]:
     try:
         names = {o["metadata"]["name"] for t in types if not t.in_cluster for o in store.list(t.kind)}
     except Exception as exc:
-        if store.failure(exc) is None:
+        if store.database.failure(exc) is None:
             raise
         return []
     finally:

@@ -81,7 +81,7 @@ class ConsoleView:
         with store.reading():
             self.objects = {Key.of(o): o for kind in fleet_page.PAGE_KINDS for o in store.list(kind)}
             self.cluster_objects = simulated_objects(store, kinds=fleet_page.CLUSTER_KINDS)
-            events = store.events()
+            events = store.event_log.events()
         return self._render(events)
 
     def update(self, store: Store, keys: Iterable[Key]) -> View:
@@ -96,7 +96,7 @@ class ConsoleView:
             for name in touched:
                 self.cluster_objects.pop(name, None)
                 self.cluster_objects.update(simulated_objects(store, cluster=name, kinds=fleet_page.CLUSTER_KINDS))
-            events = store.events()
+            events = store.event_log.events()
         return self._render(events)
 
     def _render(self, events: list[dict[str, Any]]) -> View:

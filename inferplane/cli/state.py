@@ -60,7 +60,7 @@ def _store_failures(store: "Store") -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        failure = store.failure(exc)
+        failure = store.database.failure(exc)
         if failure is None:
             raise
         raise click.ClickException(str(failure)) from None

@@ -80,7 +80,7 @@ BASE_TABLES = {
 def run(reconciler: Reconciler, kind: str, minimum: int = SHARD_MIN) -> RunReport:
     """The reconciler's run to the fixpoint, half of the trees of `kind` worked off by a helper process
     when one pays (see start_helper)."""
-    if reconciler.store.next_item() is None:
+    if reconciler.store.queue.next_item() is None:
         return RunReport()  # nothing changed: no helper, nothing left by one to forget
     helper = start_helper(reconciler, kind, minimum)
     if helper is None:
@@ -99,7 +99,7 @@ def start_helper(reconciler: Reconciler, kind: str, minimum: int) -> "Helper | N
         forget_killed_helpers(store)
     if store.file is None or (os.cpu_count() or 1) < 2:
         return None
-    roots = sorted(set(store.queued_of_kind(RECONCILE, kind)))
+    roots = sorted(set(store.queue.queued_of_kind(RECONCILE, kind)))
     if len(roots) < max(minimum, 2):
         return None
     taken = roots[1::2]
@@ -114,7 +114,7 @@ def forget_killed_helpers(store: Store) -> None:
     for stale in store.path.glob(".helper-*"):
         shutil.rmtree(stale, ignore_errors=True)
     with store.transaction(durable=False):
-        store.unpark()
+        store.queue.unpark()
 
 
 # The folder holding the `inferplane` package this process imported.
@@ -135,7 +135,7 @@ class Helper:
         (self.folder / ROOTS).write_text(json.dumps(sorted(roots)))
         (self.folder / DONE).write_bytes(bytes(8))
         with store.transaction(durable=False):
-            store.park(RECONCILE, sorted(roots))
+            store.queue.park(RECONCILE, sorted(roots))
         with open(self.folder / LOG, "wb") as log:
             # The helper runs the very package this process runs: `-P` keeps the working folder (which may
             # hold another checkout's `inferplane`) off its path, PACKAGE_ROOT goes first.
@@ -149,7 +149,7 @@ class Helper:
         self.merged = False  # the helper's count is in the run's report once merged (or dropped)
         # Each process works on half of the fleet's pages: half the page cache each holds as many of them
         # as one process does (15 MiB less of the two processes' peak at 10,000 clusters).
-        store.set_page_cache(CACHE_KIB // 2)
+        store.database.set_page_cache(CACHE_KIB // 2)
 
     def beside(self) -> int:
         """How much work the helper has done so far and is not yet counted in the run's report."""
@@ -173,7 +173,7 @@ class Helper:
                 for owns in (lambda key: runs_beside(reconciler, self.kind, set(), key), None):
                     report.add(reconciler.run(owns=owns))
                     with reconciler.store.transaction(durable=False):
-                        reconciler.store.unpark()
+                        reconciler.store.queue.unpark()
         finally:
             reconciler.progress = told
         return report
@@ -186,7 +186,7 @@ class Helper:
             if reconciler.lease is not None:
                 reconciler.lease.renew_if_due()
             if reconciler.progress is not None:
-                reconciler.progress(0, store.queued)
+                reconciler.progress(0, store.queue.queued)
             time.sleep(0.05)
         said = self._said() if self.process.returncode == 0 else None
         self.process = None
@@ -194,13 +194,13 @@ class Helper:
             with store.transaction(durable=False):
                 if said is not None and merge(store, said):
                     add_report(report, said)
-                store.unpark()
+                store.queue.unpark()
         self.merged = True
 
     def stop(self, reconciler: Reconciler) -> None:
         """The helper gone (killed, if the run ends before it: its roots stay parked, to be unparked by
         the next run) and its folder with it; the store's page cache as it was."""
-        reconciler.store.set_page_cache(CACHE_KIB)
+        reconciler.store.database.set_page_cache(CACHE_KIB)
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -238,15 +238,15 @@ def work_as_helper(source: Path, folder: Path, run_pid: int) -> None:
     reader.close()
     copy.close()
     store = Store(folder)
-    store.private_copy()
-    store.set_page_cache(CACHE_KIB // 2)  # as the run's (Helper)
+    store.database.private_copy()
+    store.database.set_page_cache(CACHE_KIB // 2)  # as the run's (Helper)
     with store.transaction(durable=False):
         for table, select in BASE_TABLES.items():
             store.execute(f"CREATE TABLE {table} AS {select}")
         store.execute(f"DELETE FROM work_queue WHERE priority < {PARKED}")  # the run's own work
         taken = [list(row) for row in store.execute(
             "SELECT work, api_group, kind, namespace, name, bumps FROM work_queue")]
-        store.unpark()
+        store.queue.unpark()
         since = store.latest_version()
         store.skip_versions_to(since + HELPER_VERSIONS)
         events = store.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()[0]

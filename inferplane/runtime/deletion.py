@@ -34,7 +34,7 @@ class Deletion:
         if obj is None:
             return
         for controller in run.controllers.values():
-            run.store.enqueue(controller.work, controller.due_on_delete(run, key), controller.priority)
+            run.store.queue.enqueue(controller.work, controller.due_on_delete(run, key), controller.priority)
         children = set(run.cache.controlled_by(obj["metadata"]["uid"]))
         run.forget(key)
         if controller_of(obj) is None:

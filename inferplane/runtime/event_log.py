@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Callable
+from typing import Any
 
 from inferplane.runtime.keys import Key, columns
 
 
 class EventLog:
-    """The part of Store (store.py) that keeps the events."""
+    """A store's events (`store.event_log`), kept in its `events` table through its public interface."""
 
-    _db: sqlite3.Connection
-    clock: Callable[[], str]
+    def __init__(self, store: Any):  # a Store (store.py imports this module)
+        self.store = store
 
     def events(self, key: Key | None = None) -> list[dict[str, Any]]:
         """One object's events (or every event), oldest first, each with its count and the times it
@@ -23,22 +22,26 @@ class EventLog:
         if key is not None:
             query += " WHERE api_group=? AND kind=? AND namespace=? AND name=?"
             args = columns(key)
-        rows = self._db.execute(query + " ORDER BY last_seen, seq", args)
+        rows = self.store.execute(query + " ORDER BY last_seen, seq", args)
         return [{"involvedObject": Key(g, k, ns, n), "type": t, "reason": r, "message": m, "count": c,
                  "firstTimestamp": first, "lastTimestamp": last}
                 for g, k, ns, n, t, r, m, c, first, last in rows]
 
-    def record_event(self, key: Key, type_: str, reason: str, message: str) -> None:
+    def record(self, key: Key, type_: str, reason: str, message: str) -> None:
         """Record an event; one the object already has (same type, reason and message) counts once
         more and is seen again now, as Kubernetes aggregates repeated events."""
-        seen = self.clock()
-        with self.transaction():
+        seen = self.store.clock()
+        with self.store.transaction():
             where = (*columns(key), type_, reason, message)
-            repeated = self._db.execute(
+            repeated = self.store.execute(
                 "UPDATE events SET count = count + 1, last_seen = ? "
                 "WHERE api_group=? AND kind=? AND namespace=? AND name=? AND type=? AND reason=? AND message=?",
                 (seen, *where))
             if repeated.rowcount == 0:
-                self._db.execute(
+                self.store.execute(
                     "INSERT INTO events (api_group, kind, namespace, name, type, reason, message, first_seen, "
                     "last_seen) VALUES (?,?,?,?,?,?,?,?,?)", (*where, seen, seen))
+
+    def forget(self, key: Key) -> None:
+        """Drop one object's events (it is deleted)."""
+        self.store.execute("DELETE FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=?", columns(key))

@@ -230,7 +230,7 @@ class Reconciler:
         """Queue what the writes so far affect (before anything else is queued, to keep the order)."""
         if self.affected:
             for priority in sorted(set(self.affected.values())):
-                self.store.enqueue(RECONCILE, [k for k, p in self.affected.items() if p == priority], priority)
+                self.store.queue.enqueue(RECONCILE, [k for k, p in self.affected.items() if p == priority], priority)
             self.affected.clear()
 
     def _put(self, obj: Resource, status: Callable[[Resource], dict[str, Any]] | None = None
@@ -260,7 +260,7 @@ class Reconciler:
     def resync(self) -> None:
         """Queue every composite, as an informer's periodic resync does: a level-triggered check that
         the fleet is at its fixpoint, whatever the queue says."""
-        self.store.enqueue(RECONCILE, sorted(Key.of(o) for o in self.store.list() if o["kind"] in self.functions))
+        self.store.queue.enqueue(RECONCILE, sorted(Key.of(o) for o in self.store.list() if o["kind"] in self.functions))
 
     # ---- the loop
 
@@ -269,7 +269,7 @@ class Reconciler:
         run works on; every other item it meets is set aside (parked: still queued, so that a crash loses no
         trigger) for another worker, and the run ends when only set-aside items are left."""
         report = RunReport()
-        if self.store.next_item(unparked=owns is not None) is None:
+        if self.store.queue.next_item(unparked=owns is not None) is None:
             return report  # nothing changed: nothing to read
         self.reload()
         self.owns = owns
@@ -292,7 +292,7 @@ class Reconciler:
                 gc.freeze()
                 # A command waiting for the write lock gets it before the next batch takes it again,
                 # rather than starving while a long reconcile re-takes it at once; nobody waiting: no pause.
-                self.store.let_writers_in()
+                self.store.database.let_writers_in()
             except Conflict:
                 self.reload()  # the cache missed a write (it never should): read everything, redo the batch
 
@@ -321,11 +321,11 @@ class Reconciler:
         them), across batches."""
         while True:
             unparked = self.owns is not None
-            item = self.store.next_item(self.running, unparked) if self.running else None
-            item = item or self.store.next_item(None, unparked)
+            item = self.store.queue.next_item(self.running, unparked) if self.running else None
+            item = item or self.store.queue.next_item(None, unparked)
             if item is None or self.owns is None or self.owns(item[1]):
                 break
-            self.store.park(item[0], [item[1]])  # another worker's: set aside for it
+            self.store.queue.park(item[0], [item[1]])  # another worker's: set aside for it
         self.running = item[0] if item is not None and item[0] in self.controllers else None
         return item
 
@@ -333,12 +333,12 @@ class Reconciler:
         work, key, bumps = item
         if work in self.controllers:
             with self.store.transaction(durable=False):
-                self.store.done(work, key, bumps)
+                self.store.queue.done(work, key, bumps)
                 report.simulations += bool(self.controllers[work].run(self, key))
             self._report_progress(report)
             return
         if key.kind not in self.functions or self.cache.get(key) is None:
-            self.store.done(work, key, bumps)
+            self.store.queue.done(work, key, bumps)
             return
         inputs = self.input_generation(key)
         since, count = self.rounds.get(key, (inputs, 0))
@@ -346,7 +346,7 @@ class Reconciler:
         if count == MAX_RECONCILES_PER_OBJECT:
             report.converged = False
             report.unconverged[str(key)] = count
-            self.store.done(work, key, None)
+            self.store.queue.done(work, key, None)
             return
         self.rounds[key] = (inputs, count + 1)
         report.reconciles += 1
@@ -356,7 +356,7 @@ class Reconciler:
 
     def _report_progress(self, report: RunReport) -> None:
         if self.progress:
-            self.progress(report.reconciles + report.simulations, self.store.queued)
+            self.progress(report.reconciles + report.simulations, self.store.queue.queued)
 
     def input_generation(self, key: Key) -> tuple:
         """What a composite's reconciles are bounded by: its own generation and those of the inputs it
@@ -377,7 +377,7 @@ class Reconciler:
         return tuple(generations)
 
     def reconcile(self, key: Key, bumps: int | None = None) -> None:
-        """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see Store.done)."""
+        """One reconcile of one composite, committed with its queue bookkeeping (`bumps`: see WorkQueue.done)."""
         composite = self.cache.get(key)
         assert composite is not None
         function = self.functions[composite["kind"]]
@@ -393,9 +393,9 @@ class Reconciler:
         except Exception as exc:  # noqa: BLE001 - a function's bug must not stop the fleet or delete anything
             failure = exc
         with self.store.transaction(durable=False):
-            self.store.done(RECONCILE, key, bumps)
+            self.store.queue.done(RECONCILE, key, bumps)
             for controller in self.controllers.values():
-                self.store.enqueue(controller.work, controller.due_after_reconcile(self, key), controller.priority)
+                self.store.queue.enqueue(controller.work, controller.due_after_reconcile(self, key), controller.priority)
             self._write_response(key, composite, observed, response, required, failure)
 
     def _write_response(self, key: Key, composite: Resource, observed: dict[str, Resource],
@@ -406,7 +406,7 @@ class Reconciler:
             self._report_failure(key, composite, failure)
             return
         if required != self.watchers.required(key):
-            self.store.set_requirements(key, required)
+            self.store.requirements.set(key, required)
             self.watchers.note(key, required)
         conflicts: list[str] = []
         for name, desired in sorted(response.desired.items()):
@@ -415,16 +415,16 @@ class Reconciler:
                 self.deletion.garbage_collect(Key.of(observed[name]))  # renamed: the old object goes
         for name in sorted(set(observed) - set(response.desired)):
             self.deletion.garbage_collect(Key.of(observed[name]))
-            self.store.record_event(key, "Normal", "DeletedComposed",
-                                    f"deleted {Key.of(observed[name])}: no longer desired")
+            self.store.event_log.record(key, "Normal", "DeletedComposed",
+                                        f"deleted {Key.of(observed[name])}: no longer desired")
         for event in response.events:
-            self.store.record_event(key, event.type, event.reason, event.message)
+            self.store.event_log.record(key, event.type, event.reason, event.message)
         self._set_status(key, composite, response, observed, conflicts)
 
     def _report_failure(self, key: Key, composite: Resource, exc: Exception) -> None:
         """As Crossplane does: Synced=False with the error; composed resources stay as they are."""
         status, message = failed_status(composite, exc)
-        self.store.record_event(key, "Warning", RECONCILE_ERROR, message)
+        self.store.event_log.record(key, "Warning", RECONCILE_ERROR, message)
         self._put_status(key, status)
 
     def _call(self, key: Key, function: Callable[[Request], Response], composite: Resource,
@@ -485,11 +485,11 @@ class Reconciler:
         message = (f"{key} is controlled by {owner['kind']} {owner['name']}, so {composite['kind']} "
                    f"{composite['metadata']['name']} cannot apply it: rename or delete one of the two")
         conflicts.append(message)
-        self.store.record_event(Key.of(composite), "Warning", CONFLICT, message)
+        self.store.event_log.record(Key.of(composite), "Warning", CONFLICT, message)
 
     def _set_status(self, key: Key, composite: Resource, response: Response,
                     observed: dict[str, Resource], conflicts: list[str]) -> bool:
         status, recoveries = composite_status(composite, response, observed, conflicts)
         for reason, message in recoveries:
-            self.store.record_event(key, "Normal", reason, message)
+            self.store.event_log.record(key, "Normal", reason, message)
         return self._put_status(key, status)

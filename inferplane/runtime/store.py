@@ -13,8 +13,8 @@ SQLite in WAL mode; each `transaction()` commits atomically, so a process killed
 every acknowledged write and nothing half-written. `path=None` keeps everything in memory (render).
 
 A state that cannot be used is told apart, with its fix (StoreError: unwritable, not a store, damaged,
-locked); no message quotes what the store holds. Its parts: keys.py, schema.py, store_file.py,
-work_queue.py, event_log.py; an owner above the runtime registers its own tables (register_tables).
+locked); no message quotes what the store holds. Its parts: keys.py, schema.py, store_file.py, and
+the objects `queue`, `requirements` (work_queue.py) and `event_log` (event_log.py); an owner above the runtime registers its own tables (register_tables).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from inferplane.runtime.schema import SCHEMA_VERSION  # noqa: F401  (the store's
 from inferplane.runtime.schema import Tables, field_index, field_value
 from inferplane.runtime.transaction import Transaction, now  # noqa: F401  (callers read `now` here)
 from inferplane.runtime.store_file import (DEFAULT_BUSY_TIMEOUT, NotAState, StoreBusy, StoreDamaged,  # noqa: F401
-                                           StoreError, StoreFile, StoreReadOnly, UnknownSchema, STORE_FILE, unwritable)
-from inferplane.runtime.work_queue import RECONCILE, WorkQueue  # noqa: F401
+                                           Database, StoreError, StoreReadOnly, UnknownSchema, STORE_FILE)
+from inferplane.runtime.work_queue import RECONCILE, Requirements, WorkQueue
 
 
 class Conflict(Exception):
@@ -48,20 +48,14 @@ def _dumps(obj: Resource) -> str:
     return orjson.dumps(obj).decode()
 
 
-class Store(StoreFile, WorkQueue, EventLog):
+class Store:
     def __init__(self, path: Path | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
                  read_only: bool = False):
-        """A store in `path`, or in memory. In memory nothing is stamped with the time, so that a
-        render is byte-for-byte reproducible.
-
-        A writer (the default) creates the folder and a new store where there is none, and is refused
-        at once (StoreReadOnly) where this process may not write them. A reader (`read_only`) needs a
-        store; where it may not write the folder or its files, it reads through SQLite's read-only mode,
-        so that reading commands work on a state they cannot change. A file that is not an inferplane
-        store is refused (NotAState), never taken for a new state."""
+        """A store in `path`, or in memory (its `database`: see store_file.Database, which opens it or
+        refuses it with the fix). In memory nothing is stamped with the time, so that a render is
+        byte-for-byte reproducible."""
         store_opened()
         self.path = path
-        self.file: Path | None = None
         self.clock = now if path is not None else (lambda: "")
         self.busy_timeout = busy_timeout
         self._depth = 0
@@ -75,23 +69,10 @@ class Store(StoreFile, WorkQueue, EventLog):
         self._field_indexes: set[str] = set()  # made by index_field
         self._registered: set[str] = set()  # the owners whose tables this store holds (register_tables)
         self._checkpointer: Checkpointer | None = None  # see checkpoints_in_background
-        if path is None:
-            self._db = sqlite3.connect(":memory:", isolation_level=None)
-            self._set_up()
-            return
-        self.file = path / STORE_FILE
-        cannot_write = unwritable(path)
-        if read_only and self._opened_for_reading(cannot_write):
-            return
-        if cannot_write:
-            raise StoreReadOnly(self._read_only_message(cannot_write))
-        path.mkdir(parents=True, exist_ok=True)
-        with self._setup_lock(), self._errors_explained():
-            if not self.file.exists():
-                if read_only:
-                    raise NotAState(f"{self.file} does not exist: `inferplane apply` creates it")
-                self._create()
-            self._open_file()
+        self.queue, self.requirements, self.event_log = WorkQueue(self), Requirements(self), EventLog(self)
+        self.database = Database(path, busy_timeout, read_only)
+        self.file = self.database.file
+        self._db = self.database.db
 
     def index_field(self, kind: str, path: str) -> None:
         """Index the objects of a kind by the value at a field path (`spec.clusterName`), as an API server
@@ -99,7 +80,7 @@ class Store(StoreFile, WorkQueue, EventLog):
         The index lives in the store, so every process's writes keep it current."""
         name, statements = field_index(kind, path)
         if name not in self._field_indexes:
-            with self._busy_reported():
+            with self.database.busy_reported():
                 for statement in statements:
                     self._db.execute(statement)
             self._field_indexes.add(name)
@@ -111,12 +92,12 @@ class Store(StoreFile, WorkQueue, EventLog):
         if tables.owner in self._registered:
             return
         self._registered.add(tables.owner)
-        if not self.writable:
+        if not self.database.writable:
             return
         present = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables.names <= present and not (tables.outdated and tables.outdated(self)):
             return
-        with self._errors_explained(), self.transaction(durable=False):  # a StoreError, with its fix
+        with self.database.errors_explained(), self.transaction(durable=False):  # a StoreError, with its fix
             if tables.before is not None:
                 tables.before(self)
             for statement in tables.statements:
@@ -133,9 +114,7 @@ class Store(StoreFile, WorkQueue, EventLog):
         return self._db.executemany(statement, rows)
 
     def close(self) -> None:
-        self._close_writers_file()
-        self._db.close()
-        self._forget_open()
+        self.database.close()
 
     def snapshot(self) -> "Store":
         """An in-memory copy, for a dry run: what is done to it never reaches this store."""
@@ -146,7 +125,7 @@ class Store(StoreFile, WorkQueue, EventLog):
     @contextlib.contextmanager
     def checkpoints_in_background(self) -> Iterator[None]:
         """While a long run of commits lasts, checkpoint the write-ahead log on a thread (checkpointer.py)."""
-        if self.file is None or self._checkpointer is not None or self.private:
+        if self.file is None or self._checkpointer is not None or self.database.private:
             yield  # no log to checkpoint (a private copy keeps none)
             return
         self._db.execute("PRAGMA wal_autocheckpoint=0")
@@ -181,19 +160,19 @@ class Store(StoreFile, WorkQueue, EventLog):
     def _begin(self, durable: bool) -> None:
         if self._depth == 0:
             if durable != self._durable:
-                if not self.private:  # a private copy never syncs
+                if not self.database.private:  # a private copy never syncs
                     self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
                 self._durable = durable
             if durable:  # a user's write (the reconciler's transactions are not durable): announced
-                self._announce_writer(True)
+                self.database.announce_writer(True)
             elif self._checkpointer is not None:
                 self._checkpointer.before_write()
             try:
-                with self._busy_reported():
+                with self.database.busy_reported():
                     self._db.execute("BEGIN IMMEDIATE")
             except BaseException:
                 if durable:
-                    self._announce_writer(False)
+                    self.database.announce_writer(False)
                 raise
         self._depth += 1
 
@@ -207,7 +186,7 @@ class Store(StoreFile, WorkQueue, EventLog):
                     self._db.execute("ROLLBACK")
                 self._registered.clear()  # tables made in it are gone: looked for again
                 return
-            with self._busy_reported():
+            with self.database.busy_reported():
                 if self._version_dirty:
                     self._db.execute("INSERT INTO counters (name, value) VALUES ('resourceVersion', ?) "
                                      "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (self._version,))
@@ -220,7 +199,7 @@ class Store(StoreFile, WorkQueue, EventLog):
     def _end_transaction(self) -> None:
         self._version, self._version_dirty, self._cache_trusted = None, False, False
         if self._durable:
-            self._announce_writer(False)
+            self.database.announce_writer(False)
 
     def trust_cached_copies(self) -> None:
         """For the rest of this transaction, a `known` copy a caller passes to `put`/`put_status` is taken
@@ -239,7 +218,7 @@ class Store(StoreFile, WorkQueue, EventLog):
         try:
             return orjson.loads(row[0]) if row else None
         except orjson.JSONDecodeError:
-            raise self.undecodable() from None
+            raise self.database.undecodable() from None
 
     def count(self) -> int:
         """How many objects the store holds (none decoded)."""
@@ -264,7 +243,7 @@ class Store(StoreFile, WorkQueue, EventLog):
         try:
             return [orjson.loads(row[0]) for row in self._db.execute(query, args)]
         except orjson.JSONDecodeError:
-            raise self.undecodable() from None
+            raise self.database.undecodable() from None
 
     # Rows of the resources table as the cache reads them: key, version and body (decoded by the reader,
     # which skips the versions it holds).
@@ -342,7 +321,7 @@ class Store(StoreFile, WorkQueue, EventLog):
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
-            raise self.undecodable() from None
+            raise self.database.undecodable() from None
 
     def latest_version(self) -> int:
         if self._version is not None:
@@ -477,12 +456,10 @@ class Store(StoreFile, WorkQueue, EventLog):
                 self._count_user_write()  # an object users write is gone
             cursor = self._db.execute(
                 "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?", columns(key))
-            # A later object of the same name starts with a history of its own.
-            self._db.execute("DELETE FROM events WHERE api_group=? AND kind=? AND namespace=? AND name=?",
-                             columns(key))
-            self._db.execute("DELETE FROM requirements WHERE watcher=?", (key.encode(),))
+            self.event_log.forget(key)  # a later object of the same name starts with a history of its own
+            self.requirements.set(key, [])
             if cursor.rowcount:  # whoever deleted it, what required it notices
-                self.enqueue(RECONCILE, self.watchers(key))
+                self.queue.enqueue(RECONCILE, self.requirements.watchers(key))
             return cursor.rowcount > 0
 
     # ---- users' writes, counted

@@ -24,7 +24,7 @@ SETUP_LOCK_FILE = "store.lock"
 SETUP_LOCK_POLL = 0.005
 # The same file, held shared, says that a process waits for (or holds) the write lock for a user's
 # write: the reconciler, between its batches, lets such writers in before taking the lock again, and
-# otherwise goes straight on (see Store.let_writers_in). At most this long, so that a writer stopped
+# otherwise goes straight on (see Database.let_writers_in). At most this long, so that a writer stopped
 # while it held the file (SIGSTOP) delays the fleet by no more; it goes on waiting in SQLite meanwhile.
 WRITERS_WAIT_SECONDS = 1.0
 # A new store is set up under this name and renamed to STORE_FILE once whole, so that a STORE_FILE
@@ -69,7 +69,6 @@ class StoreBusy(StoreError):
     """Another process held the store for longer than the busy timeout."""
 
 
-
 _IS_BUSY = ("database is locked", "database is busy")
 # An OSError that means this process may not write (or read) a file.
 _NOT_PERMITTED = (errno.EACCES, errno.EPERM, errno.EROFS)
@@ -89,30 +88,59 @@ def unwritable(folder: Path) -> str | None:
     return None
 
 
-# How many open stores of this process use each database file (by resolved path): see StoreFile._check_file.
+# How many open stores of this process use each database file (by resolved path): see Database._check_file.
 _OPEN_FILES: dict[str, int] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-class StoreFile:
-    """The part of Store (store.py) that opens its file and explains its errors."""
+class Database:
+    """A store's SQLite database (`store.database`), in `path` or in memory: opened and checked to be an
+    inferplane store of a layout this inferplane knows, its tables brought up to date; the writers'
+    announcements; and what an error means for the user.
 
-    path: Path | None
-    file: Path | None
-    busy_timeout: float
-    _db: sqlite3.Connection
-    _counted = False  # counted in _OPEN_FILES (see _check_file)
-    _writers_fd: int | None = None  # see _writers_file
-    private = False  # see private_copy
-    writable = True  # False: opened through SQLite's read-only mode (_open_read_only)
+    A writer (the default) creates the folder and a new store where there is none, and is refused at once
+    (StoreReadOnly) where this process may not write them. A reader (`read_only`) needs a store; where it
+    may not write the folder or its files, it reads through SQLite's read-only mode, so that reading commands
+    work on a state they cannot change. A file that is not an inferplane store is refused (NotAState), never
+    taken for a new state."""
+
+    def __init__(self, path: Path | None, busy_timeout: float, read_only: bool = False):
+        self.path, self.busy_timeout = path, busy_timeout
+        self.file: Path | None = path / STORE_FILE if path is not None else None
+        self.db: sqlite3.Connection
+        self.private = False  # see private_copy
+        self.writable = True  # False: opened through SQLite's read-only mode (_open_read_only)
+        self._counted = False  # counted in _OPEN_FILES (see _check_file)
+        self._writers_fd: int | None = None  # see _writers_file
+        if path is None:
+            self.db = sqlite3.connect(":memory:", isolation_level=None)
+            self._set_up()
+            return
+        cannot_write = unwritable(path)
+        if read_only and self._opened_for_reading(cannot_write):
+            return
+        if cannot_write:
+            raise StoreReadOnly(self._read_only_message(cannot_write))
+        path.mkdir(parents=True, exist_ok=True)
+        with self._setup_lock(), self.errors_explained():
+            if not self.file.exists():
+                if read_only:
+                    raise NotAState(f"{self.file} does not exist: `inferplane apply` creates it")
+                self._create()
+            self._open_file()
+
+    def close(self) -> None:
+        self._close_writers_file()
+        self.db.close()
+        self._forget_open()
 
     def _connect(self, file: Path) -> None:
         # Any thread may use the connection, one at a time: `inferplane serve` lends a store to each request.
-        self._db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False)
+        self.db = sqlite3.connect(file, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False)
         self._layout()  # before anything is written to a file that may be another program's
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: a transaction acknowledged to the user survives power loss, not only a kill.
-        self._db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA synchronous=FULL")
         # 16 MiB of pages in SQLite's own cache, not its default 2 MiB (sqlite.org/pragma.html#pragma_cache_size):
         # a reconciler's batch touches megabytes of pages, which a smaller cache reads again and again
         # from the file: a full apply of 5,000 clusters ~4% faster, for 15 MiB.
@@ -123,13 +151,13 @@ class StoreFile:
         scale-out helper's working copy): each commit writes the file in place, its rollback journal in memory, never
         synced (sqlite.org/pragma.html#pragma_journal_mode). A write-ahead log would have every page
         written twice, to the log and then back into the file. Only while no other connection is open."""
-        self._db.execute("PRAGMA journal_mode=MEMORY")
-        self._db.execute("PRAGMA synchronous=OFF")  # for every transaction (Store._begin leaves it so)
+        self.db.execute("PRAGMA journal_mode=MEMORY")
+        self.db.execute("PRAGMA synchronous=OFF")  # for every transaction (Store's transactions leave it so)
         self.private = True
 
     def set_page_cache(self, kib: int) -> None:
         """The size of SQLite's page cache of this connection, in KiB."""
-        self._db.execute(f"PRAGMA cache_size=-{kib}")
+        self.db.execute(f"PRAGMA cache_size=-{kib}")
 
     def _create(self) -> None:
         """Set up a new store as NEW_STORE_FILE and rename it into place once whole."""
@@ -141,7 +169,7 @@ class StoreFile:
         try:
             self._set_up()
         finally:
-            self._db.close()  # the last connection to close folds the WAL into the file and removes it
+            self.db.close()  # the last connection to close folds the WAL into the file and removes it
         os.replace(new, self.file)
         folder = os.open(self.path, os.O_RDONLY)
         try:
@@ -174,14 +202,14 @@ class StoreFile:
                                     f"write the folder reads them; make {self.file.parent} writable to this user, or "
                                     "read it as the user who owns it")
             options += "&immutable=1"
-        with self._errors_explained():
-            self._db = sqlite3.connect(f"{self.file.absolute().as_uri()}?{options}", uri=True, isolation_level=None,
+        with self.errors_explained():
+            self.db = sqlite3.connect(f"{self.file.absolute().as_uri()}?{options}", uri=True, isolation_level=None,
                                        timeout=self.busy_timeout)
             self.writable = False
             self._remember_open()
             found = self._layout()
             if found != SCHEMA_VERSION:
-                self._db.close()
+                self.db.close()
                 raise StoreReadOnly(f"{self.file} has schema version {found}, older than this inferplane's "
                                     f"{SCHEMA_VERSION}, and {why}: this inferplane reads it once a command that may "
                                     "write the folder (`inferplane apply`) has brought it up to date; or read it with "
@@ -207,13 +235,13 @@ class StoreFile:
         if _OPEN_FILES.get(self._file_id(), 0):
             return
         self._check_file()
-        with self._errors_explained():
-            self._db = sqlite3.connect(f"{self.file.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None,
+        with self.errors_explained():
+            self.db = sqlite3.connect(f"{self.file.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None,
                                        timeout=self.busy_timeout)
             try:
                 found = self._layout()  # a newer layout, or another program's database, refused as ever
             finally:
-                self._db.close()
+                self.db.close()
         if found < SCHEMA_VERSION:
             raise StoreReadOnly(f"{self.file} has schema version {found}, older than this inferplane's "
                                 f"{SCHEMA_VERSION}: this command only reads, and leaves the store as it is: run a "
@@ -297,7 +325,7 @@ class StoreFile:
             self._writers_fd = os.open(self.path / SETUP_LOCK_FILE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
         return self._writers_fd
 
-    def _announce_writer(self, waiting: bool) -> None:
+    def announce_writer(self, waiting: bool) -> None:
         """Hold SETUP_LOCK_FILE shared while this store waits for and holds the write lock (or stop)."""
         fd = self._writers_file()
         if fd is not None:
@@ -331,72 +359,83 @@ class StoreFile:
     def _layout(self) -> int:
         """The store's schema version, once it is known to be an inferplane store of a layout this
         inferplane knows."""
-        found = self._db.execute("PRAGMA user_version").fetchone()[0]
+        found = self.db.execute("PRAGMA user_version").fetchone()[0]
         if found > SCHEMA_VERSION:
-            self._db.close()
+            self.db.close()
             raise UnknownSchema(f"its store has schema version {found} and this inferplane knows only up to "
                                 f"{SCHEMA_VERSION}: use the inferplane that wrote it, or another --state")
-        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         # No tables at all: a store whose set-up died before making them (from before NEW_STORE_FILE).
         if tables and not tables & TABLES:
-            self._db.close()
+            self.db.close()
             raise NotAState(self._not_a_state("it is another program's SQLite database (none of its tables is "
                                               "inferplane's)"))
         return found
 
     def _set_up(self) -> None:
         """Refuse a newer layout or another program's database; create or migrate the tables to this one."""
-        with self._busy_reported():
+        with self.busy_reported():
             found = self._layout()
-            # The migrations below write in transactions that are not durable: a durable one announces itself
-            # on the setup lock's file, which this process holds, and would wait for itself.
+            # The migrations below write in transactions of their own (_migrating): a store's durable one
+            # announces itself on the setup lock's file, which this process holds, and would wait for itself.
             self._add_event_counts()
-            self._db.executescript(SCHEMA)
+            self.db.executescript(SCHEMA)
             self._add_version_column()
             self._add_owner_columns()
             if found != SCHEMA_VERSION:
-                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextlib.contextmanager
+    def _migrating(self) -> Iterator[None]:
+        """One migration's transaction (on opening: nobody else writes while this process holds the setup lock)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def _add_event_counts(self) -> None:
         """Events written before they were counted get a count of 1 and no times."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(events)")}
         if columns and "count" not in columns:
-            self._db.executescript("ALTER TABLE events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
+            self.db.executescript("ALTER TABLE events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
                                    "ALTER TABLE events ADD COLUMN first_seen TEXT NOT NULL DEFAULT '';"
                                    "ALTER TABLE events ADD COLUMN last_seen TEXT NOT NULL DEFAULT '';")
 
     def _add_version_column(self) -> None:
         """A state written before resourceVersions were indexed gets the column, filled from the bodies."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(resources)")}
         if "rv" not in columns:
-            with self.transaction(durable=False):
-                self._db.execute("ALTER TABLE resources ADD COLUMN rv INTEGER NOT NULL DEFAULT 0")
-                self._db.execute("UPDATE resources SET rv = "
+            with self._migrating():
+                self.db.execute("ALTER TABLE resources ADD COLUMN rv INTEGER NOT NULL DEFAULT 0")
+                self.db.execute("UPDATE resources SET rv = "
                                  "CAST(json_extract(body, '$.metadata.resourceVersion') AS INTEGER)")
-        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_version ON resources (rv)")
+        self.db.execute("CREATE INDEX IF NOT EXISTS resources_by_version ON resources (rv)")
 
     def _add_owner_columns(self) -> None:
         """A state written before uids and controllers were indexed gets the columns, filled from the
         bodies; and the indexes that find an object by uid, its composed resources by their controller's
         uid, and an object by kind and name whatever its group."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(resources)")}
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(resources)")}
         if "written" not in columns:
-            self._db.execute("ALTER TABLE resources ADD COLUMN written TEXT NOT NULL DEFAULT ''")
+            self.db.execute("ALTER TABLE resources ADD COLUMN written TEXT NOT NULL DEFAULT ''")
         if "controller" not in columns:
-            with self.transaction(durable=False):
-                self._db.execute("ALTER TABLE resources ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
-                self._db.execute("ALTER TABLE resources ADD COLUMN controller TEXT NOT NULL DEFAULT ''")
-                self._db.execute(
+            with self._migrating():
+                self.db.execute("ALTER TABLE resources ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
+                self.db.execute("ALTER TABLE resources ADD COLUMN controller TEXT NOT NULL DEFAULT ''")
+                self.db.execute(
                     "UPDATE resources SET uid = COALESCE(json_extract(body, '$.metadata.uid'), ''), controller = "
                     "COALESCE((SELECT json_extract(ref.value, '$.uid') FROM json_each(body, '$.metadata.ownerReferences')"
                     " AS ref WHERE json_extract(ref.value, '$.controller') LIMIT 1), '')")
-        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_uid ON resources (uid)")
-        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_controller ON resources (controller)")
-        self._db.execute("CREATE INDEX IF NOT EXISTS resources_by_kind ON resources (kind, namespace, name)")
-
+        self.db.execute("CREATE INDEX IF NOT EXISTS resources_by_uid ON resources (uid)")
+        self.db.execute("CREATE INDEX IF NOT EXISTS resources_by_controller ON resources (controller)")
+        self.db.execute("CREATE INDEX IF NOT EXISTS resources_by_kind ON resources (kind, namespace, name)")
 
     @contextlib.contextmanager
-    def _busy_reported(self) -> Iterator[None]:
+    def busy_reported(self) -> Iterator[None]:
         try:
             yield
         except sqlite3.OperationalError as exc:
@@ -410,7 +449,7 @@ class StoreFile:
                 "inferplane command (or whatever holds the file) to finish, then run this command again")
 
     @contextlib.contextmanager
-    def _errors_explained(self) -> Iterator[None]:
+    def errors_explained(self) -> Iterator[None]:
         try:
             yield
         except Exception as exc:

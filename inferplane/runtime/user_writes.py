@@ -32,7 +32,7 @@ def submit(store: Store, composites: Container[str], obj: Resource,
                 _, changed = store.put({**obj, "metadata": meta}, known=current, written=written)
                 if changed:
                     targets = [key] if key.kind in composites else []
-                    store.enqueue(RECONCILE, targets + store.watchers(key))
+                    store.queue.enqueue(RECONCILE, targets + store.requirements.watchers(key))
             return changed, current is None
         except Conflict:
             continue

@@ -26,7 +26,7 @@ class Watchers:
     def required(self, watcher: Key) -> frozenset[Key]:
         """What one composite required in its last reconcile."""
         if watcher not in self.required_by_watcher:
-            self._keep(watcher, self.store.required_by_watcher(watcher))
+            self._keep(watcher, self.store.requirements.of(watcher))
         return self.required_by_watcher[watcher]
 
     def _keep(self, watcher: Key, keys: set[Key]) -> None:
@@ -38,10 +38,10 @@ class Watchers:
         found = self.watching.get(key)
         if found is None:
             if self.required_keys is None:
-                self.required_keys = self.store.required_keys()
+                self.required_keys = self.store.requirements.keys()
             if key not in self.required_keys:
                 return set()
-            found = self.watching[self.key(key)] = self.store.watchers_of(key)
+            found = self.watching[self.key(key)] = self.store.requirements.watchers_of(key)
         return found
 
     def note(self, watcher: Key, keys: set[Key]) -> None:

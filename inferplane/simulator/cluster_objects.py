@@ -119,5 +119,5 @@ def simulated_objects(store: Store, cluster: str | None = None,
         for name, body in store.execute(query + " ORDER BY cluster, seq", tuple(args)):
             out.setdefault(name, []).extend(orjson.loads(zlib.decompress(body)))
     except (orjson.JSONDecodeError, zlib.error, TypeError):
-        raise store.undecodable() from None
+        raise store.database.undecodable() from None
     return out

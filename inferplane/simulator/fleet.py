@@ -287,7 +287,7 @@ def simulate(store: Store, cluster: Resource, inputs: dict[str, Any] | None, tem
     with store.transaction():
         replace_cluster_objects(store, name, simulated, print_)
         for finding in findings:
-            store.record_event(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
+            store.event_log.record(Key.of(cluster), "Warning", f"PlacementAudit{finding['reason']}", finding["message"])
     return findings, statuses
 
 

@@ -95,7 +95,7 @@ def settled(state) -> list[dict]:
     runtime = ControlPlane(state, read_only=True)
     try:
         deadline = time.monotonic() + 120
-        while runtime.store.queued() or Lease(runtime.store).current_holder():
+        while runtime.store.queue.queued() or Lease(runtime.store).current_holder():
             assert time.monotonic() < deadline, "the server's reconciler did not settle"
             time.sleep(0.1)
         return [aside(obj) for obj in runtime.list()]

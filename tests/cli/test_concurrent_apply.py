@@ -92,7 +92,7 @@ def assert_state_is_the_render(state: Path, expected: tuple[dict, dict]) -> None
     store = Store(state)
     try:
         objects, clusters = comparable(store)
-        assert store.queued() == 0, "the queue ran dry"
+        assert store.queue.queued() == 0, "the queue ran dry"
     finally:
         store.close()
     assert fleet_table(list(objects.values())) == fleet_table(list(expected[0].values()))

@@ -151,7 +151,7 @@ def rendered(*folders: Path) -> ControlPlane:
 
 
 def page_of(runtime: ControlPlane, path: Path) -> Path:
-    path.write_text(fleet_page(runtime.list(), simulated_objects(runtime.store), runtime.store.events()))
+    path.write_text(fleet_page(runtime.list(), simulated_objects(runtime.store), runtime.store.event_log.events()))
     return path
 
 

@@ -182,7 +182,7 @@ def held_eks_cluster(tmp_path):
 
 def test_a_held_cluster_is_judged_on_what_runs_not_on_what_its_class_wants(tmp_path):
     runtime = held_eks_cluster(tmp_path)
-    events = runtime.store.events(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
+    events = runtime.store.event_log.events(Key("inferplane.dev", "InferenceCluster", "", "eks-l4"))
     # Before: four "DriverOnForeignPool" warnings telling the user to narrow the NVIDIA driver's
     # tolerations, on the very pool it was installed for.
     assert [e["reason"] for e in events if e["reason"].startswith("PlacementAudit")] == []

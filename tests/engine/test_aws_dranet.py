@@ -84,7 +84,7 @@ def test_an_eks_cluster_with_an_efa_pool_runs_one_aws_dranet_release_on_that_poo
     slices = [(s["spec"]["nodeName"], len(s["spec"]["devices"]))
               for s in cluster_objects(runtime, "eks-efa", "ResourceSlice") if s["spec"]["driver"] == "dra.net"]
     assert slices == [("eks-efa-h100-0", 4), ("eks-efa-h100-1", 4)]
-    assert [f for f in runtime.store.events(Key("inferplane.dev", "InferenceCluster", "", "eks-efa"))
+    assert [f for f in runtime.store.event_log.events(Key("inferplane.dev", "InferenceCluster", "", "eks-efa"))
             if f["reason"].startswith("PlacementAudit")] == []
 
 
@@ -132,7 +132,7 @@ def test_it_goes_with_the_last_pool_that_claims_dranet_as_other_device_stacks_do
     assert dranet_releases(runtime, "eks-efa") == []
     assert {o["metadata"]["uid"] for o in runtime.list("Release")} == others
     assert [o["metadata"]["uid"] for o in runtime.list("NodeGroup") if "-l4-" in o["metadata"]["name"]] == l4_group
-    events = runtime.store.events(Key("infrastructure.inferplane.dev", "ServingStack", "", "eks-efa"))
+    events = runtime.store.event_log.events(Key("infrastructure.inferplane.dev", "ServingStack", "", "eks-efa"))
     assert [e["message"] for e in events if e["reason"] == "DeletedComposed" and "aws-dranet" in e["message"]] == [
         f"deleted Release/inferplane-system/{kept['metadata']['name']}: no longer desired"]
 
@@ -155,7 +155,7 @@ def test_deleting_the_cluster_removes_aws_dranet_before_its_provider_config_and_
 
 def test_a_class_claiming_dranet_on_an_instance_type_without_efa_is_an_audit_finding(runtime, tmp_path):
     apply(runtime, tmp_path, klass("l4-efa", "g6.xlarge", [GPU, EFA]), cluster("eks-l4", [("l4", "l4-efa")]))
-    findings = [(e["reason"], e["message"]) for e in runtime.store.events(
+    findings = [(e["reason"], e["message"]) for e in runtime.store.event_log.events(
         Key("inferplane.dev", "InferenceCluster", "", "eks-l4")) if e["reason"].startswith("PlacementAudit")]
     # The chart keeps to EC2's EFA-capable instance types: on g6.xlarge nothing publishes the class's EFA devices.
     assert findings == [("PlacementAuditDriverMissing",

@@ -96,7 +96,7 @@ def test_a_gated_cache_on_a_cloud_waits_for_its_secret_naming_it_then_stages(tmp
         in ready["message"]
     # The volume is there; the Job waits, and nothing retries: one Warning, counted once.
     assert [(c["name"], c["phase"]) for c in cache["status"]["clusters"]] == [("eks-coder", "Pending")]
-    warnings = [e for e in runtime.store.events(Key.of(cache)) if e["reason"] == "AuthSecretMissing"]
+    warnings = [e for e in runtime.store.event_log.events(Key.of(cache)) if e["reason"] == "AuthSecretMissing"]
     assert warnings[-1]["message"].endswith("eks-coder: authSecret ml-team/hf-token is missing or has no key HF_TOKEN: "
                                              "create it in namespace ml-team; the hydration Job waits for it")
     assert sum(e["count"] for e in warnings) <= 3
@@ -118,7 +118,7 @@ def test_a_multi_node_engine_without_a_cache_is_warned(tmp_path):
     runtime = ControlPlane(None)
     runtime.apply(coder_files(tmp_path, with_cache=False))
     deployment = runtime.get(Key("inferplane.dev", "ModelDeployment", "ml-team", "qwen3-coder"))
-    (warning,) = [e for e in runtime.store.events(Key.of(deployment)) if e["reason"] == "NoModelCache"]
+    (warning,) = [e for e in runtime.store.event_log.events(Key.of(deployment)) if e["reason"] == "NoModelCache"]
     assert warning["type"] == "Warning"
     assert warning["message"] == (
         "ModelDeployment qwen3-coder: engine qwen3-coder spans several nodes and mounts no ModelCache, so every "
@@ -139,11 +139,11 @@ def test_shared_storage_added_to_a_running_cluster_keeps_its_cluster_and_pools(t
         assert not old.list("FileSystem")
         old.close()
     new = ControlPlane(state)
-    new.store.enqueue("reconcile", sorted(Key.of(o) for o in new.list() if o["kind"] in new.functions))
+    new.store.queue.enqueue("reconcile", sorted(Key.of(o) for o in new.list() if o["kind"] in new.functions))
     assert new.reconcile().converged
     assert {Key.of(o): o["metadata"]["uid"] for o in new.list("Cluster") + new.list("NodeGroup")} == kept
     assert len(new.list("FileSystem")) == 1 and len(new.list("MountTarget")) == 2  # a mount target per zone
     cluster = new.get(Key("inferplane.dev", "InferenceCluster", "", "eks-coder"))
     assert cluster["status"]["cache"] == {"storageClassName": "inferplane-rwx-efs"}
-    deleted = [e for e in new.store.events() if e["reason"] == "DeletedComposed"]
+    deleted = [e for e in new.store.event_log.events() if e["reason"] == "DeletedComposed"]
     assert deleted == []

@@ -71,7 +71,7 @@ def test_a_blocked_cluster_keeps_its_status_and_records_the_gate(tmp_path):
     assert after["schedulablePools"] == before["schedulablePools"]
     assert after["schedulablePools"][0]["name"] == "l4"
     assert after["draDrivers"] == ["gpu.amd.com"]
-    events = runtime.store.events(CLUSTER)
+    events = runtime.store.event_log.events(CLUSTER)
     assert [(e["type"], e["reason"]) for e in events if not e["reason"].startswith("PlacementAudit")] == [
         ("Normal", "Available"), ("Normal", "Available"), ("Warning", "UnsupportedDevices")]
 
@@ -85,7 +85,7 @@ def test_a_composed_resource_no_longer_desired_is_deleted_with_an_event(tmp_path
     cluster["spec"]["nodePools"].pop()
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
     runtime.apply([tmp_path / "cluster.yaml"])
-    events = runtime.store.events(Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-l4"))
+    events = runtime.store.event_log.events(Key("infrastructure.inferplane.dev", "EKSCluster", "", "eks-l4"))
     assert ("Normal", "DeletedComposed", "deleted NodeGroup/inferplane-system/eks-l4-spare-ad99beee867a: no longer desired") in [
         (e["type"], e["reason"], e["message"]) for e in events]
 
@@ -98,7 +98,7 @@ def test_a_placement_audit_finding_is_a_warning_event_on_the_cluster(monkeypatch
     runtime = ControlPlane(None)
     runtime.apply([EKS_RECIPE])
     assert ("Warning", "PlacementAuditPendingPod", "pod x is Pending: no node fits") in [
-        (e["type"], e["reason"], e["message"]) for e in runtime.store.events(CLUSTER)]
+        (e["type"], e["reason"], e["message"]) for e in runtime.store.event_log.events(CLUSTER)]
 
 
 def test_a_resource_controlled_by_another_composite_is_never_taken_over():
@@ -121,7 +121,7 @@ def test_a_resource_controlled_by_another_composite_is_never_taken_over():
     message = ("ConfigMap/default/shared is controlled by InferenceCluster a, so InferenceCluster b cannot apply it: "
                "rename or delete one of the two")
     assert [(e["type"], e["reason"], e["message"], e["count"])
-            for e in store.events(Key("inferplane.dev", "InferenceCluster", "", "b"))] == [
+            for e in store.event_log.events(Key("inferplane.dev", "InferenceCluster", "", "b"))] == [
         ("Warning", "ComposedResourceConflict", message, 1)]
     # The loser says so in its conditions, naming the owner; the winner is synced.
     loser = store.get(Key("inferplane.dev", "InferenceCluster", "", "b"))

@@ -102,7 +102,7 @@ def test_each_example_stages_its_cache_and_serves(tmp_path, case):
         conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
         assert conditions["ArtifactReady"] == ("True", "Staged") and conditions["ClustersMatched"] == ("True", "Matched")
         # Each cluster went Hydrating, then Ready, as its events say.
-        events = [(e["reason"], e["message"].split(":")[0]) for e in runtime.store.events(Key.of(cache))
+        events = [(e["reason"], e["message"].split(":")[0]) for e in runtime.store.event_log.events(Key.of(cache))
                   if e["reason"] in ("Hydrating", "Ready")]
         for cluster in clusters:
             assert [r for r, c in events if c == cluster] == ["Hydrating", "Ready"], events
@@ -184,7 +184,7 @@ def test_without_the_csi_driver_a_nebius_cache_never_binds_its_volume(tmp_path, 
 def resync(runtime, key):
     """A composite reconciled again, as Crossplane's poll interval does, and the fleet after it."""
     with runtime.store.transaction():
-        runtime.store.enqueue(RECONCILE, [key])
+        runtime.store.queue.enqueue(RECONCILE, [key])
     assert runtime.reconcile().converged
 
 

@@ -84,7 +84,7 @@ def test_the_e2e_fleet_with_the_example_driver_declared_is_ready_and_serves(tmp_
     assert claim["status"]["allocation"]["devices"]["results"] == [
         {"request": "gpu", "driver": DRIVER, "pool": "local-gpu-synthetic-0", "device": "device-0"}]
     # No placement, toleration or claims finding: the owner's driver needs no agent of ours.
-    assert [e for e in runtime.store.events() if e["reason"].startswith("PlacementAudit")] == []
+    assert [e for e in runtime.store.event_log.events() if e["reason"].startswith("PlacementAudit")] == []
 
 
 def test_the_owners_driver_publishes_what_the_class_declares_under_the_example_drivers_device_class(tmp_path):
@@ -184,5 +184,5 @@ def test_beside_a_cpu_pool_the_cpu_driver_keeps_off_the_owners_pool(tmp_path):
     agents = [o["spec"].get("nodeName") for o in objects if o["kind"] == "Pod"
               and o["metadata"]["labels"].get("inferplane.dev/component") == "dra-driver-cpu"]
     assert agents == ["local-cpu-0"]
-    assert [e["message"] for e in runtime.store.events() if e["reason"].startswith("PlacementAudit")] == []
+    assert [e["message"] for e in runtime.store.event_log.events() if e["reason"].startswith("PlacementAudit")] == []
     assert runtime.get(DEPLOYMENT)["status"]["replicas"] == {"total": 1, "ready": 1}

@@ -448,7 +448,7 @@ def test_a_composed_resource_changed_since_the_reconciler_applied_it_is_applied_
             with self.store.transaction():
                 self.store.put({**group, "spec": {**group["spec"], "initProvider": {
                     **group["spec"]["initProvider"], "scalingConfig": scaling}}}, known=group)
-                self.store.enqueue(RECONCILE, [owner])
+                self.store.queue.enqueue(RECONCILE, [owner])
             resized.append(next(by_key["nodepool-gpu-a"] for by_key in self.applied.values() if "nodepool-gpu-a" in by_key))
         return run_batch(self, report)
 

@@ -43,7 +43,7 @@ def test_a_key_nobody_watched_is_watched_once_a_composite_requires_it():
     stack, release = Key("g", "ServingStack", "", "s"), Key("g", "Release", "ns", "r")
     assert watchers.of(release) == set()  # asked first: nobody
     with store.transaction():
-        store.set_requirements(stack, [release])
+        store.requirements.set(stack, [release])
     watchers.note(stack, {release})
     assert watchers.of(release) == {stack}
     assert Watchers(store).of(release) == {stack}  # as the store says

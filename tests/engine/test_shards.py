@@ -71,7 +71,7 @@ def assert_same_fleet(runtime, one_process):
     one, _ = one_process
     assert [as_compared(o) for o in runtime.list()] == [as_compared(o) for o in one.list()]
     assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one.store))
-    assert runtime.store.queued() == 0
+    assert runtime.store.queue.queued() == 0
     versions = [int(o["metadata"]["resourceVersion"]) for o in runtime.list()]
     uids = [o["metadata"]["uid"] for o in runtime.list()]
     assert len(set(versions)) == len(versions) and len(set(uids)) == len(uids)
@@ -148,7 +148,7 @@ def test_a_user_write_to_a_helpers_cluster_in_mid_run_wins_and_the_run_reconcile
     [(key, merged)] = edited
     assert merged is False  # the helper's work is dropped whole, and done again here
     assert runtime.get(key)["metadata"]["labels"]["team"] == "search"
-    assert runtime.store.queued() == 0
+    assert runtime.store.queue.queued() == 0
     assert timeless(simulated_objects(runtime.store)) == timeless(simulated_objects(one_process[0].store))
     ready = {o["metadata"]["name"]: o["status"]["conditions"] for o in runtime.list("InferenceCluster")}
     assert ready.keys() == {o["metadata"]["name"] for o in one_process[0].list("InferenceCluster")}
@@ -206,7 +206,7 @@ def test_the_helper_takes_every_second_root_less_a_few_for_its_later_start(tmp_p
     store = Store(tmp_path / "state")
     roots = [Key("inferplane.dev", "InferenceCluster", "", f"c-{i:03d}") for i in range(160)]
     with store.transaction():
-        store.enqueue(shards.RECONCILE, roots)
+        store.queue.enqueue(shards.RECONCILE, roots)
     taken = []
     monkeypatch.setattr(shards, "Helper", lambda reconciler, kind, helper_roots: taken.append(helper_roots))
     monkeypatch.setattr(shards.os, "cpu_count", lambda: 2)
@@ -243,7 +243,7 @@ def without_last_pools(fleet, copy):
 def stated_events(runtime):
     """Every event less its times (a run's clock), in a stable order."""
     return sorted((str(e["involvedObject"]), e["type"], e["reason"], e["message"], e["count"])
-                  for e in runtime.store.events())
+                  for e in runtime.store.event_log.events())
 
 
 def test_deletions_and_events_a_helper_makes_are_merged_as_one_process_makes_them(fleet, tmp_path, monkeypatch):
@@ -262,4 +262,4 @@ def test_deletions_and_events_a_helper_makes_are_merged_as_one_process_makes_the
     assert timeless(simulated_objects(helped.store)) == timeless(simulated_objects(one.store))
     assert any(event[2] == "DeletedComposed" for event in stated_events(one))
     assert stated_events(helped) == stated_events(one)
-    assert helped.store.queued() == 0
+    assert helped.store.queue.queued() == 0

@@ -99,10 +99,10 @@ def test_a_failed_transaction_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         with store.transaction():
             store.put(CLASS)
-            store.enqueue("reconcile", [KEY])
+            store.queue.enqueue("reconcile", [KEY])
             raise RuntimeError("crash mid-apply")
     assert store.get(KEY) is None
-    assert store.next_item() is None
+    assert store.queue.next_item() is None
     assert store.latest_version() == 0, "a rolled-back write takes no resourceVersion"
     assert store.put(CLASS)[0]["metadata"]["resourceVersion"] == "1"
 
@@ -122,46 +122,46 @@ def test_resource_versions_keep_counting_across_transactions_and_connections(tmp
 def test_writes_survive_reopening(tmp_path):
     store = Store(tmp_path)
     store.put(CLASS)
-    store.record_event(KEY, "Warning", "Reason", "message")
-    store.record_event(KEY, "Warning", "Reason", "message")
-    store.enqueue("reconcile", [KEY])
+    store.event_log.record(KEY, "Warning", "Reason", "message")
+    store.event_log.record(KEY, "Warning", "Reason", "message")
+    store.queue.enqueue("reconcile", [KEY])
     store.close()
     reopened = Store(tmp_path)
     assert reopened.get(KEY)["spec"] == CLASS["spec"]
-    assert [(e["type"], e["reason"], e["message"], e["count"]) for e in reopened.events(KEY)] == [
+    assert [(e["type"], e["reason"], e["message"], e["count"]) for e in reopened.event_log.events(KEY)] == [
         ("Warning", "Reason", "message", 2)]
-    assert reopened.next_item() == ("reconcile", KEY, 0)
+    assert reopened.queue.next_item() == ("reconcile", KEY, 0)
     assert reopened._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_queue_is_first_in_first_out_by_priority_and_keeps_an_item_queued_again_while_worked_on():
     store = Store(None)
     a, b, c = (Key("inferplane.dev", "InferenceCluster", "", n) for n in "abc")
-    store.enqueue("simulate", [a], priority=1)
-    store.enqueue("reconcile", [b, c])
-    store.enqueue("reconcile", [b])  # already queued: keeps its place
-    assert store.queued() == 3
-    work, key, bumps = store.next_item()
+    store.queue.enqueue("simulate", [a], priority=1)
+    store.queue.enqueue("reconcile", [b, c])
+    store.queue.enqueue("reconcile", [b])  # already queued: keeps its place
+    assert store.queue.queued() == 3
+    work, key, bumps = store.queue.next_item()
     assert (work, key, bumps) == ("reconcile", b, 1)
-    store.enqueue("reconcile", [b])  # written again while b was being reconciled
-    store.done(work, key, bumps)
-    assert store.next_item() == ("reconcile", b, 2), "b stays queued: what it read may be stale"
-    store.done("reconcile", b, 2)
-    assert store.next_item() == ("reconcile", c, 0)
-    store.done("reconcile", c, 0)
-    assert store.next_item() == ("simulate", a, 0)
+    store.queue.enqueue("reconcile", [b])  # written again while b was being reconciled
+    store.queue.done(work, key, bumps)
+    assert store.queue.next_item() == ("reconcile", b, 2), "b stays queued: what it read may be stale"
+    store.queue.done("reconcile", b, 2)
+    assert store.queue.next_item() == ("reconcile", c, 0)
+    store.queue.done("reconcile", c, 0)
+    assert store.queue.next_item() == ("simulate", a, 0)
 
 
 def test_requirements_say_who_watches_an_object():
     store = Store(None)
     x, y = Key("inferplane.dev", "InferenceCluster", "", "x"), Key("inferplane.dev", "InferenceCluster", "", "y")
-    store.set_requirements(x, [KEY])
-    store.set_requirements(y, [KEY])
-    assert store.watchers(KEY) == [x, y]
-    store.set_requirements(x, [])
-    assert store.watchers(KEY) == [y]
+    store.requirements.set(x, [KEY])
+    store.requirements.set(y, [KEY])
+    assert store.requirements.watchers(KEY) == [x, y]
+    store.requirements.set(x, [])
+    assert store.requirements.watchers(KEY) == [y]
     store.delete(y)
-    assert store.watchers(KEY) == []
+    assert store.requirements.watchers(KEY) == []
 
 
 def test_a_store_locked_by_another_process_is_reported_once_the_wait_is_over(tmp_path):
@@ -183,7 +183,7 @@ def test_the_reconciler_lets_a_waiting_writer_in_between_batches_and_pauses_for_
     waits for such writers to be done before taking the lock again, and goes straight on when there are none."""
     monkeypatch.setattr(store_file, "WRITERS_WAIT_SECONDS", 60.0)
     reconciler_store = Store(tmp_path)
-    assert reconciler_store.let_writers_in() is False, "nobody waits: no pause"
+    assert reconciler_store.database.let_writers_in() is False, "nobody waits: no pause"
     in_transaction, release, order = threading.Event(), threading.Event(), []
 
     def user_write():
@@ -199,15 +199,15 @@ def test_the_reconciler_lets_a_waiting_writer_in_between_batches_and_pauses_for_
     writer.start()
     assert in_transaction.wait(timeout=60)
     threading.Timer(0.1, release.set).start()
-    assert reconciler_store.let_writers_in() is True
+    assert reconciler_store.database.let_writers_in() is True
     order.append("reconciler goes on")
     writer.join(timeout=60)
     assert order == ["user's write committed", "reconciler goes on"]
     assert reconciler_store.get(KEY) is not None
-    assert reconciler_store.let_writers_in() is False, "the writer is gone: no pause"
+    assert reconciler_store.database.let_writers_in() is False, "the writer is gone: no pause"
     with reconciler_store.transaction(durable=False):
         other = Store(tmp_path)
-        assert other.let_writers_in() is False, "the reconciler's own transaction is not announced"
+        assert other.database.let_writers_in() is False, "the reconciler's own transaction is not announced"
 
 
 def test_a_long_run_of_batches_checkpoints_on_a_thread_and_the_log_starts_over(tmp_path, monkeypatch):
@@ -266,8 +266,8 @@ def test_a_repeated_event_counts_instead_of_being_appended():
     store = Store()
     store.put(CLASS)
     for reason in ("First", "First", "Second", "First"):
-        store.record_event(KEY, "Normal", reason, "message")
-    assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("First", 3), ("Second", 1)]
+        store.event_log.record(KEY, "Normal", reason, "message")
+    assert [(e["reason"], e["count"]) for e in store.event_log.events(KEY)] == [("First", 3), ("Second", 1)]
 
 
 def test_a_version_2_store_gains_event_counts(tmp_path):
@@ -280,8 +280,8 @@ def test_a_version_2_store_gains_event_counts(tmp_path):
         db.execute("INSERT INTO events (api_group, kind, namespace, name, type, reason, message) VALUES "
                    "('inferplane.dev', 'InferenceClass', '', 'l4', 'Warning', 'Old', 'kept')")
     store = Store(tmp_path)
-    store.record_event(KEY, "Warning", "Old", "kept")
-    assert [(e["reason"], e["count"]) for e in store.events(KEY)] == [("Old", 2)]
+    store.event_log.record(KEY, "Warning", "Old", "kept")
+    assert [(e["reason"], e["count"]) for e in store.event_log.events(KEY)] == [("Old", 2)]
 
 
 def test_a_store_from_before_versions_and_owners_were_indexed_gains_them_from_its_bodies(tmp_path):

@@ -31,10 +31,10 @@ def applied(store: Store, *objects: dict) -> Reconciler:
         if current is not None:
             obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
         store.put(obj)
-        store.enqueue("reconcile", [Key.of(obj)])
+        store.queue.enqueue("reconcile", [Key.of(obj)])
     reconciler = Reconciler(store, FUNCTIONS)
     assert reconciler.run().converged
-    assert store.queued() == 0
+    assert store.queue.queued() == 0
     return reconciler
 
 
@@ -62,7 +62,7 @@ def test_what_a_composite_no_longer_desires_is_deleted_and_said_in_an_event():
     applied(store, shelf("a", ["dune", "emma"]))
     applied(store, shelf("a", ["dune"]))
     assert [b["metadata"]["name"] for b in store.list("Book")] == ["a-dune"]
-    assert [e["reason"] for e in store.events(key("Shelf", "a"))] == ["DeletedComposed"]
+    assert [e["reason"] for e in store.event_log.events(key("Shelf", "a"))] == ["DeletedComposed"]
 
 
 def test_a_composite_requiring_a_whole_kind_reconciles_when_one_of_it_comes():
@@ -86,13 +86,13 @@ def test_a_run_that_owns_part_of_the_queue_leaves_the_rest_queued_for_another():
     store = Store(None)
     for name in ("a", "b"):
         store.put(shelf(name, [name]))
-    store.enqueue("reconcile", [key("Shelf", "a"), key("Shelf", "b")])
+    store.queue.enqueue("reconcile", [key("Shelf", "a"), key("Shelf", "b")])
     reconciler = Reconciler(store, FUNCTIONS)
     reconciler.run(owns=lambda k: k.name.startswith("a"))
     assert [b["metadata"]["name"] for b in store.list("Book")] == ["a-a"]
-    assert store.queued() == 1 and store.next_item(unparked=True) is None  # set aside, still queued
+    assert store.queue.queued() == 1 and store.queue.next_item(unparked=True) is None  # set aside, still queued
     with store.transaction():
-        store.unpark()
+        store.queue.unpark()
     reconciler.run()
     assert [b["metadata"]["name"] for b in store.list("Book")] == ["a-a", "b-b"]
-    assert store.get(key("Shelf", "b"))["apiVersion"] == API_VERSION and store.queued() == 0
+    assert store.get(key("Shelf", "b"))["apiVersion"] == API_VERSION and store.queue.queued() == 0

@@ -26,4 +26,4 @@ def describe(kind: str, name: str, namespace: str | None, state: Path | None) ->
         obj = fetch(runtime, kind, name, namespace)
         composed = runtime.store.controlled_by(obj["metadata"]["uid"])
         shown = placement(runtime, obj, verdict) if obj["kind"] == ModelDeployment.KIND else None
-        click.echo(render(carried_secrets_masked(obj), composed, runtime.store.events(Key.of(obj)), shown))
+        click.echo(render(carried_secrets_masked(obj), composed, runtime.store.event_log.events(Key.of(obj)), shown))

@@ -28,7 +28,7 @@ def fleet(html_file: Path | None, state: Path | None) -> None:
         from inferplane.simulator.cluster_objects import simulated_objects
 
         page = fleet_page([o for kind in PAGE_KINDS for o in runtime.list(kind)],
-                          simulated_objects(runtime.store, kinds=CLUSTER_KINDS), runtime.store.events())
+                          simulated_objects(runtime.store, kinds=CLUSTER_KINDS), runtime.store.event_log.events())
     try:
         html_file.write_text(page, encoding="utf-8")
     except OSError as exc:

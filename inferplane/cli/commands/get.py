@@ -104,7 +104,7 @@ def _selection(state: Path | None, types, names: tuple[str, ...], ns: str | None
             objects_of = lambda t: held  # noqa: E731
         else:
             subject = event_subject(for_object, namespace) if for_object else None
-            objects_of = lambda t: (event_objects(store.events(subject))  # noqa: E731
+            objects_of = lambda t: (event_objects(store.event_log.events(subject))  # noqa: E731
                                     if t.kind == "Event" else _stored(store, t, names, ns))
         return select(types, objects_of, names, None if for_object else ns, selector)
 

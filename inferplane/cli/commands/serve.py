@@ -56,7 +56,7 @@ def events(store):
     from inferplane.cli.views import event_objects
     from inferplane.runtime.store import Key
 
-    out = event_objects(store.events())
+    out = event_objects(store.event_log.events())
     for event in out:
         subject = event["involvedObject"]
         group = subject["apiVersion"]  # event_objects names the object's group there
