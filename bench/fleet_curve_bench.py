@@ -79,7 +79,8 @@ def best(runs: list[dict], phase: str, field: str) -> float:
 
 def one_run_of(checkout: Path, size: int, one_process: bool) -> dict:
     """One run in its own process, of `checkout`'s code and its own copy of this benchmark. In `checkout`'s
-    folder too: the helper is started as `python -m`, which puts the working folder first on its path."""
+    folder too: an older checkout starts its helper with `python -m` alone, which puts the working folder
+    first on the helper's path."""
     return json.loads(subprocess.run(
         [sys.executable, str(checkout / "bench" / Path(__file__).name), "--one", str(size)]
         + ["--one-process"] * one_process, capture_output=True, text=True, check=True, cwd=checkout,

@@ -480,7 +480,8 @@ class Reconciling:
         try:
             self.last_report = report = runtime.reconcile()
         except Exception as error:  # noqa: BLE001 (logged; the server keeps serving and tries again)
-            self.log(f"reconcile failed: {runtime.store.database.failure(error) or error!r}; trying again in {RETRY_SECONDS:g} s")
+            self.log(f"reconcile failed: {runtime.store.database.failure(error) or error!r}; "
+                     f"trying again in {RETRY_SECONDS:g} s")
             return RETRY_SECONDS
         self.rounds += 1
         if not report.converged:
@@ -490,7 +491,7 @@ class Reconciling:
         try:
             remaining = self.replays.run(runtime)
         except Exception as error:  # noqa: BLE001 (logged; tried again)
-            self.log(f"replaying recorded deletions failed: {runtime.store.database.failure(error) or error!r}; trying again "
-                     f"in {RETRY_SECONDS:g} s")
+            self.log(f"replaying recorded deletions failed: {runtime.store.database.failure(error) or error!r}; "
+                     f"trying again in {RETRY_SECONDS:g} s")
             return RETRY_SECONDS
         return REPLAY_SECONDS if remaining else None

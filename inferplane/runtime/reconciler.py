@@ -395,7 +395,8 @@ class Reconciler:
         with self.store.transaction(durable=False):
             self.store.queue.done(RECONCILE, key, bumps)
             for controller in self.controllers.values():
-                self.store.queue.enqueue(controller.work, controller.due_after_reconcile(self, key), controller.priority)
+                self.store.queue.enqueue(controller.work, controller.due_after_reconcile(self, key),
+                                         controller.priority)
             self._write_response(key, composite, observed, response, required, failure)
 
     def _write_response(self, key: Key, composite: Resource, observed: dict[str, Resource],

@@ -13,8 +13,9 @@ SQLite in WAL mode; each `transaction()` commits atomically, so a process killed
 every acknowledged write and nothing half-written. `path=None` keeps everything in memory (render).
 
 A state that cannot be used is told apart, with its fix (StoreError: unwritable, not a store, damaged,
-locked); no message quotes what the store holds. Its parts: keys.py, schema.py, store_file.py, and
-the objects `queue`, `requirements` (work_queue.py) and `event_log` (event_log.py); an owner above the runtime registers its own tables (register_tables).
+locked); no message quotes what the store holds. Its parts: keys.py, schema.py, and the objects
+`database` (store_file.py), `queue` and `requirements` (work_queue.py) and `event_log` (event_log.py); an
+owner above the runtime registers its own tables (register_tables).
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ class Store:
         store_opened()
         self.path = path
         self.clock = now if path is not None else (lambda: "")
-        self.busy_timeout = busy_timeout
         self._depth = 0
         self._durable = True
         # Within a write transaction (which holds SQLite's write lock, so nobody else can write), the
@@ -71,8 +71,8 @@ class Store:
         self._checkpointer: Checkpointer | None = None  # see checkpoints_in_background
         self.queue, self.requirements, self.event_log = WorkQueue(self), Requirements(self), EventLog(self)
         self.database = Database(path, busy_timeout, read_only)
-        self.file = self.database.file
-        self._db = self.database.db
+        self.file = self.database.file  # None in memory
+        self._db = self.database.db  # every read and write goes through it: one attribute, not two
 
     def index_field(self, kind: str, path: str) -> None:
         """Index the objects of a kind by the value at a field path (`spec.clusterName`), as an API server
@@ -129,7 +129,7 @@ class Store:
             yield  # no log to checkpoint (a private copy keeps none)
             return
         self._db.execute("PRAGMA wal_autocheckpoint=0")
-        self._checkpointer = Checkpointer(self.file, self.busy_timeout)
+        self._checkpointer = Checkpointer(self.file, self.database.busy_timeout)
         try:
             yield
         finally:
@@ -457,7 +457,7 @@ class Store:
             cursor = self._db.execute(
                 "DELETE FROM resources WHERE api_group=? AND kind=? AND namespace=? AND name=?", columns(key))
             self.event_log.forget(key)  # a later object of the same name starts with a history of its own
-            self.requirements.set(key, [])
+            self.requirements.forget(key)
             if cursor.rowcount:  # whoever deleted it, what required it notices
                 self.queue.enqueue(RECONCILE, self.requirements.watchers(key))
             return cursor.rowcount > 0

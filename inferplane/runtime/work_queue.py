@@ -80,9 +80,13 @@ class Requirements:
 
     def set(self, watcher: Key, required: Iterable[Key]) -> None:
         with self.store.transaction():
-            self.store.execute("DELETE FROM requirements WHERE watcher=?", (watcher.encode(),))
+            self.forget(watcher)
             self.store.executemany("INSERT OR IGNORE INTO requirements (watcher, api_group, kind, namespace, name) "
                                    "VALUES (?,?,?,?,?)", [(watcher.encode(), *columns(k)) for k in required])
+
+    def forget(self, watcher: Key) -> None:
+        """Drop what a composite required (it is deleted)."""
+        self.store.execute("DELETE FROM requirements WHERE watcher=?", (watcher.encode(),))
 
     def of(self, watcher: Key) -> set[Key]:
         """What one composite required in its last reconcile."""

@@ -67,6 +67,14 @@ def helpers_started(monkeypatch):
     return started
 
 
+def merges_counted(monkeypatch):
+    """What each merge of a helper's work returned (True: merged), in order."""
+    merges = []
+    real_merge = shards.merge
+    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
+    return merges
+
+
 def assert_same_fleet(runtime, one_process):
     one, _ = one_process
     assert [as_compared(o) for o in runtime.list()] == [as_compared(o) for o in one.list()]
@@ -87,9 +95,7 @@ def test_a_helper_reconciles_half_the_clusters_and_the_fleet_is_the_one_a_single
     left.mkdir(parents=True)
     (left / "store.db").write_bytes(b"a copy of the state")
     started = helpers_started(monkeypatch)
-    merges = []
-    real_merge = shards.merge
-    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
+    merges = merges_counted(monkeypatch)
     runtime, report = applied(fleet, tmp_path / "state", shard_min=2)
     assert len(started) == 1 and len(started[0]) == CLUSTERS // 2 and merges == [True]
     assert_same_fleet(runtime, one_process)
@@ -109,9 +115,7 @@ def test_a_helper_runs_this_package_whatever_folder_the_run_is_started_in(fleet,
     (other / "__init__.py").write_text("raise SystemExit('another checkout')\n")
     (other / "engine" / "__init__.py").write_text("")
     monkeypatch.chdir(tmp_path / "checkout")
-    merges = []
-    real_merge = shards.merge
-    monkeypatch.setattr(shards, "merge", lambda store, said: merges.append(real_merge(store, said)) or merges[-1])
+    merges = merges_counted(monkeypatch)
     runtime, _ = applied(fleet, tmp_path / "state", shard_min=2)
     assert merges == [True]  # the helper ran, and its work was merged
     assert_same_fleet(runtime, one_process)
